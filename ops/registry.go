@@ -1,0 +1,175 @@
+package ops
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kind says how an operator maps update positions to output elements.
+type Kind uint8
+
+const (
+	// KindAxis: ScatterUpdate. Whole slices of data along one axis are replaced:
+	// data[..., indices[j...], ...] = updates[..., j..., ...].
+	KindAxis Kind = iota + 1
+	// KindND: ScatterNDUpdate and ScatterND. Each index tuple in the last
+	// dimension of indices addresses an element or a slice of data.
+	KindND
+	// KindElements: ScatterElementsUpdate, Scatter and ScatterElements. Each
+	// element of indices replaces the axis coordinate of its own position.
+	KindElements
+	// KindSlice: SliceScatter. updates fills a strided slice of data.
+	KindSlice
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindAxis:
+		return "axis"
+	case KindND:
+		return "nd"
+	case KindElements:
+		return "elements"
+	case KindSlice:
+		return "slice"
+	}
+	return "kind?"
+}
+
+// Reduction is how an update combines with the element it lands on.
+type Reduction uint8
+
+// The reductions. None overwrites; the others fold the update in.
+const (
+	None Reduction = iota
+	Sum
+	Sub
+	Prod
+	Min
+	Max
+	Mean
+)
+
+var reductionNames = [...]string{None: "none", Sum: "sum", Sub: "sub", Prod: "prod", Min: "min", Max: "max", Mean: "mean"}
+
+func (r Reduction) String() string {
+	if int(r) < len(reductionNames) {
+		return reductionNames[r]
+	}
+	return "reduction?"
+}
+
+// Inputs the operators take besides data and updates.
+const (
+	inIndices = 1 << iota
+	inAxis
+	inSlice // start, stop, step, optional axes
+	inUseInitVal
+)
+
+// Op describes one operator version: everything validation needs to know.
+type Op struct {
+	Name    string // "ScatterNDUpdate-15"
+	Family  string // "ScatterNDUpdate"
+	Version int
+	Source  string // "OpenVINO" or "ONNX"
+	Kind    Kind
+	// Reductions maps each reduction name this version accepts ("add" in
+	// ONNX, "sum" in OpenVINO) to the reduction it performs.
+	Reductions map[string]Reduction
+	// NegativeIndices: indices may count from the end, in [-s, s-1].
+	NegativeIndices bool
+	// AxisRequired: the axis is a required input (OpenVINO); otherwise it
+	// is an attribute that defaults to 0 (ONNX).
+	AxisRequired bool
+	// AnyDType: complex and string data are accepted (ONNX); otherwise only
+	// bool, integers and real floats (OpenVINO's T_NUMERIC).
+	AnyDType bool
+	inputs   int
+}
+
+// TakesAxis reports whether the operator has an axis input or attribute.
+func (o *Op) TakesAxis() bool { return o.inputs&inAxis != 0 }
+
+// TakesIndices reports whether the operator has an indices input.
+func (o *Op) TakesIndices() bool { return o.inputs&inIndices != 0 }
+
+// TakesSlice reports whether the operator takes start, stop, step and axes.
+func (o *Op) TakesSlice() bool { return o.inputs&inSlice != 0 }
+
+// TakesUseInitVal reports whether the operator has the use_init_val attribute.
+func (o *Op) TakesUseInitVal() bool { return o.inputs&inUseInitVal != 0 }
+
+// ReductionNames returns the reduction names the operator accepts, sorted.
+func (o *Op) ReductionNames() []string {
+	names := make([]string, 0, len(o.Reductions))
+	for n := range o.Reductions {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return o.Reductions[names[i]] < o.Reductions[names[j]] })
+	return names
+}
+
+var (
+	onlyNone   = map[string]Reduction{"none": None}
+	ovND15     = map[string]Reduction{"none": None, "sum": Sum, "sub": Sub, "prod": Prod, "min": Min, "max": Max}
+	ovElems12  = map[string]Reduction{"none": None, "sum": Sum, "prod": Prod, "min": Min, "max": Max, "mean": Mean}
+	onnxRed16  = map[string]Reduction{"none": None, "add": Sum, "mul": Prod}
+	onnxRed18  = map[string]Reduction{"none": None, "add": Sum, "mul": Prod, "max": Max, "min": Min}
+	operatorDB = buildOps()
+)
+
+func buildOps() []*Op {
+	ovAxis := inIndices | inAxis
+	list := []*Op{
+		{Name: "ScatterUpdate-3", Kind: KindAxis, Reductions: onlyNone, AxisRequired: true, inputs: ovAxis},
+		{Name: "ScatterNDUpdate-3", Kind: KindND, Reductions: onlyNone, inputs: inIndices},
+		{Name: "ScatterNDUpdate-15", Kind: KindND, Reductions: ovND15, NegativeIndices: true, inputs: inIndices},
+		{Name: "ScatterElementsUpdate-3", Kind: KindElements, Reductions: onlyNone, AxisRequired: true, inputs: ovAxis},
+		{Name: "ScatterElementsUpdate-12", Kind: KindElements, Reductions: ovElems12, NegativeIndices: true, AxisRequired: true, inputs: ovAxis | inUseInitVal},
+		{Name: "SliceScatter-15", Kind: KindSlice, Reductions: onlyNone, inputs: inSlice},
+		{Name: "Scatter-9", Kind: KindElements, Reductions: onlyNone, AnyDType: true, inputs: ovAxis},
+		{Name: "Scatter-11", Kind: KindElements, Reductions: onlyNone, NegativeIndices: true, AnyDType: true, inputs: ovAxis},
+	}
+	for _, v := range []int{11, 13, 16, 18} {
+		red := onlyNone
+		switch v {
+		case 16:
+			red = onnxRed16
+		case 18:
+			red = onnxRed18
+		}
+		list = append(list,
+			&Op{Name: "ScatterElements-" + strconv.Itoa(v), Kind: KindElements, Reductions: red, NegativeIndices: true, AnyDType: true, inputs: ovAxis},
+			&Op{Name: "ScatterND-" + strconv.Itoa(v), Kind: KindND, Reductions: red, NegativeIndices: true, AnyDType: true, inputs: inIndices})
+	}
+	for _, o := range list {
+		dash := strings.LastIndexByte(o.Name, '-')
+		o.Family = o.Name[:dash]
+		o.Version, _ = strconv.Atoi(o.Name[dash+1:])
+		o.Source = "OpenVINO"
+		if o.AnyDType {
+			o.Source = "ONNX"
+		}
+	}
+	return list
+}
+
+// All returns every operator version gpuscatter accepts, in a fixed order.
+func All() []*Op { return append([]*Op(nil), operatorDB...) }
+
+// Lookup returns the operator version called name, matched
+// case-insensitively ("scatterndupdate-15").
+func Lookup(name string) (*Op, error) {
+	for _, o := range operatorDB {
+		if strings.EqualFold(o.Name, strings.TrimSpace(name)) {
+			return o, nil
+		}
+	}
+	names := make([]string, len(operatorDB))
+	for i, o := range operatorDB {
+		names[i] = o.Name
+	}
+	return nil, newError("", "op", ErrUnknownOp, "op %q is not an operator gpuscatter runs; choose one of %s", name, strings.Join(names, ", "))
+}
