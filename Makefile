@@ -1,0 +1,58 @@
+# gpuscatter: build, test and run. `make run` and `make test` install what
+# they need first (Debian packages through apt-get, Go modules through the
+# module proxy).
+
+GO       ?= go
+PKG      := ./...
+DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
+            vulkan-validationlayers vulkan-tools xvfb xauth \
+            libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
+            libxxf86vm-dev libgl1-mesa-dev
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+FUZZTIME ?= 30s
+
+.PHONY: all deps build run test check fmt-check vet unit fuzz clean
+
+all: build
+
+## deps: install the Debian packages the project needs, when missing.
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	$(GO) mod download
+
+build: deps
+	$(GO) build -o bin/gpuscatter ./cmd/gpuscatter
+
+## run: the main job on the default device.
+run: build
+	./bin/gpuscatter examples
+
+## test: formatting, vet and every test.
+test: deps check unit
+
+check: fmt-check vet
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKG)
+
+unit:
+	$(GO) test -count=1 -timeout 15m $(PKG)
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list $(PKG)); do \
+		for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; $(GO) test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,253 @@
+package npy
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// descrs holds the descr written for each fixed-size dtype.
+var descrs = map[tensor.DType]string{
+	tensor.Bool:       "|b1",
+	tensor.Int8:       "|i1",
+	tensor.Uint8:      "|u1",
+	tensor.Int16:      "<i2",
+	tensor.Uint16:     "<u2",
+	tensor.Int32:      "<i4",
+	tensor.Uint32:     "<u4",
+	tensor.Int64:      "<i8",
+	tensor.Uint64:     "<u8",
+	tensor.Float16:    "<f2",
+	tensor.Float32:    "<f4",
+	tensor.Float64:    "<f8",
+	tensor.Complex64:  "<c8",
+	tensor.Complex128: "<c16",
+}
+
+// encoder is a checked tensor with its header, ready to write.
+type encoder struct {
+	t      *tensor.Tensor
+	header []byte
+	width  int // string width in code points
+}
+
+// newEncoder checks that t can be written and builds its header, so that
+// nothing is written for a tensor that would fail.
+func newEncoder(t *tensor.Tensor) (*encoder, error) {
+	if err := t.Check(); err != nil {
+		return nil, &npyError{kind: err, msg: err.Error()}
+	}
+	if len(t.Shape) > maxRank {
+		return nil, unsupportedErr("rank %d is over the %d-dimension limit", len(t.Shape), maxRank)
+	}
+	e := &encoder{t: t}
+	descr, ok := descrs[t.DType]
+	switch {
+	case t.DType == tensor.BFloat16:
+		return nil, unsupportedErr("bfloat16 has no standard NPY dtype; convert it to float32 (or reinterpret it as uint16) first")
+	case t.DType == tensor.String:
+		e.width = 1
+		for i, s := range t.Strings {
+			if !utf8.ValidString(s) {
+				return nil, unsupportedErr("string element %d is not valid UTF-8, which a 'U' array cannot hold", i)
+			}
+			if s != "" && s[len(s)-1] == 0 {
+				return nil, unsupportedErr("string element %d ends with NUL, which NPY strips from 'U' arrays", i)
+			}
+			e.width = max(e.width, utf8.RuneCountInString(s))
+		}
+		hi, lo := bits.Mul64(uint64(len(t.Strings)), 4*uint64(e.width))
+		if hi != 0 || lo > tensor.MaxBytes {
+			return nil, unsupportedErr("%d strings of up to %d code points need more than %d bytes as '<U%d'",
+				len(t.Strings), e.width, uint64(tensor.MaxBytes), e.width)
+		}
+		descr = "<U" + strconv.Itoa(e.width)
+	case !ok:
+		return nil, unsupportedErr("no NPY dtype for %v", t.DType)
+	}
+	e.header = encodeHeader(descr, t.Shape)
+	return e, nil
+}
+
+// Write writes t to w as a C-order .npy array with a version 1.0 header
+// (2.0 if the header needs more than 65535 bytes). Bools are written as 0
+// and 1 and strings as '<U{n}', n being the longest string in code points.
+// BFloat16 tensors, strings that are not valid UTF-8 and strings ending in
+// NUL fail with ErrUnsupported before anything is written.
+func Write(w io.Writer, t *tensor.Tensor) error {
+	e, err := newEncoder(t)
+	if err != nil {
+		return err
+	}
+	return e.write(w)
+}
+
+func (e *encoder) write(w io.Writer) error {
+	if _, err := w.Write(e.header); err != nil {
+		return wrapErr(err, "writing the header")
+	}
+	var err error
+	switch e.t.DType {
+	case tensor.String:
+		err = e.writeStrings(w)
+	case tensor.Bool:
+		err = writeBools(w, e.t.Data)
+	default:
+		_, err = w.Write(e.t.Data)
+	}
+	if err != nil {
+		return wrapErr(err, "writing the payload")
+	}
+	return nil
+}
+
+const writeBuf = 64 << 10
+
+// writeStrings writes the strings as little-endian UTF-32, each padded with
+// NULs to e.width code points.
+func (e *encoder) writeStrings(w io.Writer) error {
+	buf := make([]byte, 0, writeBuf)
+	put := func(c rune) error {
+		if len(buf) == cap(buf) {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(c))
+		return nil
+	}
+	for _, s := range e.t.Strings {
+		n := 0
+		for _, c := range s {
+			if err := put(c); err != nil {
+				return err
+			}
+			n++
+		}
+		for ; n < e.width; n++ {
+			if err := put(0); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// writeBools writes data with every non-zero byte as 1.
+func writeBools(w io.Writer, data []byte) error {
+	clean := true
+	for _, b := range data {
+		if b > 1 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		_, err := w.Write(data)
+		return err
+	}
+	buf := make([]byte, min(len(data), writeBuf))
+	for len(data) > 0 {
+		n := copy(buf, data)
+		for i, b := range buf[:n] {
+			if b != 0 {
+				buf[i] = 1
+			}
+		}
+		if _, err := w.Write(buf[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// WriteFile writes t to path atomically: it writes a temporary file in the
+// same directory, syncs and closes it, and renames it over path. On any
+// failure the temporary file is removed and path is left as it was. A new
+// file gets the usual 0666 permissions less the umask; a replaced file keeps
+// its permissions.
+func WriteFile(path string, t *tensor.Tensor) error {
+	if err := writeFile(path, t); err != nil {
+		return withPath(path, err)
+	}
+	return nil
+}
+
+func writeFile(path string, t *tensor.Tensor) (err error) {
+	e, err := newEncoder(t)
+	if err != nil {
+		return err
+	}
+	f, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	closed := false
+	defer func() {
+		if err != nil {
+			if !closed {
+				f.Close()
+			}
+			os.Remove(tmp)
+		}
+	}()
+	if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+		if err := f.Chmod(st.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	if err := e.write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// createTemp creates a new file next to path. Unlike os.CreateTemp it opens
+// the file with mode 0666, so the umask decides its permissions as it would
+// for os.Create.
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("cannot create a temporary file next to %s", path)
+}
+
+// syncDir flushes the directory entry of a rename to disk. It is best
+// effort: not every system can sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
