@@ -1,0 +1,524 @@
+package vk
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// Buffer is a storage buffer in device-local memory. Upload and Download may
+// be called from several goroutines at once; commands that use the buffer
+// must not overlap with them.
+type Buffer struct {
+	d       *Device
+	handle  vulkan.Buffer
+	memory  vulkan.DeviceMemory
+	size    uint64 // requested size
+	alloc   uint64 // VkBuffer size: size rounded up to 4
+	mapped  []byte // host view of the memory, nil when not host-visible
+	staging bool   // device-internal staging buffer, not registered
+	pooled  bool   // returned to the pool by Release
+
+	mu     sync.RWMutex
+	closed bool
+	idle   bool // waiting in the pool; guarded by d.mu
+}
+
+// Size returns the size in bytes requested at creation.
+func (b *Buffer) Size() uint64 { return b.size }
+
+// Mapped reports whether the buffer's memory is mapped into the process, in
+// which case Upload and Download are plain memory copies.
+func (b *Buffer) Mapped() bool { return b.mapped != nil }
+
+const (
+	storageUsage = vulkan.BufferUsageFlags(vulkan.BufferUsageStorageBufferBit |
+		vulkan.BufferUsageTransferSrcBit | vulkan.BufferUsageTransferDstBit)
+	stagingUsage = vulkan.BufferUsageFlags(vulkan.BufferUsageTransferSrcBit | vulkan.BufferUsageTransferDstBit)
+)
+
+// stagingChunk bounds the staging buffer, and so one transfer step. Tests
+// lower it to exercise multi-step transfers.
+var stagingChunk uint64 = 16 << 20
+
+// NewBuffer creates a storage buffer of size bytes (usable as storage buffer
+// and as transfer source and destination). size must not exceed
+// Limits().MaxAllocationBytes; the contents are undefined.
+func (d *Device) NewBuffer(size uint64) (b *Buffer, err error) {
+	defer guard(&err)
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	return d.newBuffer(size)
+}
+
+func (d *Device) newBuffer(size uint64) (*Buffer, error) {
+	if size == 0 {
+		return nil, fmt.Errorf("vk: NewBuffer: size is zero")
+	}
+	if size > d.limits.MaxAllocationBytes {
+		return nil, fmt.Errorf("%w: buffer of %d bytes exceeds the allocation limit of %d bytes", ErrUnsupported, size, d.limits.MaxAllocationBytes)
+	}
+	b, err := d.createBuffer(size, false)
+	if err != nil && isOutOfMemory(err) && d.trimPool() > 0 {
+		b, err = d.createBuffer(size, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		b.destroy()
+		return nil, fmt.Errorf("%w: device", ErrClosed)
+	}
+	d.buffers[b] = struct{}{}
+	d.mu.Unlock()
+	return b, nil
+}
+
+func isOutOfMemory(err error) bool {
+	re, ok := err.(*ResultError)
+	return ok && re.Is(ErrOutOfMemory)
+}
+
+// createBuffer creates, allocates, binds and (when host-visible) maps a
+// buffer; on failure it releases whatever it created.
+func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) {
+	b = &Buffer{d: d, size: size, alloc: (size + 3) &^ 3, staging: staging}
+	defer func() {
+		if err != nil {
+			b.release()
+			b = nil
+		}
+	}()
+	usage := storageUsage
+	if staging {
+		usage = stagingUsage
+	}
+	ci := vulkan.BufferCreateInfo{
+		SType:       vulkan.StructureTypeBufferCreateInfo,
+		Size:        vulkan.DeviceSize(b.alloc),
+		Usage:       usage,
+		SharingMode: vulkan.SharingModeExclusive,
+	}
+	var h vulkan.Buffer
+	r := vulkan.CreateBuffer(d.handle, &ci, nil, &h)
+	ci.Free()
+	if err := check("vkCreateBuffer", r); err != nil {
+		return b, err
+	}
+	b.handle = h
+	d.track("VkBuffer", 1)
+
+	var req vulkan.MemoryRequirements
+	vulkan.GetBufferMemoryRequirements(d.handle, h, &req)
+	req.Deref()
+	req.Free()
+
+	var typ int
+	switch {
+	case staging:
+		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memStaging, memHostCached, 0)
+	case d.unified:
+		typ = d.phys.unifiedType()
+		if typ >= 0 && req.MemoryTypeBits&(1<<uint(typ)) == 0 {
+			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memUnified, memHostCached, 0)
+		}
+	default:
+		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memDeviceLocal, 0, memHostVisible)
+		if typ < 0 {
+			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, 0, 0, memHostVisible)
+		}
+	}
+	if typ < 0 {
+		return b, fmt.Errorf("%w: no suitable memory type for a buffer (type bits %#x)", ErrUnsupported, req.MemoryTypeBits)
+	}
+	if uint64(req.Size) > d.phys.maxAlloc {
+		return b, fmt.Errorf("%w: buffer needs %d bytes, more than maxMemoryAllocationSize %d", ErrUnsupported, req.Size, d.phys.maxAlloc)
+	}
+	ai := vulkan.MemoryAllocateInfo{
+		SType:           vulkan.StructureTypeMemoryAllocateInfo,
+		AllocationSize:  req.Size,
+		MemoryTypeIndex: uint32(typ),
+	}
+	var mem vulkan.DeviceMemory
+	r = vulkan.AllocateMemory(d.handle, &ai, nil, &mem)
+	ai.Free()
+	if err := check("vkAllocateMemory", r); err != nil {
+		return b, err
+	}
+	b.memory = mem
+	d.track("VkDeviceMemory", 1)
+	if err := check("vkBindBufferMemory", vulkan.BindBufferMemory(d.handle, h, mem, 0)); err != nil {
+		return b, err
+	}
+	if d.phys.types[typ].flags&memStaging == memStaging && (staging || d.unified) {
+		var ptr unsafe.Pointer
+		if err := check("vkMapMemory", vulkan.MapMemory(d.handle, mem, 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &ptr)); err != nil {
+			return b, err
+		}
+		b.mapped = unsafe.Slice((*byte)(ptr), b.alloc)
+	}
+	return b, nil
+}
+
+// release destroys the Vulkan objects of b. The caller makes sure it runs
+// once and that the device is idle with respect to b.
+func (b *Buffer) release() {
+	d := b.d
+	if b.mapped != nil {
+		vulkan.UnmapMemory(d.handle, b.memory)
+		b.mapped = nil
+	}
+	if b.handle != nil {
+		vulkan.DestroyBuffer(d.handle, b.handle, nil)
+		b.handle = nil
+		d.track("VkBuffer", -1)
+	}
+	if b.memory != nil {
+		vulkan.FreeMemory(d.handle, b.memory, nil)
+		b.memory = nil
+		d.track("VkDeviceMemory", -1)
+	}
+}
+
+// destroy closes b once, waiting for Upload and Download in progress.
+func (b *Buffer) destroy() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.closed = true
+	b.release()
+}
+
+// Close destroys the buffer. It is idempotent. Commands using the buffer
+// must have completed.
+func (b *Buffer) Close() error {
+	if b == nil {
+		return nil
+	}
+	if !b.d.enterClose() {
+		return nil
+	}
+	defer b.d.leave()
+	b.close()
+	return nil
+}
+
+// close unregisters and destroys b; the caller has entered the device.
+func (b *Buffer) close() {
+	d := b.d
+	if !b.staging {
+		d.mu.Lock()
+		delete(d.buffers, b)
+		if b.idle {
+			d.removeIdle(b)
+		}
+		d.mu.Unlock()
+	}
+	b.destroy()
+}
+
+// checkRange validates [offset, offset+n) against the buffer.
+func (b *Buffer) checkRange(op string, offset, n uint64) error {
+	if offset > b.size || n > b.size-offset {
+		return fmt.Errorf("vk: %s: range [%d, %d+%d) is outside the buffer of %d bytes", op, offset, offset, n, b.size)
+	}
+	return nil
+}
+
+// Upload copies src into the buffer at offset.
+func (b *Buffer) Upload(offset uint64, src []byte) (err error) {
+	defer guard(&err)
+	if err := b.d.enter(); err != nil {
+		return err
+	}
+	defer b.d.leave()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return fmt.Errorf("%w: buffer", ErrClosed)
+	}
+	if err := b.checkRange("Upload", offset, uint64(len(src))); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	if b.mapped != nil {
+		copy(b.mapped[offset:], src)
+		return nil
+	}
+	return b.d.stagedCopy(b, offset, src, true)
+}
+
+// Download copies len(dst) bytes from the buffer at offset into dst.
+func (b *Buffer) Download(offset uint64, dst []byte) (err error) {
+	defer guard(&err)
+	if err := b.d.enter(); err != nil {
+		return err
+	}
+	defer b.d.leave()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return fmt.Errorf("%w: buffer", ErrClosed)
+	}
+	if err := b.checkRange("Download", offset, uint64(len(dst))); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	if b.mapped != nil {
+		copy(dst, b.mapped[offset:])
+		return nil
+	}
+	return b.d.stagedCopy(b, offset, dst, false)
+}
+
+// Acquire returns a buffer of exactly size bytes from the device's pool, or
+// a new one when none is free. Give it back with Release. Reusing buffers
+// avoids allocating (and first-touching) fresh memory on repeated runs.
+func (d *Device) Acquire(size uint64) (b *Buffer, err error) {
+	defer guard(&err)
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	d.mu.Lock()
+	if list := d.idle[size]; len(list) > 0 {
+		b := list[len(list)-1]
+		d.idle[size] = list[:len(list)-1]
+		if len(d.idle[size]) == 0 {
+			delete(d.idle, size)
+		}
+		b.idle = false
+		d.mu.Unlock()
+		return b, nil
+	}
+	d.mu.Unlock()
+	b, err = d.newBuffer(size)
+	if err != nil {
+		return nil, err
+	}
+	b.pooled = true
+	return b, nil
+}
+
+// Release returns a buffer obtained from Acquire to the pool; the caller
+// must not use it afterwards. For a buffer from NewBuffer, or once the
+// device is closed, it is Close. Releasing twice is harmless.
+func (b *Buffer) Release() error {
+	if b == nil {
+		return nil
+	}
+	d := b.d
+	if !d.enterClose() {
+		return nil
+	}
+	defer d.leave()
+	if !b.pooled {
+		b.close()
+		return nil
+	}
+	b.mu.RLock()
+	closed := b.closed
+	b.mu.RUnlock()
+	d.mu.Lock()
+	if closed || d.closed {
+		d.mu.Unlock()
+		b.close()
+		return nil
+	}
+	if !b.idle {
+		b.idle = true
+		d.idle[b.size] = append(d.idle[b.size], b)
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+// removeIdle drops b from the idle lists; d.mu is held.
+func (d *Device) removeIdle(b *Buffer) {
+	list := d.idle[b.size]
+	for i, x := range list {
+		if x == b {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(d.idle, b.size)
+	} else {
+		d.idle[b.size] = list
+	}
+	b.idle = false
+}
+
+// TrimPool destroys every idle pooled buffer and returns how many it
+// destroyed.
+func (d *Device) TrimPool() int {
+	if !d.enterClose() {
+		return 0
+	}
+	defer d.leave()
+	return d.trimPool()
+}
+
+func (d *Device) trimPool() int {
+	d.mu.Lock()
+	var victims []*Buffer
+	for _, list := range d.idle {
+		for _, b := range list {
+			b.idle = false
+			delete(d.buffers, b)
+			victims = append(victims, b)
+		}
+	}
+	d.idle = map[uint64][]*Buffer{}
+	d.mu.Unlock()
+	for _, b := range victims {
+		b.destroy()
+	}
+	return len(victims)
+}
+
+// PooledBuffers returns the number of idle buffers in the pool.
+func (d *Device) PooledBuffers() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, list := range d.idle {
+		n += len(list)
+	}
+	return n
+}
+
+// transfer holds the resources for staged copies, created on first use and
+// guarded by d.xferMu.
+type transfer struct {
+	pool    vulkan.CommandPool
+	cmd     vulkan.CommandBuffer
+	fence   vulkan.Fence
+	staging *Buffer
+}
+
+func (d *Device) ensureTransfer(need uint64) (err error) {
+	if d.xfer == nil {
+		d.xfer = &transfer{}
+		defer func() {
+			if err != nil {
+				d.destroyTransfer()
+			}
+		}()
+		x := d.xfer
+		if x.pool, err = d.newCommandPool(); err != nil {
+			return err
+		}
+		if x.cmd, err = d.newCommandBuffer(x.pool); err != nil {
+			return err
+		}
+		if x.fence, err = d.newFence(); err != nil {
+			return err
+		}
+	}
+	if x := d.xfer; x.staging == nil || x.staging.size < need {
+		if x.staging != nil {
+			x.staging.destroy()
+			x.staging = nil
+		}
+		s, err := d.createBuffer(need, true)
+		if err != nil {
+			return err
+		}
+		x.staging = s
+	}
+	return nil
+}
+
+func (d *Device) destroyTransfer() {
+	x := d.xfer
+	if x == nil {
+		return
+	}
+	if x.staging != nil {
+		x.staging.destroy()
+	}
+	if x.fence != nil {
+		vulkan.DestroyFence(d.handle, x.fence, nil)
+		d.track("VkFence", -1)
+	}
+	if x.pool != nil {
+		vulkan.DestroyCommandPool(d.handle, x.pool, nil)
+		d.track("VkCommandPool", -1)
+	}
+	d.xfer = nil
+}
+
+// stagedCopy moves data between host memory and b through the staging
+// buffer, one chunk per submission.
+func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) error {
+	d.xferMu.Lock()
+	defer d.xferMu.Unlock()
+	chunk := stagingChunk
+	if chunk > d.limits.MaxAllocationBytes {
+		chunk = d.limits.MaxAllocationBytes
+	}
+	if n := uint64(len(data)); n < chunk {
+		chunk = n
+	}
+	if err := d.ensureTransfer(chunk); err != nil {
+		return err
+	}
+	x := d.xfer
+	for done := uint64(0); done < uint64(len(data)); {
+		n := uint64(len(data)) - done
+		if n > x.staging.size {
+			n = x.staging.size
+		}
+		if upload {
+			copy(x.staging.mapped, data[done:done+n])
+		}
+		if err := check("vkResetCommandPool", vulkan.ResetCommandPool(d.handle, x.pool, 0)); err != nil {
+			return err
+		}
+		bi := vulkan.CommandBufferBeginInfo{
+			SType: vulkan.StructureTypeCommandBufferBeginInfo,
+			Flags: vulkan.CommandBufferUsageFlags(vulkan.CommandBufferUsageOneTimeSubmitBit),
+		}
+		r := vulkan.BeginCommandBuffer(x.cmd, &bi)
+		bi.Free()
+		if err := check("vkBeginCommandBuffer", r); err != nil {
+			return err
+		}
+		region := []vulkan.BufferCopy{{Size: vulkan.DeviceSize(n)}}
+		if upload {
+			region[0].DstOffset = vulkan.DeviceSize(offset + done)
+			vulkan.CmdCopyBuffer(x.cmd, x.staging.handle, b.handle, 1, region)
+		} else {
+			region[0].SrcOffset = vulkan.DeviceSize(offset + done)
+			vulkan.CmdCopyBuffer(x.cmd, b.handle, x.staging.handle, 1, region)
+		}
+		memoryBarrier(x.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
+			vulkan.AccessFlags(vulkan.AccessTransferWriteBit), allAccess|hostAccess)
+		if err := check("vkEndCommandBuffer", vulkan.EndCommandBuffer(x.cmd)); err != nil {
+			return err
+		}
+		if err := d.submit(context.Background(), x.cmd, x.fence); err != nil {
+			return err
+		}
+		if !upload {
+			copy(data[done:done+n], x.staging.mapped)
+		}
+		done += n
+	}
+	return nil
+}

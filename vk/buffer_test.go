@@ -1,0 +1,189 @@
+package vk
+
+import (
+	"math/rand"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func randomBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	r.Read(b)
+	return b
+}
+
+func testRoundTrip(t *testing.T, d *Device) {
+	r := rand.New(rand.NewSource(1))
+	for _, size := range []uint64{1, 3, 4, 5, 17, 1023, 4096 + 7, 100_003} {
+		b, err := d.NewBuffer(size)
+		require.NoError(t, err)
+		assert.Equal(t, size, b.Size())
+
+		whole := randomBytes(r, int(size))
+		require.NoError(t, b.Upload(0, whole))
+		assert.Equal(t, whole, download(t, b, 0, size), "size %d", size)
+
+		// Unaligned partial writes and reads.
+		if size > 3 {
+			off := uint64(1)
+			part := randomBytes(r, int(size-off-1))
+			require.NoError(t, b.Upload(off, part))
+			copy(whole[off:], part)
+			assert.Equal(t, whole, download(t, b, 0, size), "size %d", size)
+			assert.Equal(t, whole[3:size-1], download(t, b, 3, size-4), "size %d", size)
+		}
+		// Empty transfers at the end are fine; anything past it is not.
+		require.NoError(t, b.Upload(size, nil))
+		assert.Error(t, b.Upload(size, []byte{1}))
+		assert.Error(t, b.Download(size-1, make([]byte, 2)))
+		assert.Error(t, b.Upload(^uint64(0), []byte{1}))
+		require.NoError(t, b.Close())
+	}
+}
+
+func TestBufferRoundTrip(t *testing.T) {
+	d := openTest(t, Options{})
+	require.True(t, d.UnifiedMemory())
+	testRoundTrip(t, d)
+}
+
+func TestBufferRoundTripStaged(t *testing.T) {
+	old := stagingChunk
+	stagingChunk = 1000 // several chunks for the larger sizes
+	t.Cleanup(func() { stagingChunk = old })
+	d := openTest(t, Options{NoUnifiedMemory: true})
+	assert.False(t, d.UnifiedMemory())
+	assert.False(t, d.Capabilities().UnifiedMemory)
+	b, err := d.NewBuffer(16)
+	require.NoError(t, err)
+	assert.False(t, b.Mapped())
+	testRoundTrip(t, d)
+}
+
+func TestBufferStagedWithCompute(t *testing.T) {
+	// A staged upload feeds a dispatch whose result is read back staged.
+	d := openTest(t, Options{NoUnifiedMemory: true})
+	n := 300
+	in := make([]uint32, n)
+	for i := range in {
+		in[i] = uint32(i * i)
+	}
+	src := upload(t, d, u32bytes(in))
+	dst, err := d.NewBuffer(uint64(4 * n))
+	require.NoError(t, err)
+	s, err := d.NewSequence()
+	require.NoError(t, err)
+	p := copyPipeline(t, d, 64)
+	require.NoError(t, s.Dispatch(p, []Binding{{Buffer: src}, {Buffer: dst}}, push(uint32(n), 1), [3]uint32{5, 1, 1}))
+	require.NoError(t, s.Submit(testContext(t)))
+	out := bytesU32(download(t, dst, 0, uint64(4*n)))
+	for i := range out {
+		require.Equal(t, in[i]+1, out[i], "element %d", i)
+	}
+}
+
+func TestBufferErrors(t *testing.T) {
+	d := openTest(t, Options{})
+	_, err := d.NewBuffer(0)
+	assert.Error(t, err)
+	_, err = d.NewBuffer(d.Limits().MaxAllocationBytes + 1)
+	assert.ErrorIs(t, err, ErrUnsupported)
+
+	b, err := d.NewBuffer(8)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "Close is idempotent")
+	assert.ErrorIs(t, b.Upload(0, []byte{1}), ErrClosed)
+	assert.ErrorIs(t, b.Download(0, []byte{1}), ErrClosed)
+}
+
+func TestBufferPool(t *testing.T) {
+	d := openTest(t, Options{})
+	a, err := d.Acquire(1000)
+	require.NoError(t, err)
+	b, err := d.Acquire(1000)
+	require.NoError(t, err)
+	assert.NotSame(t, a, b)
+	c, err := d.Acquire(2000)
+	require.NoError(t, err)
+	require.NoError(t, a.Upload(0, []byte{42}))
+
+	require.NoError(t, a.Release())
+	require.NoError(t, a.Release(), "double Release is harmless")
+	assert.Equal(t, 1, d.PooledBuffers())
+	again, err := d.Acquire(1000)
+	require.NoError(t, err)
+	assert.Same(t, a, again, "a released buffer of the same size is reused")
+	assert.Equal(t, 0, d.PooledBuffers())
+
+	require.NoError(t, again.Release())
+	require.NoError(t, b.Release())
+	require.NoError(t, c.Release())
+	assert.Equal(t, 3, d.PooledBuffers())
+	assert.Equal(t, 3, d.LiveObjects()["VkBuffer"])
+	assert.Equal(t, 3, d.TrimPool())
+	assert.Equal(t, 0, d.PooledBuffers())
+	assert.Zero(t, d.LiveObjects()["VkBuffer"])
+
+	// Release of a buffer from NewBuffer closes it.
+	plain, err := d.NewBuffer(64)
+	require.NoError(t, err)
+	require.NoError(t, plain.Release())
+	assert.Equal(t, 0, d.PooledBuffers())
+	assert.Zero(t, d.LiveObjects()["VkBuffer"])
+
+	// Pooled buffers that are still idle at Close are destroyed by it.
+	x, err := d.Acquire(512)
+	require.NoError(t, err)
+	require.NoError(t, x.Release())
+}
+
+func TestLimitsForcedSmall(t *testing.T) {
+	d := openTest(t, Options{MaxBindingBytes: 256, MaxAllocationBytes: 4096})
+	l := d.Limits()
+	assert.Equal(t, uint64(256), l.MaxBindingBytes)
+	assert.Equal(t, uint64(4096), l.MaxAllocationBytes)
+	assert.NotZero(t, l.MinStorageBufferOffsetAlignment)
+	assert.NotZero(t, l.MaxWorkGroupCount[0])
+
+	_, err := d.NewBuffer(4097)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), "4096")
+
+	in := make([]uint32, 1024) // 4096 bytes: the whole allocation limit
+	for i := range in {
+		in[i] = uint32(i)
+	}
+	src := upload(t, d, u32bytes(in))
+	dst, err := d.NewBuffer(4096)
+	require.NoError(t, err)
+	p := copyPipeline(t, d, 64)
+	s, err := d.NewSequence()
+	require.NoError(t, err)
+
+	// The whole buffer is more than one binding may cover.
+	err = s.Dispatch(p, []Binding{{Buffer: src}, {Buffer: dst}}, push(64, 0), [3]uint32{1, 1, 1})
+	require.ErrorIs(t, err, ErrUnsupported)
+	err = s.Dispatch(p, []Binding{{Buffer: src, Range: 512}, {Buffer: dst, Range: 256}}, push(64, 0), [3]uint32{1, 1, 1})
+	require.ErrorIs(t, err, ErrUnsupported)
+
+	// Split the copy into 256-byte (64-element) bindings.
+	for off := uint64(0); off < 4096; off += 256 {
+		require.NoError(t, s.Dispatch(p, []Binding{{Buffer: src, Offset: off, Range: 256}, {Buffer: dst, Offset: off, Range: 256}},
+			push(64, 1000), [3]uint32{1, 1, 1}))
+	}
+	require.NoError(t, s.Submit(testContext(t)))
+	out := bytesU32(download(t, dst, 0, 4096))
+	for i := range out {
+		require.Equal(t, in[i]+1000, out[i], "element %d", i)
+	}
+
+	// Requests above the device limits are clamped to them.
+	dev := lavapipe(t)
+	d2 := openTest(t, Options{Selector: strconv.Itoa(dev.Index), MaxBindingBytes: 1 << 62, MaxAllocationBytes: 1 << 62})
+	assert.Equal(t, dev.Capabilities.MaxStorageBufferRange, d2.Limits().MaxBindingBytes)
+	assert.Equal(t, dev.Capabilities.MaxMemoryAllocationSize, d2.Limits().MaxAllocationBytes)
+}

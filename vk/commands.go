@@ -1,0 +1,122 @@
+package vk
+
+import (
+	"context"
+	"time"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+const (
+	allCompute = vulkan.PipelineStageFlags(vulkan.PipelineStageComputeShaderBit | vulkan.PipelineStageTransferBit)
+	hostStage  = vulkan.PipelineStageFlags(vulkan.PipelineStageHostBit)
+	allAccess  = vulkan.AccessFlags(vulkan.AccessShaderReadBit | vulkan.AccessShaderWriteBit |
+		vulkan.AccessTransferReadBit | vulkan.AccessTransferWriteBit)
+	writeAccess = vulkan.AccessFlags(vulkan.AccessShaderWriteBit | vulkan.AccessTransferWriteBit)
+	hostAccess  = vulkan.AccessFlags(vulkan.AccessHostReadBit | vulkan.AccessHostWriteBit)
+
+	// fenceSlice is how long one vkWaitForFences call may block before the
+	// context is polled again.
+	fenceSlice = 2 * time.Millisecond
+)
+
+// memoryBarrier records a global memory barrier.
+func memoryBarrier(cmd vulkan.CommandBuffer, src, dst vulkan.PipelineStageFlags, srcAccess, dstAccess vulkan.AccessFlags) {
+	vulkan.CmdPipelineBarrier(cmd, src, dst, 0, 1, []vulkan.MemoryBarrier{{
+		SType:         vulkan.StructureTypeMemoryBarrier,
+		SrcAccessMask: srcAccess,
+		DstAccessMask: dstAccess,
+	}}, 0, nil, 0, nil)
+}
+
+func (d *Device) newCommandPool() (vulkan.CommandPool, error) {
+	ci := vulkan.CommandPoolCreateInfo{
+		SType:            vulkan.StructureTypeCommandPoolCreateInfo,
+		QueueFamilyIndex: d.queueFamily,
+	}
+	var pool vulkan.CommandPool
+	r := vulkan.CreateCommandPool(d.handle, &ci, nil, &pool)
+	ci.Free()
+	if err := check("vkCreateCommandPool", r); err != nil {
+		return nil, err
+	}
+	d.track("VkCommandPool", 1)
+	return pool, nil
+}
+
+// newCommandBuffer allocates a primary command buffer; it is freed with its
+// pool.
+func (d *Device) newCommandBuffer(pool vulkan.CommandPool) (vulkan.CommandBuffer, error) {
+	ai := vulkan.CommandBufferAllocateInfo{
+		SType:              vulkan.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        pool,
+		Level:              vulkan.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	cmds := make([]vulkan.CommandBuffer, 1)
+	r := vulkan.AllocateCommandBuffers(d.handle, &ai, cmds)
+	ai.Free()
+	if err := check("vkAllocateCommandBuffers", r); err != nil {
+		return nil, err
+	}
+	return cmds[0], nil
+}
+
+func (d *Device) newFence() (vulkan.Fence, error) {
+	ci := vulkan.FenceCreateInfo{SType: vulkan.StructureTypeFenceCreateInfo}
+	var f vulkan.Fence
+	r := vulkan.CreateFence(d.handle, &ci, nil, &f)
+	ci.Free()
+	if err := check("vkCreateFence", r); err != nil {
+		return nil, err
+	}
+	d.track("VkFence", 1)
+	return f, nil
+}
+
+// queueSubmit resets fence and submits cmd to the compute queue.
+func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error {
+	if d.lost.Load() {
+		return ErrDeviceLost
+	}
+	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
+		return err
+	}
+	d.queueMu.Lock()
+	r := vulkan.QueueSubmit(d.queue, 1, []vulkan.SubmitInfo{{
+		SType:              vulkan.StructureTypeSubmitInfo,
+		CommandBufferCount: 1,
+		PCommandBuffers:    []vulkan.CommandBuffer{cmd},
+	}}, fence)
+	d.queueMu.Unlock()
+	d.noteResult(r)
+	return check("vkQueueSubmit", r)
+}
+
+// waitFence waits for fence in slices of fenceSlice, returning ctx.Err()
+// as soon as ctx is done. The work itself is not cancelled.
+func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
+	fences := []vulkan.Fence{fence}
+	for {
+		r := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(fenceSlice))
+		switch r {
+		case vulkan.Success:
+			return nil
+		case vulkan.Timeout:
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		default:
+			d.noteResult(r)
+			return check("vkWaitForFences", r)
+		}
+	}
+}
+
+// submit submits cmd and waits for it.
+func (d *Device) submit(ctx context.Context, cmd vulkan.CommandBuffer, fence vulkan.Fence) error {
+	if err := d.queueSubmit(cmd, fence); err != nil {
+		return err
+	}
+	return d.waitFence(ctx, fence)
+}

@@ -1,0 +1,490 @@
+package vk
+
+/*
+#include <stdlib.h>
+#include "gsvk.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// EnvDevice names the environment variable read for the device selector when
+// Options.Selector is empty.
+const EnvDevice = "GPUSCATTER_DEVICE"
+
+// Options configures Open.
+type Options struct {
+	// Selector picks the physical device: a decimal index into Devices(),
+	// or a case-insensitive substring of the device name. Empty means the
+	// value of GPUSCATTER_DEVICE, and if that is empty too, the best device
+	// by type: discrete > integrated > virtual > cpu > other.
+	Selector string
+	// Validation enables VK_LAYER_KHRONOS_validation and a debug messenger
+	// whose warnings and errors are returned by Device.ValidationMessages.
+	// Open fails if the layer is not installed.
+	Validation bool
+	// PipelineCacheDir holds the VkPipelineCache file. Empty means
+	// os.UserCacheDir()/gpuscatter; "off" disables the file.
+	PipelineCacheDir string
+	// MaxBindingBytes caps the range of one storage-buffer binding. Zero
+	// means the device's maxStorageBufferRange; larger values are clamped
+	// to it.
+	MaxBindingBytes uint64
+	// MaxAllocationBytes caps the size of one Buffer. Zero means the
+	// device's maxMemoryAllocationSize; larger values are clamped to it.
+	MaxAllocationBytes uint64
+	// NoUnifiedMemory forces staging copies for Upload and Download even
+	// when device-local memory is host-visible.
+	NoUnifiedMemory bool
+}
+
+// Limits are the effective limits of an open Device, after Options were
+// applied.
+type Limits struct {
+	// MaxBindingBytes is the largest Range of one Binding.
+	MaxBindingBytes uint64 `json:"maxBindingBytes"`
+	// MaxAllocationBytes is the largest Buffer size.
+	MaxAllocationBytes uint64 `json:"maxAllocationBytes"`
+	// MinStorageBufferOffsetAlignment is the alignment of Binding.Offset.
+	MinStorageBufferOffsetAlignment uint64 `json:"minStorageBufferOffsetAlignment"`
+	// MaxWorkGroupCount bounds the group counts of one Dispatch.
+	MaxWorkGroupCount [3]uint32 `json:"maxWorkGroupCount"`
+	// MaxPushConstantsSize bounds PipelineSpec.PushConstantSize.
+	MaxPushConstantsSize uint32 `json:"maxPushConstantsSize"`
+	// MaxBindings bounds PipelineSpec.Bindings.
+	MaxBindings uint32 `json:"maxBindings"`
+}
+
+// Device is an open logical device with one compute queue. It is safe for
+// concurrent use by several goroutines; the objects it creates document
+// their own rules.
+type Device struct {
+	inst        *instance
+	phys        *physical
+	handle      vulkan.Device
+	queue       vulkan.Queue
+	queueFamily uint32
+	info        DeviceInfo
+	limits      Limits
+	unified     bool
+
+	queueMu sync.Mutex // external synchronisation of queue
+	xferMu  sync.Mutex // staging transfers
+	xfer    *transfer
+
+	liveMu sync.Mutex
+	live   map[string]int
+
+	lost atomic.Bool
+
+	// opMu is held for reading by every operation on the device or its
+	// objects and for writing by Close, so Close never runs under an
+	// operation in progress and operations after it fail with ErrClosed.
+	opMu    sync.RWMutex
+	closing atomic.Bool
+
+	mu        sync.Mutex
+	closed    bool
+	buffers   map[*Buffer]struct{}
+	idle      map[uint64][]*Buffer
+	pipelines map[[32]byte]*pipelineEntry
+	sequences map[*Sequence]struct{}
+
+	cache pipelineCache
+}
+
+// guard turns a panic raised inside the binding into an error so that none
+// crosses the package boundary.
+func guard(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("vk: internal error: %v", r)
+	}
+}
+
+func (d *Device) track(kind string, delta int) {
+	d.liveMu.Lock()
+	d.live[kind] += delta
+	if d.live[kind] == 0 {
+		delete(d.live, kind)
+	}
+	d.liveMu.Unlock()
+}
+
+// LiveObjects returns the number of Vulkan objects of each type (for example
+// "VkBuffer") that the device currently holds, omitting zero counts. After
+// Close it is empty.
+func (d *Device) LiveObjects() map[string]int {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	out := make(map[string]int, len(d.live))
+	for k, v := range d.live {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ValidationMessages returns the warnings and errors reported by the
+// validation layer and the loader so far, including those raised by Close.
+// It is nil when Options.Validation was false.
+func (d *Device) ValidationMessages() []string {
+	return d.inst.messages()
+}
+
+// Info describes the physical device. Its Capabilities are those enabled on
+// this Device.
+func (d *Device) Info() DeviceInfo {
+	info := d.info
+	info.Capabilities = d.Capabilities()
+	return info
+}
+
+// Capabilities returns the capabilities enabled on this Device.
+func (d *Device) Capabilities() Capabilities {
+	c := d.info.Capabilities
+	c.SubgroupOperations = append([]string(nil), c.SubgroupOperations...)
+	return c
+}
+
+// Limits returns the effective limits.
+func (d *Device) Limits() Limits { return d.limits }
+
+// UnifiedMemory reports whether buffers are host-mapped device-local memory,
+// so that Upload and Download are plain copies.
+func (d *Device) UnifiedMemory() bool { return d.unified }
+
+// enter starts an operation: it fails with ErrClosed or ErrDeviceLost for
+// a device that cannot take new work, and otherwise holds off Close until
+// the matching leave.
+func (d *Device) enter() error {
+	d.opMu.RLock()
+	if d.closing.Load() {
+		d.opMu.RUnlock()
+		return fmt.Errorf("%w: device", ErrClosed)
+	}
+	if d.lost.Load() {
+		d.opMu.RUnlock()
+		return ErrDeviceLost
+	}
+	return nil
+}
+
+// enterClose starts an operation that releases objects. It reports false
+// when the device is closed, in which case Close has released everything.
+func (d *Device) enterClose() bool {
+	d.opMu.RLock()
+	if d.closing.Load() {
+		d.opMu.RUnlock()
+		return false
+	}
+	return true
+}
+
+// leave ends an operation started by enter or enterClose.
+func (d *Device) leave() { d.opMu.RUnlock() }
+
+// noteResult records device loss.
+func (d *Device) noteResult(r vulkan.Result) {
+	if r == vulkan.ErrorDeviceLost {
+		d.lost.Store(true)
+	}
+}
+
+// selectDevice applies a selector to the probed devices.
+func selectDevice(phys []*physical, sel string) (*physical, error) {
+	sel = strings.TrimSpace(sel)
+	usable := func(p *physical) bool { return p.queue >= 0 }
+	var candidates []*physical
+	if sel == "" {
+		candidates = phys
+	} else if idx, err := strconv.Atoi(sel); err == nil {
+		if idx < 0 || idx >= len(phys) {
+			return nil, fmt.Errorf("%w: selector %q: index out of range (devices: %s)", ErrNoDevice, sel, deviceList(phys))
+		}
+		candidates = []*physical{phys[idx]}
+	} else {
+		low := strings.ToLower(sel)
+		for _, p := range phys {
+			if strings.Contains(strings.ToLower(p.info.Name), low) {
+				candidates = append(candidates, p)
+			}
+		}
+		if len(candidates) == 0 {
+			return nil, fmt.Errorf("%w: selector %q matches no device name (devices: %s)", ErrNoDevice, sel, deviceList(phys))
+		}
+	}
+	sorted := append([]*physical(nil), candidates...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].info.Type.rank() < sorted[j].info.Type.rank()
+	})
+	for _, p := range sorted {
+		if usable(p) {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no selected device has a compute queue (devices: %s)", ErrNoDevice, deviceList(phys))
+}
+
+func deviceList(phys []*physical) string {
+	parts := make([]string, len(phys))
+	for i, p := range phys {
+		parts[i] = fmt.Sprintf("%d %q (%s)", p.index, p.info.Name, p.info.Type)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Open creates a Device on the selected physical device.
+func Open(opts Options) (d *Device, err error) {
+	defer guard(&err)
+	inst, err := newInstance(opts.Validation)
+	if err != nil {
+		return nil, err
+	}
+	d = &Device{
+		inst:      inst,
+		live:      map[string]int{"VkInstance": 1},
+		buffers:   map[*Buffer]struct{}{},
+		idle:      map[uint64][]*Buffer{},
+		pipelines: map[[32]byte]*pipelineEntry{},
+		sequences: map[*Sequence]struct{}{},
+	}
+	if inst.messenger != 0 {
+		d.track("VkDebugUtilsMessengerEXT", 1)
+	}
+	defer func() {
+		if err != nil {
+			d.teardown()
+			d = nil
+		}
+	}()
+	phys, err := probeAll(inst)
+	if err != nil {
+		return d, err
+	}
+	sel := opts.Selector
+	if sel == "" {
+		sel = os.Getenv(EnvDevice)
+	}
+	p, err := selectDevice(phys, sel)
+	if err != nil {
+		return d, err
+	}
+	d.phys = p
+	if err := d.createDevice(); err != nil {
+		return d, err
+	}
+
+	d.info = p.info
+	d.unified = p.unifiedType() >= 0 && !opts.NoUnifiedMemory
+	d.info.Capabilities.UnifiedMemory = d.unified
+	l := &p.limits
+	d.limits = Limits{
+		MaxBindingBytes:                 uint64(l.MaxStorageBufferRange),
+		MaxAllocationBytes:              p.maxAlloc,
+		MinStorageBufferOffsetAlignment: uint64(l.MinStorageBufferOffsetAlignment),
+		MaxWorkGroupCount:               l.MaxComputeWorkGroupCount,
+		MaxPushConstantsSize:            l.MaxPushConstantsSize,
+		MaxBindings:                     l.MaxPerStageDescriptorStorageBuffers,
+	}
+	if d.limits.MinStorageBufferOffsetAlignment == 0 {
+		d.limits.MinStorageBufferOffsetAlignment = 1
+	}
+	if opts.MaxBindingBytes > 0 && opts.MaxBindingBytes < d.limits.MaxBindingBytes {
+		d.limits.MaxBindingBytes = opts.MaxBindingBytes
+	}
+	if opts.MaxAllocationBytes > 0 && opts.MaxAllocationBytes < d.limits.MaxAllocationBytes {
+		d.limits.MaxAllocationBytes = opts.MaxAllocationBytes
+	}
+	if err := d.openPipelineCache(opts.PipelineCacheDir); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// createDevice creates the logical device with every supported feature this
+// package knows enabled, and fetches the compute queue.
+func (d *Device) createDevice() error {
+	p := d.phys
+	chain := (*C.gsChain)(C.calloc(1, C.sizeof_gsChain))
+	if chain == nil {
+		return &ResultError{Call: "calloc", Result: vulkan.ErrorOutOfHostMemory}
+	}
+	defer C.free(unsafe.Pointer(chain))
+	mask := p.feat.store(chain) & p.featMask
+	head := C.gs_link_features(chain, C.uint32_t(mask))
+
+	v12 := p.apiVersion >= makeVersion(1, 2, 0)
+	v11 := p.apiVersion >= makeVersion(1, 1, 0)
+	var exts []string
+	add := func(name string) {
+		for _, e := range exts {
+			if e == name {
+				return
+			}
+		}
+		exts = append(exts, name)
+	}
+	if mask&C.GS_FEAT_ATOMIC_FLOAT != 0 {
+		add(extAtomicFloat)
+	}
+	if mask&C.GS_FEAT_ATOMIC_FLOAT2 != 0 {
+		add(extAtomicFloat)
+		add(extAtomicFloat2)
+	}
+	if !v12 {
+		if mask&C.GS_FEAT_ATOMIC_INT64 != 0 {
+			add(extAtomicInt64)
+		}
+		if mask&C.GS_FEAT_STORAGE8 != 0 {
+			if !v11 {
+				add(extStorageBufClass)
+			}
+			add(extStorage8)
+		}
+		if mask&C.GS_FEAT_FLOAT16_INT8 != 0 {
+			add(extFloat16Int8)
+		}
+		if mask&C.GS_FEAT_BDA != 0 {
+			add(extBDA)
+		}
+	}
+	if !v11 && mask&C.GS_FEAT_STORAGE16 != 0 {
+		add(extStorageBufClass)
+		add(extStorage16)
+	}
+	if p.exts["VK_KHR_portability_subset"] {
+		add("VK_KHR_portability_subset")
+	}
+
+	base := vulkan.PhysicalDeviceFeatures{
+		ShaderInt64:   p.base.ShaderInt64,
+		ShaderFloat64: p.base.ShaderFloat64,
+		ShaderInt16:   p.base.ShaderInt16,
+	}
+	ci := vulkan.DeviceCreateInfo{
+		SType:                vulkan.StructureTypeDeviceCreateInfo,
+		PNext:                head,
+		QueueCreateInfoCount: 1,
+		PQueueCreateInfos: []vulkan.DeviceQueueCreateInfo{{
+			SType:            vulkan.StructureTypeDeviceQueueCreateInfo,
+			QueueFamilyIndex: uint32(p.queue),
+			QueueCount:       1,
+			PQueuePriorities: []float32{1},
+		}},
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: cstrs(exts),
+		PEnabledFeatures:        []vulkan.PhysicalDeviceFeatures{base},
+	}
+	var h vulkan.Device
+	r := vulkan.CreateDevice(p.handle, &ci, nil, &h)
+	ci.Free()
+	if err := check("vkCreateDevice", r); err != nil {
+		return err
+	}
+	d.handle = h
+	d.track("VkDevice", 1)
+	d.queueFamily = uint32(p.queue)
+	var q vulkan.Queue
+	vulkan.GetDeviceQueue(h, d.queueFamily, 0, &q)
+	d.queue = q
+	return nil
+}
+
+// Close waits for operations in progress on other goroutines (a Submit
+// waits for its work or its context) and for the device to go idle, destroys
+// every Sequence, Pipeline and Buffer still open (pooled ones included),
+// saves the pipeline cache and destroys the device and instance. Later calls
+// on the device or its objects fail with ErrClosed, except Close and Release,
+// which do nothing. It is idempotent; an error reports a failure to save the
+// pipeline cache or a lost device, but everything is released regardless.
+func (d *Device) Close() (err error) {
+	defer guard(&err)
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	if d.closing.Load() {
+		return nil
+	}
+	d.closing.Store(true)
+	return d.teardown()
+}
+
+// teardown releases everything in reverse order of creation. It also undoes
+// a partially opened device.
+func (d *Device) teardown() error {
+	var errs []error
+	d.mu.Lock()
+	d.closed = true
+	seqs := make([]*Sequence, 0, len(d.sequences))
+	for s := range d.sequences {
+		seqs = append(seqs, s)
+	}
+	d.sequences = map[*Sequence]struct{}{}
+	pipes := make([]*pipelineEntry, 0, len(d.pipelines))
+	for _, e := range d.pipelines {
+		pipes = append(pipes, e)
+	}
+	d.pipelines = map[[32]byte]*pipelineEntry{}
+	bufs := make([]*Buffer, 0, len(d.buffers))
+	for b := range d.buffers {
+		bufs = append(bufs, b)
+	}
+	d.buffers = map[*Buffer]struct{}{}
+	d.idle = map[uint64][]*Buffer{}
+	d.mu.Unlock()
+
+	if d.handle != nil {
+		r := vulkan.DeviceWaitIdle(d.handle)
+		if r != vulkan.Success && r != vulkan.ErrorDeviceLost {
+			errs = append(errs, check("vkDeviceWaitIdle", r))
+		}
+	}
+	for _, s := range seqs {
+		s.destroy()
+	}
+	for _, e := range pipes {
+		<-e.ready
+		if e.p != nil {
+			e.p.destroy()
+		}
+	}
+	for _, b := range bufs {
+		b.destroy()
+	}
+	d.xferMu.Lock()
+	d.destroyTransfer()
+	d.xferMu.Unlock()
+	if err := d.closePipelineCache(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.handle != nil {
+		vulkan.DestroyDevice(d.handle, nil)
+		d.handle = nil
+		d.track("VkDevice", -1)
+	}
+	if d.inst != nil {
+		if d.inst.messenger != 0 {
+			d.track("VkDebugUtilsMessengerEXT", -1)
+		}
+		if d.inst.handle != nil {
+			d.track("VkInstance", -1)
+		}
+		d.inst.destroy()
+	}
+	if d.lost.Load() {
+		errs = append(errs, ErrDeviceLost)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,64 @@
+// Package vk is a small Vulkan compute runtime built on
+// github.com/vulkan-go/vulkan. It knows nothing about tensors or operators:
+// it opens a device, moves bytes in and out of storage buffers, builds
+// compute pipelines from SPIR-V and records and submits command sequences.
+//
+// The vocabulary follows Kompute:
+//
+//   - Device (Open) is a logical device with one compute queue. It enables
+//     every capability it knows that the hardware has (float atomics, int64
+//     atomics, 8/16-bit storage, buffer device address, ...), reports them in
+//     Capabilities, and keeps a VkPipelineCache that is loaded from and saved
+//     to a file. Devices lists the physical devices without opening one.
+//   - Buffer (Device.NewBuffer, Device.Acquire) is a storage buffer in
+//     device-local memory. Where device-local memory is also host-visible
+//     (integrated GPUs, CPU devices such as lavapipe) it is mapped and
+//     Upload/Download are memory copies; otherwise they go through a staging
+//     buffer. Acquire/Release keep a pool of buffers by size.
+//   - Pipeline (Device.NewPipeline) is a compute pipeline whose storage
+//     buffers are set 0, bindings 0..n-1, with optional push constants and
+//     32-bit specialization constants 0..n-1. Pipelines are cached on the
+//     Device.
+//   - Sequence (Device.NewSequence) records Dispatch, Fill, Copy and
+//     Timestamp commands, separated by memory barriers, and submits them with
+//     Submit, which waits on a fence while watching a context.
+//
+// # Loading Vulkan
+//
+// On Linux and other Unix systems the package opens the versioned loader
+// library libvulkan.so.1 itself (the environment variable
+// GPUSCATTER_VULKAN_LIBRARY names another file), so the unversioned
+// development symlink is not needed at run time. With the build tag glfw, and
+// by default on macOS and Windows, the loader is found through GLFW instead;
+// GLFW needs a display, so on Linux run such a binary under xvfb-run when
+// there is none. Loading happens once per process; its error is kept and
+// returned (wrapping ErrNoDevice) by every later Devices or Open.
+//
+// Structures newer than the 1.1.88 headers that vulkan-go was generated from
+// (feature and property structures of Vulkan 1.2 and of extensions, the
+// debug messenger) are declared in gsvk.h and called through
+// vkGetInstanceProcAddr.
+//
+// # Errors
+//
+// A failed Vulkan call is returned as a *ResultError naming the call and its
+// VkResult. errors.Is maps results onto ErrDeviceLost, ErrOutOfMemory,
+// ErrNoDevice and ErrUnsupported. Arguments that would make the driver fault
+// (offsets, ranges, group counts, entry points, binding counts) are checked
+// before any Vulkan call and reported as errors.
+//
+// # Lifetimes and concurrency
+//
+// Every object has an idempotent Close. Device.Close waits for the device to
+// go idle and destroys whatever the caller left open, in reverse order of
+// creation; Device.LiveObjects counts the Vulkan objects still alive. A
+// Device may be used from several goroutines at once (queue submission and
+// the pools are synchronised); a Sequence belongs to one goroutine at a time.
+//
+// # Validation
+//
+// Options.Validation enables VK_LAYER_KHRONOS_validation (Debian package
+// vulkan-validationlayers) with a debug messenger; Device.ValidationMessages
+// returns every warning and error it reported, including those raised while
+// the device and instance are destroyed.
+package vk

@@ -1,0 +1,292 @@
+package vk
+
+/*
+#include <stdlib.h>
+#include "gsvk.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"sync"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+const (
+	validationLayer        = "VK_LAYER_KHRONOS_validation"
+	extDebugUtils          = "VK_EXT_debug_utils"
+	extPortabilityEnum     = "VK_KHR_portability_enumeration"
+	extPhysicalProperties2 = "VK_KHR_get_physical_device_properties2"
+
+	instanceCreateEnumeratePortability = 0x00000001
+)
+
+func makeVersion(major, minor, patch uint32) uint32 {
+	return major<<22 | minor<<12 | patch
+}
+
+func versionString(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v>>22&0x7f, v>>12&0x3ff, v&0xfff)
+}
+
+// cstr returns s terminated by NUL, as vulkan-go passes Go strings to C
+// without copying them.
+func cstr(s string) string {
+	return s + "\x00"
+}
+
+func cstrs(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = cstr(s)
+	}
+	return out
+}
+
+// instance is a VkInstance with the optional validation messenger.
+type instance struct {
+	handle     vulkan.Instance
+	apiVersion uint32
+	validation bool
+	// properties2Ext: VK_KHR_get_physical_device_properties2 was enabled
+	// because the loader only offers Vulkan 1.0.
+	properties2Ext bool
+
+	log       *messageLog
+	logHandle cgo.Handle
+	msgInfo   *C.gsDebugUtilsMessengerCreateInfoEXT
+	messenger C.uint64_t
+}
+
+// bindOnce points vulkan-go's instance-level function table at the loader's
+// entry points. The Khronos loader returns instance-independent trampolines,
+// so the table obtained from the first instance serves every later one and
+// it is never rewritten while other goroutines may be calling through it.
+var bindOnce struct {
+	sync.Once
+	err error
+}
+
+func bindInstance(h vulkan.Instance) error {
+	bindOnce.Do(func() {
+		if err := vulkan.InitInstance(h); err != nil {
+			bindOnce.err = fmt.Errorf("%w: %v", ErrNoDevice, err)
+		}
+	})
+	return bindOnce.err
+}
+
+func instanceLayers() (map[string]bool, error) {
+	var n uint32
+	if err := check("vkEnumerateInstanceLayerProperties", vulkan.EnumerateInstanceLayerProperties(&n, nil)); err != nil {
+		return nil, err
+	}
+	props := make([]vulkan.LayerProperties, n)
+	if n > 0 {
+		r := vulkan.EnumerateInstanceLayerProperties(&n, props)
+		if r != vulkan.Incomplete {
+			if err := check("vkEnumerateInstanceLayerProperties", r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vulkan.ToString(props[i].LayerName[:])] = true
+	}
+	return out, nil
+}
+
+func instanceExtensions(layer string) (map[string]bool, error) {
+	var n uint32
+	var name string
+	if layer != "" {
+		name = cstr(layer)
+	}
+	if err := check("vkEnumerateInstanceExtensionProperties", vulkan.EnumerateInstanceExtensionProperties(name, &n, nil)); err != nil {
+		return nil, err
+	}
+	props := make([]vulkan.ExtensionProperties, n)
+	if n > 0 {
+		r := vulkan.EnumerateInstanceExtensionProperties(name, &n, props)
+		if r != vulkan.Incomplete {
+			if err := check("vkEnumerateInstanceExtensionProperties", r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vulkan.ToString(props[i].ExtensionName[:])] = true
+	}
+	return out, nil
+}
+
+// newInstance creates a Vulkan instance. With validation it enables the
+// Khronos validation layer and a debug messenger that records warnings and
+// errors, including those raised while the instance itself is created and
+// destroyed.
+func newInstance(validation bool) (inst *instance, err error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	inst = &instance{validation: validation}
+	defer func() {
+		if err != nil {
+			inst.destroy()
+			inst = nil
+		}
+	}()
+
+	loaderVersion := uint32(C.gs_instance_version())
+	api := loaderVersion &^ 0xfff
+	if max := makeVersion(1, 3, 0); api > max {
+		api = max
+	}
+	inst.apiVersion = api
+
+	available, err := instanceExtensions("")
+	if err != nil {
+		return inst, err
+	}
+	var exts, layers []string
+	var flags vulkan.InstanceCreateFlags
+	if api < makeVersion(1, 1, 0) && available[extPhysicalProperties2] {
+		exts = append(exts, extPhysicalProperties2)
+		inst.properties2Ext = true
+	}
+	if available[extPortabilityEnum] {
+		exts = append(exts, extPortabilityEnum)
+		flags |= instanceCreateEnumeratePortability
+	}
+	var pNext unsafe.Pointer
+	if validation {
+		have, err := instanceLayers()
+		if err != nil {
+			return inst, err
+		}
+		if !have[validationLayer] {
+			return inst, fmt.Errorf("%w: validation was requested but the %s layer is not installed (Debian package vulkan-validationlayers)", ErrUnsupported, validationLayer)
+		}
+		if !available[extDebugUtils] {
+			layerExts, err := instanceExtensions(validationLayer)
+			if err != nil {
+				return inst, err
+			}
+			if !layerExts[extDebugUtils] {
+				return inst, fmt.Errorf("%w: validation was requested but %s is not available", ErrUnsupported, extDebugUtils)
+			}
+		}
+		layers = append(layers, validationLayer)
+		exts = append(exts, extDebugUtils)
+		inst.log = &messageLog{}
+		inst.logHandle = cgo.NewHandle(inst.log)
+		inst.msgInfo = (*C.gsDebugUtilsMessengerCreateInfoEXT)(C.calloc(1, C.sizeof_gsDebugUtilsMessengerCreateInfoEXT))
+		if inst.msgInfo == nil {
+			return inst, &ResultError{Call: "calloc", Result: vulkan.ErrorOutOfHostMemory}
+		}
+		C.gs_fill_messenger_info(inst.msgInfo, C.uintptr_t(inst.logHandle))
+		pNext = unsafe.Pointer(inst.msgInfo)
+	}
+
+	app := vulkan.ApplicationInfo{
+		SType:              vulkan.StructureTypeApplicationInfo,
+		PApplicationName:   cstr("gpuscatter"),
+		ApplicationVersion: 1,
+		PEngineName:        cstr("gpuscatter"),
+		EngineVersion:      1,
+		ApiVersion:         api,
+	}
+	ci := vulkan.InstanceCreateInfo{
+		SType:                   vulkan.StructureTypeInstanceCreateInfo,
+		PNext:                   pNext,
+		Flags:                   flags,
+		PApplicationInfo:        &app,
+		EnabledLayerCount:       uint32(len(layers)),
+		PpEnabledLayerNames:     cstrs(layers),
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: cstrs(exts),
+	}
+	var h vulkan.Instance
+	r := vulkan.CreateInstance(&ci, nil, &h)
+	ci.Free()
+	app.Free()
+	if err := check("vkCreateInstance", r); err != nil {
+		if r == vulkan.ErrorIncompatibleDriver {
+			return inst, fmt.Errorf("%w: no Vulkan driver is installed (for a CPU device install Debian package mesa-vulkan-drivers): %v", ErrNoDevice, err)
+		}
+		return inst, err
+	}
+	inst.handle = h
+	if err := bindInstance(h); err != nil {
+		return inst, err
+	}
+	if validation {
+		var m C.uint64_t
+		r := vulkan.Result(C.gs_create_messenger(unsafe.Pointer(h), inst.msgInfo, &m))
+		if err := check("vkCreateDebugUtilsMessengerEXT", r); err != nil {
+			return inst, err
+		}
+		inst.messenger = m
+	}
+	return inst, nil
+}
+
+// physicalDevices lists the instance's physical devices.
+func (inst *instance) physicalDevices() ([]vulkan.PhysicalDevice, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", vulkan.EnumeratePhysicalDevices(inst.handle, &n, nil)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	pds := make([]vulkan.PhysicalDevice, n)
+	r := vulkan.EnumeratePhysicalDevices(inst.handle, &n, pds)
+	if r != vulkan.Incomplete {
+		if err := check("vkEnumeratePhysicalDevices", r); err != nil {
+			return nil, err
+		}
+	}
+	return pds[:n], nil
+}
+
+// messages returns the collected validation messages.
+func (inst *instance) messages() []string {
+	if inst == nil || inst.log == nil {
+		return nil
+	}
+	return inst.log.snapshot()
+}
+
+// destroy releases the messenger and the instance. The message log stays
+// readable afterwards.
+func (inst *instance) destroy() {
+	if inst == nil {
+		return
+	}
+	if inst.handle != nil {
+		if inst.messenger != 0 {
+			C.gs_destroy_messenger(unsafe.Pointer(inst.handle), inst.messenger)
+			inst.messenger = 0
+		}
+		vulkan.DestroyInstance(inst.handle, nil)
+		inst.handle = nil
+	}
+	if inst.msgInfo != nil {
+		C.free(unsafe.Pointer(inst.msgInfo))
+		inst.msgInfo = nil
+	}
+	if inst.logHandle != 0 {
+		inst.logHandle.Delete()
+		inst.logHandle = 0
+	}
+}

@@ -1,0 +1,72 @@
+package vk
+
+import (
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+const (
+	memDeviceLocal  = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyDeviceLocalBit)
+	memHostVisible  = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostVisibleBit)
+	memHostCoherent = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostCoherentBit)
+	memHostCached   = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostCachedBit)
+	memUnified      = memDeviceLocal | memHostVisible | memHostCoherent
+	memStaging      = memHostVisible | memHostCoherent
+)
+
+// largestLocalHeap returns the index of the biggest device-local heap, or -1.
+func (p *physical) largestLocalHeap() int {
+	best := -1
+	for i, h := range p.heaps {
+		if h.flags&vulkan.MemoryHeapFlags(vulkan.MemoryHeapDeviceLocalBit) == 0 {
+			continue
+		}
+		if best < 0 || h.size > p.heaps[best].size {
+			best = i
+		}
+	}
+	return best
+}
+
+// unifiedType returns a memory type that is device-local, host-visible and
+// host-coherent and lives in the largest device-local heap (so a small BAR
+// window on a discrete GPU does not count), preferring host-cached; -1 if
+// there is none.
+func (p *physical) unifiedType() int {
+	heap := p.largestLocalHeap()
+	if heap < 0 {
+		return -1
+	}
+	best := -1
+	for i, t := range p.types {
+		if t.flags&memUnified != memUnified || int(t.heap) != heap {
+			continue
+		}
+		if best < 0 || (p.types[best].flags&memHostCached == 0 && t.flags&memHostCached != 0) {
+			best = i
+		}
+	}
+	return best
+}
+
+// memoryTypeFor picks a memory type index allowed by bits. want are required
+// flags; prefer are flags that make a type better; avoid are flags that make
+// it worse. It returns -1 if no allowed type has want.
+func (p *physical) memoryTypeFor(bits uint32, want, prefer, avoid vulkan.MemoryPropertyFlags) int {
+	best, bestScore := -1, -1
+	for i, t := range p.types {
+		if bits&(1<<uint(i)) == 0 || t.flags&want != want {
+			continue
+		}
+		score := 0
+		if prefer != 0 && t.flags&prefer == prefer {
+			score += 2
+		}
+		if avoid == 0 || t.flags&avoid == 0 {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}

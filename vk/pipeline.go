@@ -1,0 +1,332 @@
+package vk
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// PipelineSpec describes a compute pipeline.
+type PipelineSpec struct {
+	// SPIRV is the shader module, little-endian 32-bit words.
+	SPIRV []byte
+	// Entry is the entry point name; empty means "main".
+	Entry string
+	// Bindings is the number of storage buffers, at set 0, bindings
+	// 0..Bindings-1.
+	Bindings int
+	// PushConstantSize is the size in bytes of the push-constant block (a
+	// multiple of 4; 0 for none).
+	PushConstantSize uint32
+	// SpecConstants are the values of specialization constants 0..n-1,
+	// 4 bytes each.
+	SpecConstants []uint32
+	// LocalSize is the workgroup size, for information only.
+	LocalSize [3]uint32
+}
+
+// Pipeline is a compute pipeline with its descriptor-set and pipeline
+// layouts. Pipelines are cached by the Device: asking twice for the same
+// shader, entry point, layout and specialization constants returns the same
+// *Pipeline, which stays valid until the Device is closed.
+type Pipeline struct {
+	d        *Device
+	spec     PipelineSpec
+	digest   [32]byte
+	dsl      vulkan.DescriptorSetLayout
+	layout   vulkan.PipelineLayout
+	pipeline vulkan.Pipeline
+	created  time.Duration
+	closed   bool // guarded by d.mu
+}
+
+// pipelineEntry lets concurrent requests for the same pipeline share one
+// creation.
+type pipelineEntry struct {
+	ready chan struct{}
+	p     *Pipeline
+	err   error
+}
+
+// Spec returns the specification the pipeline was created from.
+func (p *Pipeline) Spec() PipelineSpec { return p.spec }
+
+// CreateDuration is how long vkCreateComputePipelines and the objects around
+// it took; with a warm pipeline cache it is much shorter.
+func (p *Pipeline) CreateDuration() time.Duration { return p.created }
+
+const spirvMagic = 0x07230203
+
+func specDigest(spec *PipelineSpec) [32]byte {
+	h := sha256.New()
+	var buf [4]byte
+	put := func(v uint32) {
+		binary.LittleEndian.PutUint32(buf[:], v)
+		h.Write(buf[:])
+	}
+	put(uint32(len(spec.Entry)))
+	h.Write([]byte(spec.Entry))
+	put(uint32(spec.Bindings))
+	put(spec.PushConstantSize)
+	put(uint32(len(spec.SpecConstants)))
+	for _, c := range spec.SpecConstants {
+		put(c)
+	}
+	h.Write(spec.SPIRV)
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+func (d *Device) validateSpec(spec *PipelineSpec) error {
+	if len(spec.SPIRV) < 20 || len(spec.SPIRV)%4 != 0 {
+		return fmt.Errorf("vk: NewPipeline: SPIR-V of %d bytes is not a whole number of words with a header", len(spec.SPIRV))
+	}
+	if binary.LittleEndian.Uint32(spec.SPIRV) != spirvMagic {
+		return fmt.Errorf("vk: NewPipeline: SPIR-V magic number missing")
+	}
+	if spec.Bindings < 0 || uint64(spec.Bindings) > uint64(d.limits.MaxBindings) {
+		return fmt.Errorf("%w: %d storage-buffer bindings (device allows %d)", ErrUnsupported, spec.Bindings, d.limits.MaxBindings)
+	}
+	if spec.PushConstantSize%4 != 0 {
+		return fmt.Errorf("vk: NewPipeline: push-constant size %d is not a multiple of 4", spec.PushConstantSize)
+	}
+	if spec.PushConstantSize > d.limits.MaxPushConstantsSize {
+		return fmt.Errorf("%w: push-constant size %d exceeds maxPushConstantsSize %d", ErrUnsupported, spec.PushConstantSize, d.limits.MaxPushConstantsSize)
+	}
+	return checkModule(spec)
+}
+
+// NewPipeline returns the pipeline for spec, creating it through the
+// device's pipeline cache on first use.
+func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
+	defer guard(&err)
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	if spec.Entry == "" {
+		spec.Entry = "main"
+	}
+	if err := d.validateSpec(&spec); err != nil {
+		return nil, err
+	}
+	spec.SPIRV = append([]byte(nil), spec.SPIRV...)
+	spec.SpecConstants = append([]uint32(nil), spec.SpecConstants...)
+	digest := specDigest(&spec)
+
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("%w: device", ErrClosed)
+	}
+	if e, ok := d.pipelines[digest]; ok {
+		d.mu.Unlock()
+		<-e.ready
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e.p, nil
+	}
+	e := &pipelineEntry{ready: make(chan struct{})}
+	d.pipelines[digest] = e
+	d.mu.Unlock()
+
+	e.p, e.err = d.createPipeline(spec, digest)
+	if e.err != nil {
+		d.mu.Lock()
+		if d.pipelines[digest] == e {
+			delete(d.pipelines, digest)
+		}
+		d.mu.Unlock()
+	}
+	close(e.ready)
+	return e.p, e.err
+}
+
+func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline, err error) {
+	start := time.Now()
+	p = &Pipeline{d: d, spec: spec, digest: digest}
+	defer func() {
+		if err != nil {
+			p.release()
+			p = nil
+		}
+	}()
+
+	words := make([]uint32, len(spec.SPIRV)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(spec.SPIRV[4*i:])
+	}
+	smci := vulkan.ShaderModuleCreateInfo{
+		SType:    vulkan.StructureTypeShaderModuleCreateInfo,
+		CodeSize: uint(len(spec.SPIRV)),
+		PCode:    words,
+	}
+	var module vulkan.ShaderModule
+	r := vulkan.CreateShaderModule(d.handle, &smci, nil, &module)
+	smci.Free()
+	if err := check("vkCreateShaderModule", r); err != nil {
+		return p, err
+	}
+	d.track("VkShaderModule", 1)
+	defer func() {
+		vulkan.DestroyShaderModule(d.handle, module, nil)
+		d.track("VkShaderModule", -1)
+	}()
+
+	bindings := make([]vulkan.DescriptorSetLayoutBinding, spec.Bindings)
+	for i := range bindings {
+		bindings[i] = vulkan.DescriptorSetLayoutBinding{
+			Binding:         uint32(i),
+			DescriptorType:  vulkan.DescriptorTypeStorageBuffer,
+			DescriptorCount: 1,
+			StageFlags:      vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit),
+		}
+	}
+	dslci := vulkan.DescriptorSetLayoutCreateInfo{
+		SType:        vulkan.StructureTypeDescriptorSetLayoutCreateInfo,
+		BindingCount: uint32(len(bindings)),
+		PBindings:    bindings,
+	}
+	var dsl vulkan.DescriptorSetLayout
+	r = vulkan.CreateDescriptorSetLayout(d.handle, &dslci, nil, &dsl)
+	dslci.Free()
+	if err := check("vkCreateDescriptorSetLayout", r); err != nil {
+		return p, err
+	}
+	p.dsl = dsl
+	d.track("VkDescriptorSetLayout", 1)
+
+	plci := vulkan.PipelineLayoutCreateInfo{
+		SType:          vulkan.StructureTypePipelineLayoutCreateInfo,
+		SetLayoutCount: 1,
+		PSetLayouts:    []vulkan.DescriptorSetLayout{dsl},
+	}
+	if spec.PushConstantSize > 0 {
+		plci.PushConstantRangeCount = 1
+		plci.PPushConstantRanges = []vulkan.PushConstantRange{{
+			StageFlags: vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit),
+			Size:       spec.PushConstantSize,
+		}}
+	}
+	var layout vulkan.PipelineLayout
+	r = vulkan.CreatePipelineLayout(d.handle, &plci, nil, &layout)
+	plci.Free()
+	if err := check("vkCreatePipelineLayout", r); err != nil {
+		return p, err
+	}
+	p.layout = layout
+	d.track("VkPipelineLayout", 1)
+
+	stage := vulkan.PipelineShaderStageCreateInfo{
+		SType:  vulkan.StructureTypePipelineShaderStageCreateInfo,
+		Stage:  vulkan.ShaderStageComputeBit,
+		Module: module,
+		PName:  cstr(spec.Entry),
+	}
+	if n := len(spec.SpecConstants); n > 0 {
+		entries := make([]vulkan.SpecializationMapEntry, n)
+		for i := range entries {
+			entries[i] = vulkan.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
+		}
+		specData := C.malloc(C.size_t(4 * n))
+		if specData == nil {
+			return p, &ResultError{Call: "malloc", Result: vulkan.ErrorOutOfHostMemory}
+		}
+		defer C.free(specData)
+		copy(unsafe.Slice((*uint32)(specData), n), spec.SpecConstants)
+		stage.PSpecializationInfo = []vulkan.SpecializationInfo{{
+			MapEntryCount: uint32(n),
+			PMapEntries:   entries,
+			DataSize:      uint(4 * n),
+			PData:         specData,
+		}}
+	}
+	cpci := []vulkan.ComputePipelineCreateInfo{{
+		SType:  vulkan.StructureTypeComputePipelineCreateInfo,
+		Stage:  stage,
+		Layout: layout,
+	}}
+	pipes := make([]vulkan.Pipeline, 1)
+	r = vulkan.CreateComputePipelines(d.handle, d.cache.handle, 1, cpci, nil, pipes)
+	runtime.KeepAlive(words)
+	runtime.KeepAlive(stage.PName)
+	if err := check("vkCreateComputePipelines", r); err != nil {
+		return p, err
+	}
+	p.pipeline = pipes[0]
+	d.track("VkPipeline", 1)
+	p.created = time.Since(start)
+	return p, nil
+}
+
+// release destroys the Vulkan objects of p.
+func (p *Pipeline) release() {
+	d := p.d
+	if p.pipeline != nil {
+		vulkan.DestroyPipeline(d.handle, p.pipeline, nil)
+		p.pipeline = nil
+		d.track("VkPipeline", -1)
+	}
+	if p.layout != nil {
+		vulkan.DestroyPipelineLayout(d.handle, p.layout, nil)
+		p.layout = nil
+		d.track("VkPipelineLayout", -1)
+	}
+	if p.dsl != nil {
+		vulkan.DestroyDescriptorSetLayout(d.handle, p.dsl, nil)
+		p.dsl = nil
+		d.track("VkDescriptorSetLayout", -1)
+	}
+}
+
+// destroy closes p once; d.mu must not be held.
+func (p *Pipeline) destroy() {
+	p.d.mu.Lock()
+	if p.closed {
+		p.d.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.d.mu.Unlock()
+	p.release()
+}
+
+// Close destroys the pipeline and drops it from the device's cache. Since
+// the cache shares one *Pipeline between callers, only close a pipeline that
+// no other code (and no recorded Sequence) still uses; Device.Close destroys
+// whatever remains. Close is idempotent.
+func (p *Pipeline) Close() error {
+	if p == nil {
+		return nil
+	}
+	d := p.d
+	if !d.enterClose() {
+		return nil
+	}
+	defer d.leave()
+	d.mu.Lock()
+	if e, ok := d.pipelines[p.digest]; ok && e.p == p {
+		delete(d.pipelines, p.digest)
+	}
+	d.mu.Unlock()
+	p.destroy()
+	return nil
+}
+
+func (p *Pipeline) isClosed() bool {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	return p.closed
+}

@@ -1,0 +1,129 @@
+package vk
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPipelineDeviceCache(t *testing.T) {
+	d := openTest(t, Options{})
+	spec := PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{16}}
+	// Concurrent requests for one pipeline share a single creation.
+	var wg sync.WaitGroup
+	got := make([]*Pipeline, 4)
+	for i := range got {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			p, err := d.NewPipeline(spec)
+			assert.NoError(t, err)
+			got[i] = p
+		}(i)
+	}
+	wg.Wait()
+	for _, p := range got[1:] {
+		assert.Same(t, got[0], p)
+	}
+	assert.Equal(t, 1, d.LiveObjects()["VkPipeline"])
+	assert.Equal(t, "main", got[0].Spec().Entry)
+
+	other, err := d.NewPipeline(PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{17}})
+	require.NoError(t, err)
+	assert.NotSame(t, got[0], other)
+	assert.Equal(t, 2, d.LiveObjects()["VkPipeline"])
+
+	// A closed pipeline leaves the cache; asking again builds a new one.
+	require.NoError(t, other.Close())
+	again, err := d.NewPipeline(PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{17}})
+	require.NoError(t, err)
+	assert.NotSame(t, other, again)
+
+	_, err = d.NewPipeline(PipelineSpec{SPIRV: copySPV, Entry: "nope", Bindings: 2, PushConstantSize: 8})
+	require.Error(t, err, "unknown entry point")
+	assert.Contains(t, err.Error(), `"nope"`)
+	_, err = d.NewPipeline(PipelineSpec{SPIRV: copySPV, Bindings: 1, PushConstantSize: 8})
+	require.Error(t, err, "the shader uses more bindings than declared")
+	assert.Contains(t, err.Error(), "binding 1")
+}
+
+func TestPipelineCacheFile(t *testing.T) {
+	dir := t.TempDir()
+	info := lavapipe(t)
+	specs := []PipelineSpec{
+		{SPIRV: copySPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{64}},
+		{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{16}},
+		{SPIRV: scatterAddSPV, Bindings: 3, PushConstantSize: 4},
+		{SPIRV: spinSPV, Bindings: 1, PushConstantSize: 8},
+	}
+	run := func(t *testing.T) (open, pipelines time.Duration, d *Device) {
+		start := time.Now()
+		d = openTest(t, Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: dir})
+		open = time.Since(start)
+		start = time.Now()
+		for _, spec := range specs {
+			_, err := d.NewPipeline(spec)
+			require.NoError(t, err)
+		}
+		return open, time.Since(start), d
+	}
+
+	var cold, warm time.Duration
+	var path string
+	t.Run("cold", func(t *testing.T) {
+		open, pipes, d := run(t)
+		path = d.PipelineCachePath()
+		assert.Equal(t, dir, filepath.Dir(path))
+		assert.Equal(t, 0, d.PipelineCacheLoaded())
+		_, err := os.Stat(path)
+		assert.True(t, os.IsNotExist(err), "the file is written at Close")
+		cold = open + pipes
+		t.Logf("cold: Open %v, 4 pipelines %v", open, pipes)
+	})
+	st, err := os.Stat(path)
+	require.NoError(t, err, "Close saved the pipeline cache")
+	require.NotZero(t, st.Size())
+	t.Logf("pipeline cache file: %d bytes", st.Size())
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp*"))
+	assert.Empty(t, tmps, "no temporary files are left behind")
+
+	t.Run("warm", func(t *testing.T) {
+		open, pipes, d := run(t)
+		assert.Equal(t, int(st.Size()), d.PipelineCacheLoaded(), "Open loads the saved cache")
+		warm = open + pipes
+		t.Logf("warm: Open %v, 4 pipelines %v", open, pipes)
+	})
+	t.Logf("Open+pipelines: cold %v, warm %v", cold, warm)
+
+	// A corrupt file is ignored.
+	require.NoError(t, os.WriteFile(path, []byte("garbage that is not a pipeline cache header"), 0o644))
+	d := openTest(t, Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: dir})
+	assert.Equal(t, 0, d.PipelineCacheLoaded())
+
+	off := openTest(t, Options{PipelineCacheDir: "off"})
+	assert.Empty(t, off.PipelineCachePath())
+}
+
+func TestPipelineCacheDefaultDir(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	d := openTest(t, Options{PipelineCacheDir: ""})
+	// openTest maps "" to "off"; open the default location directly.
+	require.NoError(t, d.Close())
+	d2, err := Open(Options{Validation: true})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(home, "gpuscatter"), filepath.Dir(d2.PipelineCachePath()))
+	_, err = d2.NewPipeline(PipelineSpec{SPIRV: copySPV, Bindings: 2, PushConstantSize: 8})
+	require.NoError(t, err)
+	require.NoError(t, d2.Close())
+	assert.Empty(t, d2.ValidationMessages())
+	assert.Empty(t, d2.LiveObjects())
+	_, err = os.Stat(d2.PipelineCachePath())
+	assert.NoError(t, err)
+}

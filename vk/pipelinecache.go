@@ -1,0 +1,171 @@
+package vk
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// pipelineCache is the device's VkPipelineCache and the file backing it.
+type pipelineCache struct {
+	handle vulkan.PipelineCache
+	path   string // "" when the file is disabled
+	loaded []byte // file contents accepted at Open
+}
+
+// PipelineCachePath returns the file that backs the pipeline cache, or ""
+// when the cache file is disabled.
+func (d *Device) PipelineCachePath() string { return d.cache.path }
+
+// PipelineCacheLoaded reports how many bytes of cache data were loaded from
+// the file at Open (0 when there was no usable file).
+func (d *Device) PipelineCacheLoaded() int { return len(d.cache.loaded) }
+
+// pipelineCacheFile names the cache file after everything that decides
+// whether a driver accepts the data.
+func pipelineCacheFile(p *physical) string {
+	return fmt.Sprintf("pipeline-cache-%04x-%04x-%08x-%x.bin", p.props.VendorID, p.props.DeviceID,
+		p.props.DriverVersion, p.props.PipelineCacheUUID[:])
+}
+
+// validCacheHeader checks the VkPipelineCacheHeaderVersionOne at the start
+// of data against the device.
+func validCacheHeader(data []byte, p *physical) bool {
+	if len(data) < 32 {
+		return false
+	}
+	le := binary.NativeEndian
+	if hl := le.Uint32(data[0:]); hl < 32 || int(hl) > len(data) {
+		return false
+	}
+	return le.Uint32(data[4:]) == 1 && // VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+		le.Uint32(data[8:]) == p.props.VendorID &&
+		le.Uint32(data[12:]) == p.props.DeviceID &&
+		bytes.Equal(data[16:32], p.props.PipelineCacheUUID[:])
+}
+
+// openPipelineCache creates the VkPipelineCache, seeded from the cache file
+// when one exists and matches the device.
+func (d *Device) openPipelineCache(dir string) error {
+	switch dir {
+	case "off":
+		dir = ""
+	case "":
+		if ucd, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(ucd, "gpuscatter")
+		}
+	}
+	if dir != "" {
+		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
+		if data, err := os.ReadFile(d.cache.path); err == nil && validCacheHeader(data, d.phys) {
+			d.cache.loaded = data
+		}
+	}
+	h, err := d.createPipelineCache(d.cache.loaded)
+	if err != nil && len(d.cache.loaded) > 0 {
+		// The driver refused the data; start empty.
+		d.cache.loaded = nil
+		h, err = d.createPipelineCache(nil)
+	}
+	if err != nil {
+		return err
+	}
+	d.cache.handle = h
+	d.track("VkPipelineCache", 1)
+	return nil
+}
+
+func (d *Device) createPipelineCache(initial []byte) (vulkan.PipelineCache, error) {
+	ci := vulkan.PipelineCacheCreateInfo{SType: vulkan.StructureTypePipelineCacheCreateInfo}
+	if len(initial) > 0 {
+		mem := C.CBytes(initial)
+		defer C.free(mem)
+		ci.InitialDataSize = uint(len(initial))
+		ci.PInitialData = mem
+	}
+	var h vulkan.PipelineCache
+	r := vulkan.CreatePipelineCache(d.handle, &ci, nil, &h)
+	ci.Free()
+	return h, check("vkCreatePipelineCache", r)
+}
+
+// pipelineCacheData reads the cache contents.
+func (d *Device) pipelineCacheData() ([]byte, error) {
+	var size uint
+	if err := check("vkGetPipelineCacheData", vulkan.GetPipelineCacheData(d.handle, d.cache.handle, &size, nil)); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	mem := C.malloc(C.size_t(size))
+	if mem == nil {
+		return nil, &ResultError{Call: "malloc", Result: vulkan.ErrorOutOfHostMemory}
+	}
+	defer C.free(mem)
+	r := vulkan.GetPipelineCacheData(d.handle, d.cache.handle, &size, mem)
+	if r != vulkan.Incomplete {
+		if err := check("vkGetPipelineCacheData", r); err != nil {
+			return nil, err
+		}
+	}
+	return C.GoBytes(mem, C.int(size)), nil
+}
+
+// writeFileAtomic writes data to a temporary file in the same directory and
+// renames it over path, so readers never see a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// closePipelineCache saves the cache (when it changed) and destroys it.
+func (d *Device) closePipelineCache() error {
+	if d.cache.handle == nil {
+		return nil
+	}
+	var err error
+	if d.cache.path != "" && !d.lost.Load() {
+		var data []byte
+		data, err = d.pipelineCacheData()
+		if err == nil && len(data) > 0 && !bytes.Equal(data, d.cache.loaded) {
+			if werr := writeFileAtomic(d.cache.path, data); werr != nil {
+				err = fmt.Errorf("vk: saving pipeline cache: %w", werr)
+			}
+		}
+	}
+	vulkan.DestroyPipelineCache(d.handle, d.cache.handle, nil)
+	d.cache.handle = nil
+	d.track("VkPipelineCache", -1)
+	return err
+}

@@ -1,0 +1,664 @@
+package vk
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// Binding attaches a buffer range to one storage-buffer binding.
+type Binding struct {
+	Buffer *Buffer
+	// Offset must be a multiple of Limits().MinStorageBufferOffsetAlignment.
+	Offset uint64
+	// Range is the number of bytes bound; 0 means the rest of the buffer.
+	// It must not exceed Limits().MaxBindingBytes.
+	Range uint64
+}
+
+// Timing is the time between two consecutive timestamps of a Sequence: from
+// the start of the command buffer (or the previous Timestamp) to the
+// Timestamp called Label.
+type Timing struct {
+	Label    string        `json:"label"`
+	Duration time.Duration `json:"ns"`
+}
+
+type seqState int
+
+const (
+	seqEmpty     seqState = iota // nothing recorded
+	seqRecording                 // command buffer begun
+	seqReady                     // command buffer ended; may be (re)submitted
+	seqPending                   // submitted, completion not yet observed
+)
+
+const (
+	descriptorSetsPerPool = 64
+	queriesPerPool        = 64
+)
+
+// Sequence records compute commands into one command buffer and submits
+// them. A Sequence is used by one goroutine at a time; different Sequences
+// may be used concurrently. Commands are separated by automatic
+// compute/transfer memory barriers, so each sees the results of the ones
+// before it, and the end of the sequence makes every write visible to
+// Download and to later sequences. Buffers and pipelines used by recorded
+// commands must stay open until the Sequence is Reset or closed.
+type Sequence struct {
+	d     *Device
+	pool  vulkan.CommandPool
+	cmd   vulkan.CommandBuffer
+	fence vulkan.Fence
+
+	descPools []descriptorPool
+	descPool  int // index of the pool being allocated from
+
+	queryPools []vulkan.QueryPool
+	labels     []string // label of timestamp i+1; timestamp 0 is the start
+	stamps     uint32   // timestamps recorded, the start included
+
+	state        seqState
+	commands     int
+	needBarrier  bool
+	timings      []Timing
+	timestamps   bool
+	period       float64
+	validBitMask uint64
+	closed       bool
+}
+
+// NewSequence creates an empty Sequence.
+func (d *Device) NewSequence() (s *Sequence, err error) {
+	defer guard(&err)
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	s = &Sequence{d: d, timestamps: d.info.Capabilities.Timestamps, period: float64(d.info.Capabilities.TimestampPeriod)}
+	if bits := d.info.Capabilities.TimestampValidBits; bits >= 64 {
+		s.validBitMask = ^uint64(0)
+	} else {
+		s.validBitMask = 1<<bits - 1
+	}
+	defer func() {
+		if err != nil {
+			s.release()
+			s = nil
+		}
+	}()
+	if s.pool, err = d.newCommandPool(); err != nil {
+		return s, err
+	}
+	if s.cmd, err = d.newCommandBuffer(s.pool); err != nil {
+		return s, err
+	}
+	if s.fence, err = d.newFence(); err != nil {
+		return s, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return s, fmt.Errorf("%w: device", ErrClosed)
+	}
+	d.sequences[s] = struct{}{}
+	d.mu.Unlock()
+	return s, nil
+}
+
+// release destroys the Vulkan objects of s; the device must be done with
+// them.
+func (s *Sequence) release() {
+	d := s.d
+	for _, qp := range s.queryPools {
+		vulkan.DestroyQueryPool(d.handle, qp, nil)
+		d.track("VkQueryPool", -1)
+	}
+	s.queryPools = nil
+	for _, dp := range s.descPools {
+		vulkan.DestroyDescriptorPool(d.handle, dp.handle, nil)
+		d.track("VkDescriptorPool", -1)
+	}
+	s.descPools = nil
+	if s.fence != nil {
+		vulkan.DestroyFence(d.handle, s.fence, nil)
+		s.fence = nil
+		d.track("VkFence", -1)
+	}
+	if s.pool != nil {
+		vulkan.DestroyCommandPool(d.handle, s.pool, nil)
+		s.pool = nil
+		s.cmd = nil
+		d.track("VkCommandPool", -1)
+	}
+}
+
+// destroy waits for pending work and releases s once.
+func (s *Sequence) destroy() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.state == seqPending {
+		_ = s.d.waitFence(context.Background(), s.fence)
+	}
+	s.release()
+}
+
+// Close waits for submitted work to finish and destroys the Sequence. It is
+// idempotent.
+func (s *Sequence) Close() (err error) {
+	defer guard(&err)
+	if s == nil {
+		return nil
+	}
+	d := s.d
+	if !d.enterClose() {
+		return nil
+	}
+	defer d.leave()
+	d.mu.Lock()
+	_, owned := d.sequences[s]
+	delete(d.sequences, s)
+	d.mu.Unlock()
+	if !owned {
+		// Already closed, by the caller or by Device.Close.
+		return nil
+	}
+	s.destroy()
+	return nil
+}
+
+// enter starts an operation on s; see Device.enter.
+func (s *Sequence) enter() error {
+	if err := s.d.enter(); err != nil {
+		return err
+	}
+	if s.closed {
+		s.d.leave()
+		return fmt.Errorf("%w: sequence", ErrClosed)
+	}
+	return nil
+}
+
+// begin makes sure the command buffer is recording.
+func (s *Sequence) begin() error {
+	switch s.state {
+	case seqRecording:
+		return nil
+	case seqPending, seqReady:
+		return fmt.Errorf("vk: sequence was submitted; call Reset before recording again")
+	}
+	bi := vulkan.CommandBufferBeginInfo{SType: vulkan.StructureTypeCommandBufferBeginInfo}
+	r := vulkan.BeginCommandBuffer(s.cmd, &bi)
+	bi.Free()
+	if err := check("vkBeginCommandBuffer", r); err != nil {
+		return err
+	}
+	s.state = seqRecording
+	s.commands = 0
+	s.needBarrier = false
+	s.stamps = 0
+	s.labels = s.labels[:0]
+	if s.timestamps {
+		if err := s.writeTimestamp(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beforeCommand starts recording and separates the new command from the
+// previous one.
+func (s *Sequence) beforeCommand() error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if s.needBarrier {
+		memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
+		s.needBarrier = false
+	}
+	return nil
+}
+
+func (s *Sequence) afterCommand() {
+	s.commands++
+	s.needBarrier = true
+}
+
+// Barrier records a compute/transfer to compute/transfer memory barrier
+// unless one is already in place. Commands are separated automatically, so
+// calling it is never required.
+func (s *Sequence) Barrier() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if s.commands > 0 {
+		memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
+		s.needBarrier = false
+	}
+	return nil
+}
+
+func (s *Sequence) checkBuffer(b *Buffer) error {
+	if b == nil {
+		return fmt.Errorf("vk: nil buffer")
+	}
+	if b.d != s.d {
+		return fmt.Errorf("vk: buffer belongs to another device")
+	}
+	b.mu.RLock()
+	closed := b.closed
+	b.mu.RUnlock()
+	if closed {
+		return fmt.Errorf("%w: buffer", ErrClosed)
+	}
+	return nil
+}
+
+// Dispatch records a dispatch of p over groups workgroups with the given
+// buffer bindings (one per pipeline binding, in order) and push constants
+// (exactly PushConstantSize bytes).
+func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups [3]uint32) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	d := s.d
+	if p == nil || p.d != d {
+		return fmt.Errorf("vk: Dispatch: pipeline is nil or belongs to another device")
+	}
+	if p.isClosed() {
+		return fmt.Errorf("%w: pipeline", ErrClosed)
+	}
+	if len(bindings) != p.spec.Bindings {
+		return fmt.Errorf("vk: Dispatch: %d bindings given, pipeline has %d", len(bindings), p.spec.Bindings)
+	}
+	if uint32(len(push)) != p.spec.PushConstantSize {
+		return fmt.Errorf("vk: Dispatch: %d push-constant bytes given, pipeline takes %d", len(push), p.spec.PushConstantSize)
+	}
+	for i, g := range groups {
+		if g > d.limits.MaxWorkGroupCount[i] {
+			return fmt.Errorf("%w: Dispatch: group count %d in dimension %d exceeds maxComputeWorkGroupCount %d",
+				ErrUnsupported, g, i, d.limits.MaxWorkGroupCount[i])
+		}
+	}
+	infos := make([]vulkan.DescriptorBufferInfo, len(bindings))
+	for i, bd := range bindings {
+		if err := s.checkBuffer(bd.Buffer); err != nil {
+			return fmt.Errorf("vk: Dispatch: binding %d: %w", i, err)
+		}
+		if bd.Offset%d.limits.MinStorageBufferOffsetAlignment != 0 {
+			return fmt.Errorf("vk: Dispatch: binding %d: offset %d is not a multiple of minStorageBufferOffsetAlignment %d",
+				i, bd.Offset, d.limits.MinStorageBufferOffsetAlignment)
+		}
+		if bd.Offset >= bd.Buffer.size {
+			return fmt.Errorf("vk: Dispatch: binding %d: offset %d is outside the buffer of %d bytes", i, bd.Offset, bd.Buffer.size)
+		}
+		rng := bd.Range
+		if rng == 0 {
+			rng = bd.Buffer.size - bd.Offset
+		}
+		if rng > bd.Buffer.size-bd.Offset {
+			return fmt.Errorf("vk: Dispatch: binding %d: range [%d, %d+%d) is outside the buffer of %d bytes",
+				i, bd.Offset, bd.Offset, rng, bd.Buffer.size)
+		}
+		if rng > d.limits.MaxBindingBytes {
+			return fmt.Errorf("%w: Dispatch: binding %d: range of %d bytes exceeds the binding limit of %d bytes",
+				ErrUnsupported, i, rng, d.limits.MaxBindingBytes)
+		}
+		infos[i] = vulkan.DescriptorBufferInfo{
+			Buffer: bd.Buffer.handle,
+			Offset: vulkan.DeviceSize(bd.Offset),
+			Range:  vulkan.DeviceSize(rng),
+		}
+	}
+
+	if err := s.beforeCommand(); err != nil {
+		return err
+	}
+	vulkan.CmdBindPipeline(s.cmd, vulkan.PipelineBindPointCompute, p.pipeline)
+	if len(infos) > 0 {
+		set, err := s.allocateSet(p)
+		if err != nil {
+			return err
+		}
+		writes := make([]vulkan.WriteDescriptorSet, len(infos))
+		for i := range infos {
+			writes[i] = vulkan.WriteDescriptorSet{
+				SType:           vulkan.StructureTypeWriteDescriptorSet,
+				DstSet:          set,
+				DstBinding:      uint32(i),
+				DescriptorCount: 1,
+				DescriptorType:  vulkan.DescriptorTypeStorageBuffer,
+				PBufferInfo:     infos[i : i+1],
+			}
+		}
+		vulkan.UpdateDescriptorSets(d.handle, uint32(len(writes)), writes, 0, nil)
+		vulkan.CmdBindDescriptorSets(s.cmd, vulkan.PipelineBindPointCompute, p.layout, 0, 1,
+			[]vulkan.DescriptorSet{set}, 0, nil)
+	}
+	if len(push) > 0 {
+		vulkan.CmdPushConstants(s.cmd, p.layout, vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit), 0,
+			uint32(len(push)), unsafe.Pointer(&push[0]))
+	}
+	vulkan.CmdDispatch(s.cmd, groups[0], groups[1], groups[2])
+	s.afterCommand()
+	return nil
+}
+
+// descriptorPool is a pool with its remaining capacity; the capacity is
+// tracked here because drivers may or may not enforce it.
+type descriptorPool struct {
+	handle      vulkan.DescriptorPool
+	sets        uint32 // capacity
+	descriptors uint32
+	usedSets    uint32
+	usedDescs   uint32
+}
+
+// allocateSet allocates a descriptor set for p, adding a pool when the
+// current ones are exhausted.
+func (s *Sequence) allocateSet(p *Pipeline) (vulkan.DescriptorSet, error) {
+	d := s.d
+	need := uint32(p.spec.Bindings)
+	for {
+		if s.descPool < len(s.descPools) {
+			dp := &s.descPools[s.descPool]
+			if dp.usedSets >= dp.sets || dp.usedDescs+need > dp.descriptors {
+				s.descPool++
+				continue
+			}
+			ai := vulkan.DescriptorSetAllocateInfo{
+				SType:              vulkan.StructureTypeDescriptorSetAllocateInfo,
+				DescriptorPool:     dp.handle,
+				DescriptorSetCount: 1,
+				PSetLayouts:        []vulkan.DescriptorSetLayout{p.dsl},
+			}
+			var set vulkan.DescriptorSet
+			r := vulkan.AllocateDescriptorSets(d.handle, &ai, &set)
+			ai.Free()
+			switch r {
+			case vulkan.Success:
+				dp.usedSets++
+				dp.usedDescs += need
+				return set, nil
+			case vulkan.ErrorOutOfPoolMemory, vulkan.ErrorFragmentedPool:
+				s.descPool++
+				continue
+			default:
+				return nil, check("vkAllocateDescriptorSets", r)
+			}
+		}
+		perSet := need
+		if perSet < 8 {
+			perSet = 8
+		}
+		dp := descriptorPool{sets: descriptorSetsPerPool, descriptors: descriptorSetsPerPool * perSet}
+		ci := vulkan.DescriptorPoolCreateInfo{
+			SType:         vulkan.StructureTypeDescriptorPoolCreateInfo,
+			MaxSets:       dp.sets,
+			PoolSizeCount: 1,
+			PPoolSizes: []vulkan.DescriptorPoolSize{{
+				Type:            vulkan.DescriptorTypeStorageBuffer,
+				DescriptorCount: dp.descriptors,
+			}},
+		}
+		r := vulkan.CreateDescriptorPool(d.handle, &ci, nil, &dp.handle)
+		ci.Free()
+		if err := check("vkCreateDescriptorPool", r); err != nil {
+			return nil, err
+		}
+		d.track("VkDescriptorPool", 1)
+		s.descPools = append(s.descPools, dp)
+		s.descPool = len(s.descPools) - 1
+	}
+}
+
+// Fill records filling size bytes at offset with the 32-bit value. offset
+// and size must be multiples of 4; size 0 fills to the end of the buffer.
+func (s *Sequence) Fill(b *Buffer, offset, size uint64, value uint32) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if err := s.checkBuffer(b); err != nil {
+		return err
+	}
+	if offset%4 != 0 || size%4 != 0 {
+		return fmt.Errorf("vk: Fill: offset %d and size %d must be multiples of 4", offset, size)
+	}
+	fill := vulkan.DeviceSize(size)
+	if size == 0 {
+		if offset >= b.size {
+			return fmt.Errorf("vk: Fill: offset %d is outside the buffer of %d bytes", offset, b.size)
+		}
+		fill = vulkan.DeviceSize(vulkan.WholeSize)
+	} else if err := b.checkRange("Fill", offset, size); err != nil {
+		return err
+	}
+	if err := s.beforeCommand(); err != nil {
+		return err
+	}
+	vulkan.CmdFillBuffer(s.cmd, b.handle, vulkan.DeviceSize(offset), fill, value)
+	s.afterCommand()
+	return nil
+}
+
+// Copy records copying size bytes from src at srcOff to dst at dstOff. The
+// regions must not overlap when src and dst are the same buffer.
+func (s *Sequence) Copy(src *Buffer, srcOff uint64, dst *Buffer, dstOff uint64, size uint64) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if err := s.checkBuffer(src); err != nil {
+		return err
+	}
+	if err := s.checkBuffer(dst); err != nil {
+		return err
+	}
+	if size == 0 {
+		return fmt.Errorf("vk: Copy: size is zero")
+	}
+	if err := src.checkRange("Copy source", srcOff, size); err != nil {
+		return err
+	}
+	if err := dst.checkRange("Copy destination", dstOff, size); err != nil {
+		return err
+	}
+	if src == dst && srcOff < dstOff+size && dstOff < srcOff+size {
+		return fmt.Errorf("vk: Copy: source and destination regions overlap")
+	}
+	if err := s.beforeCommand(); err != nil {
+		return err
+	}
+	vulkan.CmdCopyBuffer(s.cmd, src.handle, dst.handle, 1, []vulkan.BufferCopy{{
+		SrcOffset: vulkan.DeviceSize(srcOff),
+		DstOffset: vulkan.DeviceSize(dstOff),
+		Size:      vulkan.DeviceSize(size),
+	}})
+	s.afterCommand()
+	return nil
+}
+
+// writeTimestamp records the next timestamp, adding a query pool when the
+// current ones are full.
+func (s *Sequence) writeTimestamp() error {
+	d := s.d
+	n := s.stamps
+	pool := int(n / queriesPerPool)
+	if pool == len(s.queryPools) {
+		ci := vulkan.QueryPoolCreateInfo{
+			SType:      vulkan.StructureTypeQueryPoolCreateInfo,
+			QueryType:  vulkan.QueryTypeTimestamp,
+			QueryCount: queriesPerPool,
+		}
+		var qp vulkan.QueryPool
+		r := vulkan.CreateQueryPool(d.handle, &ci, nil, &qp)
+		ci.Free()
+		if err := check("vkCreateQueryPool", r); err != nil {
+			return err
+		}
+		d.track("VkQueryPool", 1)
+		s.queryPools = append(s.queryPools, qp)
+	}
+	if n%queriesPerPool == 0 {
+		vulkan.CmdResetQueryPool(s.cmd, s.queryPools[pool], 0, queriesPerPool)
+	}
+	vulkan.CmdWriteTimestamp(s.cmd, vulkan.PipelineStageBottomOfPipeBit, s.queryPools[pool], n%queriesPerPool)
+	s.stamps++
+	return nil
+}
+
+// Timestamp records a timestamp after all previous commands. After Submit,
+// Timings reports the time from the previous timestamp (or the start of the
+// sequence) to this one under label. It fails with ErrUnsupported when the
+// compute queue has no timestamps.
+func (s *Sequence) Timestamp(label string) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if !s.timestamps {
+		return fmt.Errorf("%w: the compute queue does not support timestamps", ErrUnsupported)
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if err := s.writeTimestamp(); err != nil {
+		return err
+	}
+	s.labels = append(s.labels, label)
+	return nil
+}
+
+// end closes the command buffer with a barrier that makes every write
+// visible to the host and to later submissions.
+func (s *Sequence) end() error {
+	memoryBarrier(s.cmd, allCompute, allCompute|hostStage, writeAccess, allAccess|hostAccess)
+	if err := check("vkEndCommandBuffer", vulkan.EndCommandBuffer(s.cmd)); err != nil {
+		return err
+	}
+	s.state = seqReady
+	return nil
+}
+
+// Submit submits the recorded commands and waits for them to complete. The
+// wait polls ctx: when ctx is done first, Submit returns ctx.Err() while the
+// device finishes the work in the background (a later Submit, Reset or Close
+// waits for it). A Sequence may be submitted again without Reset to repeat
+// the same commands. Submitting an empty Sequence does nothing.
+func (s *Sequence) Submit(ctx context.Context) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch s.state {
+	case seqEmpty:
+		return nil
+	case seqRecording:
+		if err := s.end(); err != nil {
+			return err
+		}
+	case seqPending:
+		if err := s.d.waitFence(ctx, s.fence); err != nil {
+			return err
+		}
+		s.state = seqReady
+	}
+	s.timings = nil
+	if err := s.d.queueSubmit(s.cmd, s.fence); err != nil {
+		return err
+	}
+	s.state = seqPending
+	if err := s.d.waitFence(ctx, s.fence); err != nil {
+		return err
+	}
+	s.state = seqReady
+	return s.readTimestamps()
+}
+
+// readTimestamps converts the completed timestamps into Timings.
+func (s *Sequence) readTimestamps() error {
+	if s.stamps < 2 {
+		return nil
+	}
+	ts := make([]uint64, s.stamps)
+	for i := 0; i*queriesPerPool < int(s.stamps); i++ {
+		first := i * queriesPerPool
+		count := int(s.stamps) - first
+		if count > queriesPerPool {
+			count = queriesPerPool
+		}
+		r := vulkan.GetQueryPoolResults(s.d.handle, s.queryPools[i], 0, uint32(count), uint(8*count),
+			unsafe.Pointer(&ts[first]), 8, vulkan.QueryResultFlags(vulkan.QueryResult64Bit|vulkan.QueryResultWaitBit))
+		s.d.noteResult(r)
+		if err := check("vkGetQueryPoolResults", r); err != nil {
+			return err
+		}
+	}
+	s.timings = make([]Timing, len(s.labels))
+	for i, label := range s.labels {
+		ticks := (ts[i+1] - ts[i]) & s.validBitMask
+		s.timings[i] = Timing{Label: label, Duration: time.Duration(float64(ticks) * s.period)}
+	}
+	return nil
+}
+
+// Timings returns the timestamp intervals of the last completed Submit.
+func (s *Sequence) Timings() []Timing {
+	return append([]Timing(nil), s.timings...)
+}
+
+// Len returns the number of commands recorded since the last Reset.
+func (s *Sequence) Len() int { return s.commands }
+
+// Reset waits for submitted work and clears the Sequence for recording new
+// commands.
+func (s *Sequence) Reset() (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	d := s.d
+	if s.state == seqPending {
+		if err := d.waitFence(context.Background(), s.fence); err != nil {
+			return err
+		}
+	}
+	if err := check("vkResetCommandPool", vulkan.ResetCommandPool(d.handle, s.pool, 0)); err != nil {
+		return err
+	}
+	for i := range s.descPools {
+		dp := &s.descPools[i]
+		if err := check("vkResetDescriptorPool", vulkan.ResetDescriptorPool(d.handle, dp.handle, 0)); err != nil {
+			return err
+		}
+		dp.usedSets, dp.usedDescs = 0, 0
+	}
+	s.descPool = 0
+	s.state = seqEmpty
+	s.commands = 0
+	s.needBarrier = false
+	s.stamps = 0
+	s.labels = s.labels[:0]
+	s.timings = nil
+	return nil
+}

@@ -1,0 +1,79 @@
+/*
+ * Compile-time check that gsvk.h matches the Khronos headers: every
+ * structure must have the same size and member offsets, and every constant
+ * the same value. Built by layout_test.go with the system's Vulkan headers
+ * (Debian package libvulkan-dev); nothing here is linked into the package.
+ */
+#include <stddef.h>
+#include <vulkan/vulkan.h>
+
+#include "../gsvk.h"
+
+#define SAME_SIZE(a, b) _Static_assert(sizeof(a) == sizeof(b), "size of " #a)
+#define SAME_OFFSET(a, b, m) _Static_assert(offsetof(a, m) == offsetof(b, m), "offset of " #a "." #m)
+#define SAME_VALUE(a, b) _Static_assert((a) == (b), #a)
+
+SAME_SIZE(gsPhysicalDeviceFeatures2, VkPhysicalDeviceFeatures2);
+SAME_OFFSET(gsPhysicalDeviceFeatures2, VkPhysicalDeviceFeatures2, pNext);
+SAME_OFFSET(gsPhysicalDeviceFeatures2, VkPhysicalDeviceFeatures2, features);
+SAME_SIZE(gsPhysicalDeviceProperties2, VkPhysicalDeviceProperties2);
+SAME_OFFSET(gsPhysicalDeviceProperties2, VkPhysicalDeviceProperties2, properties);
+_Static_assert(_Alignof(gsPhysicalDeviceProperties2) == _Alignof(VkPhysicalDeviceProperties2), "alignment");
+
+SAME_SIZE(gsPhysicalDeviceShaderAtomicFloatFeaturesEXT, VkPhysicalDeviceShaderAtomicFloatFeaturesEXT);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloatFeaturesEXT, VkPhysicalDeviceShaderAtomicFloatFeaturesEXT, shaderBufferFloat32AtomicAdd);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloatFeaturesEXT, VkPhysicalDeviceShaderAtomicFloatFeaturesEXT, shaderSharedFloat64AtomicAdd);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloatFeaturesEXT, VkPhysicalDeviceShaderAtomicFloatFeaturesEXT, sparseImageFloat32AtomicAdd);
+SAME_SIZE(gsPhysicalDeviceShaderAtomicFloat2FeaturesEXT, VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloat2FeaturesEXT, VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT, shaderBufferFloat32AtomicMinMax);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloat2FeaturesEXT, VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT, shaderSharedFloat64AtomicMinMax);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicFloat2FeaturesEXT, VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT, sparseImageFloat32AtomicMinMax);
+SAME_SIZE(gsPhysicalDeviceShaderAtomicInt64Features, VkPhysicalDeviceShaderAtomicInt64Features);
+SAME_OFFSET(gsPhysicalDeviceShaderAtomicInt64Features, VkPhysicalDeviceShaderAtomicInt64Features, shaderSharedInt64Atomics);
+SAME_SIZE(gsPhysicalDevice8BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures);
+SAME_OFFSET(gsPhysicalDevice8BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures, storagePushConstant8);
+SAME_SIZE(gsPhysicalDevice16BitStorageFeatures, VkPhysicalDevice16BitStorageFeatures);
+SAME_OFFSET(gsPhysicalDevice16BitStorageFeatures, VkPhysicalDevice16BitStorageFeatures, storageInputOutput16);
+SAME_SIZE(gsPhysicalDeviceShaderFloat16Int8Features, VkPhysicalDeviceShaderFloat16Int8Features);
+SAME_OFFSET(gsPhysicalDeviceShaderFloat16Int8Features, VkPhysicalDeviceShaderFloat16Int8Features, shaderInt8);
+SAME_SIZE(gsPhysicalDeviceBufferDeviceAddressFeatures, VkPhysicalDeviceBufferDeviceAddressFeatures);
+SAME_OFFSET(gsPhysicalDeviceBufferDeviceAddressFeatures, VkPhysicalDeviceBufferDeviceAddressFeatures, bufferDeviceAddressMultiDevice);
+SAME_SIZE(gsPhysicalDeviceSubgroupProperties, VkPhysicalDeviceSubgroupProperties);
+SAME_OFFSET(gsPhysicalDeviceSubgroupProperties, VkPhysicalDeviceSubgroupProperties, supportedOperations);
+SAME_OFFSET(gsPhysicalDeviceSubgroupProperties, VkPhysicalDeviceSubgroupProperties, quadOperationsInAllStages);
+SAME_SIZE(gsPhysicalDeviceDriverProperties, VkPhysicalDeviceDriverProperties);
+SAME_OFFSET(gsPhysicalDeviceDriverProperties, VkPhysicalDeviceDriverProperties, driverName);
+SAME_OFFSET(gsPhysicalDeviceDriverProperties, VkPhysicalDeviceDriverProperties, driverInfo);
+SAME_OFFSET(gsPhysicalDeviceDriverProperties, VkPhysicalDeviceDriverProperties, conformanceVersion);
+SAME_SIZE(gsPhysicalDeviceMaintenance3Properties, VkPhysicalDeviceMaintenance3Properties);
+SAME_OFFSET(gsPhysicalDeviceMaintenance3Properties, VkPhysicalDeviceMaintenance3Properties, maxMemoryAllocationSize);
+SAME_SIZE(gsDebugUtilsMessengerCreateInfoEXT, VkDebugUtilsMessengerCreateInfoEXT);
+SAME_OFFSET(gsDebugUtilsMessengerCreateInfoEXT, VkDebugUtilsMessengerCreateInfoEXT, messageSeverity);
+SAME_OFFSET(gsDebugUtilsMessengerCreateInfoEXT, VkDebugUtilsMessengerCreateInfoEXT, pfnUserCallback);
+SAME_OFFSET(gsDebugUtilsMessengerCreateInfoEXT, VkDebugUtilsMessengerCreateInfoEXT, pUserData);
+SAME_OFFSET(gsDebugUtilsMessengerCallbackDataEXT, VkDebugUtilsMessengerCallbackDataEXT, pMessageIdName);
+SAME_OFFSET(gsDebugUtilsMessengerCallbackDataEXT, VkDebugUtilsMessengerCallbackDataEXT, messageIdNumber);
+SAME_OFFSET(gsDebugUtilsMessengerCallbackDataEXT, VkDebugUtilsMessengerCallbackDataEXT, pMessage);
+_Static_assert(sizeof(uint64_t) == sizeof(VkDebugUtilsMessengerEXT), "messenger handle size");
+
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_FEATURES_2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_PROPERTIES_2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+SAME_VALUE(GS_ST_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT, VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT);
+SAME_VALUE(GS_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT, VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT);
+SAME_VALUE(GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT);
+SAME_VALUE(GS_DEBUG_SEVERITY_WARNING, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
+SAME_VALUE(GS_DEBUG_SEVERITY_ERROR, VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT);
+SAME_VALUE(GS_DEBUG_SEVERITY_INFO, VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT);
+SAME_VALUE(GS_DEBUG_SEVERITY_VERBOSE, VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT);
+SAME_VALUE(GS_DEBUG_TYPE_GENERAL, VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT);
+SAME_VALUE(GS_DEBUG_TYPE_VALIDATION, VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT);
+SAME_VALUE(GS_DEBUG_TYPE_PERFORMANCE, VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT);
