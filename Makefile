@@ -7,7 +7,7 @@ PKG      := ./...
 DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             vulkan-validationlayers vulkan-tools xvfb xauth \
             libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
-            libxxf86vm-dev libgl1-mesa-dev
+            libxxf86vm-dev libgl1-mesa-dev gcc
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 
@@ -45,6 +45,7 @@ vet:
 
 unit:
 	$(GO) test -count=1 -timeout 15m $(PKG)
+	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -117,22 +117,23 @@ func (p *Plan) IndexAt(pos int) (int, error) {
 }
 
 func (p *Plan) indexError(pos, dim int, lo, hi int64) error {
-	coord := make([]int, len(p.IndicesShape))
-	tensor.Unravel(pos, p.IndicesShape, coord)
-	var pos2 strings.Builder
-	for i, c := range coord {
-		if i > 0 {
-			pos2.WriteByte(',')
+	name := "indices" // a rank-0 indices tensor has no position to print
+	if len(p.IndicesShape) > 0 {
+		coord := make([]int, len(p.IndicesShape))
+		tensor.Unravel(pos, p.IndicesShape, coord)
+		parts := make([]string, len(coord))
+		for i, c := range coord {
+			parts[i] = strconv.Itoa(c)
 		}
-		pos2.WriteString(strconv.Itoa(c))
+		name = "indices[" + strings.Join(parts, ",") + "]"
 	}
 	val := p.Indices.FormatAt(pos)
 	if hi < lo {
 		return newError(p.Op.Name, "indices", ErrIndexRange,
-			"indices[%s] = %s is out of range: axis %d of data has size 0", pos2.String(), val, dim)
+			"%s = %s is out of range: axis %d of data has size 0", name, val, dim)
 	}
 	return newError(p.Op.Name, "indices", ErrIndexRange,
-		"indices[%s] = %s is out of range [%d, %d] for axis %d of data", pos2.String(), val, lo, hi, dim)
+		"%s = %s is out of range [%d, %d] for axis %d of data", name, val, lo, hi, dim)
 }
 
 // Prepare validates req against its operator's rules and returns the plan

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // success
+	exitError = 1 // invalid input or a failed run
+	exitUsage = 2 // a malformed command line
+)
+
+// prefix starts every line the tool writes to stderr.
+const prefix = "gpuscatter: "
+
+// command is one subcommand of gpuscatter.
+type command struct {
+	name     string
+	summary  string // one line for the command list
+	synopsis string // the Usage: lines, printed after usage errors
+	details  string // the rest of the help, printed by help and -h
+	run      func(ctx context.Context, c *cli, args []string) error
+}
+
+// cli carries the writers a command prints to.
+type cli struct {
+	stdout, stderr io.Writer
+}
+
+// commands lists the subcommands in the order help shows them. It is filled
+// in by init to break the cycle through helpCommand.
+var commands []*command
+
+func init() {
+	commands = []*command{runCommand, examplesCommand, opsCommand, versionCommand, helpCommand}
+}
+
+// lookupCommand returns the command called name, or nil.
+func lookupCommand(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+const mainUsage = `Usage:
+  gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
+                 --data FILE.npy [--indices FILE.npy] --updates FILE.npy
+                 [--start L --stop L --step L [--axes L]]
+                 --out FILE.npy [--backend auto|cpu|gpu]
+  gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
+  gpuscatter ops
+  gpuscatter version
+  gpuscatter help [COMMAND]
+
+Commands:
+%s
+Exit status: 0 on success, 1 for invalid input or a failed run, 2 for a
+malformed command line. Run 'gpuscatter help run' for the flags of run.
+`
+
+// mainUsageText returns the top-level usage with the command list.
+func mainUsageText() string {
+	var b strings.Builder
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	return fmt.Sprintf(mainUsage, b.String())
+}
+
+// Main runs gpuscatter with the command-line arguments args (without the
+// program name) and returns the process exit status: exitOK, exitError
+// (invalid input or a failed run: one line on stderr) or exitUsage (a
+// malformed command line: one line and the usage on stderr).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := &cli{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		return c.exit(nil, &usageError{msg: "no command given"})
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, mainUsageText())
+		return exitOK
+	}
+	cmd := lookupCommand(name)
+	if cmd == nil {
+		msg := fmt.Sprintf("unknown command %q", name)
+		if strings.HasPrefix(name, "-") {
+			msg = fmt.Sprintf("%s must follow a command such as run", name)
+		}
+		return c.exit(nil, &usageError{msg: msg})
+	}
+	return c.exit(cmd, cmd.run(ctx, c, args[1:]))
+}
+
+// exit reports err, which cmd returned, and returns the exit status.
+func (c *cli) exit(cmd *command, err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
+		fmt.Fprint(c.stdout, helpOf(cmd))
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(c.stderr, "%s%s\n\n%s", prefix, oneLine(ue.msg), usageOf(cmd))
+		return exitUsage
+	default:
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, oneLine(err.Error()))
+		return exitError
+	}
+}
+
+// usageOf returns what follows a usage error: the synopsis of cmd (of every
+// command when cmd is nil) and where to find more.
+func usageOf(cmd *command) string {
+	if cmd == nil {
+		return mainUsageText()
+	}
+	return cmd.synopsis + "\nRun 'gpuscatter help " + cmd.name + "' for details.\n"
+}
+
+// helpOf returns the full help of cmd (the top-level help when cmd is nil).
+func helpOf(cmd *command) string {
+	if cmd == nil {
+		return mainUsageText()
+	}
+	if cmd.details == "" {
+		return cmd.synopsis
+	}
+	return cmd.synopsis + "\n" + cmd.details
+}
+
+// oneLine folds the line breaks of msg into spaces, so that every error is
+// exactly one line on stderr.
+func oneLine(msg string) string {
+	msg = strings.TrimRight(msg, "\r\n")
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(msg)
+}
+
+// usageError is a malformed command line: Main prints it followed by the
+// command's usage and exits with exitUsage.
+type usageError struct{ msg string }
+
+// Error returns the message, without the usage.
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a *usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp is returned by parseFlags for -h and --help: Main prints the
+// command's usage on stdout and exits with exitOK.
+var errHelp = errors.New("help requested")
+
+// flagSpec is one flag of a command. Every flag takes a value.
+type flagSpec struct {
+	name string                   // without dashes
+	set  func(value string) error // parses and stores the value
+}
+
+// parseFlags parses args against specs. A flag is written --name=value or
+// --name value (one leading dash also works); "--" ends the flags. Each flag
+// may appear once. -h and --help return errHelp; every other mistake is a
+// *usageError. Arguments that are not flags are rejected: no command takes
+// any.
+func parseFlags(args []string, specs []flagSpec) error {
+	find := func(arg string) (spec *flagSpec, name, value string, hasValue, isFlag bool) {
+		if len(arg) < 2 || arg[0] != '-' {
+			return nil, "", "", false, false
+		}
+		name = strings.TrimPrefix(arg[1:], "-")
+		name, value, hasValue = strings.Cut(name, "=")
+		for i := range specs {
+			if specs[i].name == name {
+				return &specs[i], name, value, hasValue, true
+			}
+		}
+		return nil, name, value, hasValue, true
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			if i+1 < len(args) {
+				return usagef("unexpected argument %q", args[i+1])
+			}
+			return nil
+		}
+		spec, name, value, hasValue, isFlag := find(arg)
+		if !isFlag {
+			if arg == "true" || arg == "false" {
+				return usagef("unexpected argument %q (write a flag and its value as --name=value or --name value)", arg)
+			}
+			return usagef("unexpected argument %q", arg)
+		}
+		if name == "h" || name == "help" {
+			return errHelp
+		}
+		if spec == nil {
+			if name == "" || strings.HasPrefix(name, "-") {
+				return usagef("bad flag syntax %q", arg)
+			}
+			return usagef("unknown flag --%s", name)
+		}
+		if seen[name] {
+			return usagef("flag --%s is given more than once", name)
+		}
+		seen[name] = true
+		if !hasValue {
+			// The value is the next argument, unless that is another flag:
+			// "--data --out x" lacks a value rather than reading a file
+			// called "--out". Negative numbers ("--axis -1") are values.
+			if i+1 >= len(args) {
+				return usagef("flag --%s needs a value", name)
+			}
+			if next, _, _, _, nextIsFlag := find(args[i+1]); nextIsFlag && (next != nil || args[i+1] == "-h" || args[i+1] == "--help") {
+				return usagef("flag --%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if err := spec.set(value); err != nil {
+			return usagef("--%s %q: %v", name, value, err)
+		}
+	}
+	return nil
+}

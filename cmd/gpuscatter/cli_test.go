@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The tests of this package do not run in parallel: some replace
+// newGPUBackend.
+
+// runCLI runs Main in-process with args and returns its exit status and
+// output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeNPY writes x into dir/name and returns the path.
+func writeNPY(t *testing.T, dir, name string, x *tensor.Tensor) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, npy.WriteFile(path, x))
+	return path
+}
+
+func readNPY(t *testing.T, path string) *tensor.Tensor {
+	t.Helper()
+	x, err := npy.ReadFile(path)
+	require.NoError(t, err)
+	return x
+}
+
+// requireEqualTensor fails unless got and want are equal bit for bit.
+func requireEqualTensor(t *testing.T, want, got *tensor.Tensor) {
+	t.Helper()
+	require.True(t, tensor.Equal(want, got), "got  %v\nwant %v", got, want)
+}
+
+// requireInputError checks the shape of an exit-1 failure: exactly one
+// stderr line, starting with "gpuscatter: " and containing each of parts.
+func requireInputError(t *testing.T, code int, stdout, stderr string, parts ...string) {
+	t.Helper()
+	require.Equal(t, exitError, code, "stderr: %s", stderr)
+	assert.Empty(t, stdout)
+	require.True(t, strings.HasSuffix(stderr, "\n"), "stderr %q does not end in a newline", stderr)
+	require.Equal(t, 1, strings.Count(stderr, "\n"), "stderr is not one line: %q", stderr)
+	require.True(t, strings.HasPrefix(stderr, prefix), "stderr %q", stderr)
+	for _, p := range parts {
+		require.Contains(t, stderr, p)
+	}
+}
+
+// requireUsageError checks the shape of an exit-2 failure: a first line
+// starting with "gpuscatter: " and containing msg, then the usage.
+func requireUsageError(t *testing.T, code int, stdout, stderr, msg string) {
+	t.Helper()
+	require.Equal(t, exitUsage, code, "stderr: %s", stderr)
+	assert.Empty(t, stdout)
+	first, rest, _ := strings.Cut(stderr, "\n")
+	require.True(t, strings.HasPrefix(first, prefix), "first line %q", first)
+	require.Contains(t, first, msg)
+	require.Contains(t, rest, "Usage:")
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"-help"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		require.Equal(t, exitOK, code, "%v", args)
+		assert.Empty(t, stderr)
+		for _, c := range commands {
+			assert.Contains(t, stdout, "\n  "+c.name+" ", "%v lists %s", args, c.name)
+		}
+		assert.Contains(t, stdout, "Exit status")
+	}
+	for _, args := range [][]string{{"help", "run"}, {"run", "-h"}, {"run", "--help"}, {"run", "--op", "x", "--help"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		require.Equal(t, exitOK, code, "%v", args)
+		assert.Empty(t, stderr)
+		assert.Contains(t, stdout, "gpuscatter run --op NAME", "%v", args)
+		assert.Contains(t, stdout, "--use-init-val", "%v", args)
+		assert.Contains(t, stdout, "Exit status", "%v", args)
+	}
+	for _, c := range commands {
+		code, stdout, _ := runCLI(t, "help", c.name)
+		require.Equal(t, exitOK, code)
+		assert.Contains(t, stdout, "gpuscatter "+c.name)
+	}
+	code, stdout, _ := runCLI(t, "examples", "-h")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "--match")
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "version")
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "gpuscatter "), stdout)
+	assert.Contains(t, stdout, "gpu: not in this build")
+	assert.Equal(t, 1, strings.Count(stdout, "\n"))
+}
+
+func TestOpsListsEveryOperator(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "ops")
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	blocks := strings.Split(strings.TrimSpace(stdout), "\n\n")
+	all := ops.All()
+	require.Len(t, blocks, len(all))
+	for i, op := range all {
+		b := blocks[i]
+		require.True(t, strings.HasPrefix(b, op.Name+" ("+op.Source), b)
+		assert.Contains(t, b, "reductions:       "+strings.Join(op.ReductionNames(), ", ")+"\n", op.Name)
+		assert.Contains(t, b, "negative indices:", op.Name)
+		assert.Contains(t, b, "data dtypes:", op.Name)
+		assert.Contains(t, b, "float32", op.Name)
+		assert.Equal(t, op.AnyDType, strings.Contains(b, "complex64"), op.Name)
+		assert.Equal(t, op.AnyDType, strings.Contains(b, "string"), op.Name)
+		assert.Equal(t, op.TakesSlice(), strings.Contains(b, "--start"), op.Name)
+		assert.Equal(t, op.TakesIndices(), strings.Contains(b, "--indices"), op.Name)
+		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(b, "--use-init-val"), op.Name)
+		switch {
+		case op.TakesSlice():
+			assert.Contains(t, b, "count from the end, then clamp")
+		case op.NegativeIndices:
+			assert.Contains(t, b, "allowed in [-s, s-1]", op.Name)
+		default:
+			assert.Contains(t, b, "rejected", op.Name)
+		}
+	}
+	// The table in specs/README.md: ScatterNDUpdate-15's reductions.
+	assert.Contains(t, stdout, "ScatterNDUpdate-15 (OpenVINO, nd)\n  inputs:           --data, --indices, --updates, --reduction\n  reductions:       none, sum, sub, prod, min, max\n")
+}
+
+func TestTopLevelUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no arguments", nil, "no command given"},
+		{"unknown command", []string{"scatter"}, `unknown command "scatter"`},
+		{"flag before the command", []string{"--op", "x"}, "--op must follow a command"},
+		{"help for an unknown command", []string{"help", "nope"}, `unknown command "nope"`},
+		{"help with two commands", []string{"help", "run", "ops"}, "at most one command"},
+		{"ops takes no arguments", []string{"ops", "extra"}, `unexpected argument "extra"`},
+		{"ops takes no flags", []string{"ops", "--backend", "cpu"}, "unknown flag --backend"},
+		{"version takes no arguments", []string{"version", "1"}, `unexpected argument "1"`},
+		{"examples: unknown flag", []string{"examples", "--fast"}, "unknown flag --fast"},
+		{"examples: bad backend", []string{"examples", "--backend", "tpu"}, `--backend "tpu": want one of auto, cpu, gpu`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			requireUsageError(t, code, stdout, stderr, tt.msg)
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	var a, b string
+	specs := []flagSpec{
+		{name: "a", set: func(v string) error { a = v; return nil }},
+		{name: "b", set: func(v string) error { b = v; return nil }},
+	}
+	ok := []struct {
+		args []string
+		a, b string
+	}{
+		{[]string{"--a", "1", "--b", "2"}, "1", "2"},
+		{[]string{"--a=1", "-b=2"}, "1", "2"},
+		{[]string{"-a", "-1"}, "-1", ""},             // a negative number is a value
+		{[]string{"--a=--b"}, "--b", ""},             // so is anything after =
+		{[]string{"--a", "x=y", "--"}, "x=y", ""},    // "--" ends the flags
+		{[]string{"--a="}, "", ""},                   // an empty value
+		{[]string{"--b", "-", "--a", "1"}, "1", "-"}, // "-" is a value
+	}
+	for _, tt := range ok {
+		a, b = "", ""
+		require.NoError(t, parseFlags(tt.args, specs), "%q", tt.args)
+		assert.Equal(t, tt.a, a, "%q", tt.args)
+		assert.Equal(t, tt.b, b, "%q", tt.args)
+	}
+	bad := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--c", "1"}, "unknown flag --c"},
+		{[]string{"--a"}, "flag --a needs a value"},
+		{[]string{"--a", "--b", "1"}, "flag --a needs a value"},
+		{[]string{"--a", "-h"}, "flag --a needs a value"},
+		{[]string{"--a", "1", "--a", "2"}, "flag --a is given more than once"},
+		{[]string{"--a", "1", "stray"}, `unexpected argument "stray"`},
+		{[]string{"--", "stray"}, `unexpected argument "stray"`},
+		{[]string{"---a", "1"}, `bad flag syntax "---a"`},
+		{[]string{"--=1"}, `bad flag syntax "--=1"`},
+		{[]string{"false"}, "--name=value"},
+	}
+	for _, tt := range bad {
+		err := parseFlags(tt.args, specs)
+		var ue *usageError
+		require.ErrorAs(t, err, &ue, "%q", tt.args)
+		assert.Contains(t, ue.msg, tt.msg, "%q", tt.args)
+	}
+	require.ErrorIs(t, parseFlags([]string{"--a", "1", "-h"}, specs), errHelp)
+	require.ErrorIs(t, parseFlags([]string{"--help"}, specs), errHelp)
+}
+
+func TestOneLine(t *testing.T) {
+	assert.Equal(t, "a b c", oneLine("a\nb\r\nc\n"))
+	assert.Equal(t, "x", oneLine("x"))
+}
+
+func TestFileErrorNamesFlagAndPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.npy")
+	_, err := npy.ReadFile(missing)
+	require.Error(t, err)
+	msg := fileError("data", missing, err).Error()
+	assert.Equal(t, "--data "+missing+": open: no such file or directory", msg)
+
+	garbage := filepath.Join(dir, "garbage.npy")
+	require.NoError(t, os.WriteFile(garbage, []byte("not an array"), 0o644))
+	_, err = npy.ReadFile(garbage)
+	require.Error(t, err)
+	msg = fileError("indices", garbage, err).Error()
+	assert.True(t, strings.HasPrefix(msg, "--indices "+garbage+": "), msg)
+	assert.Equal(t, 1, strings.Count(msg, garbage), msg)
+	assert.False(t, strings.HasPrefix(strings.TrimPrefix(msg, "--indices "+garbage+": "), "npy: "), msg)
+}

@@ -1,0 +1,31 @@
+// Gpuscatter runs the tensor scatter operators of the OpenVINO and ONNX
+// scatter family on .npy files and checks results against the CPU
+// reference.
+//
+// Usage:
+//
+//	gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
+//	               --data FILE.npy [--indices FILE.npy] --updates FILE.npy
+//	               [--start L --stop L --step L [--axes L]]
+//	               --out FILE.npy [--backend auto|cpu|gpu]
+//	gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
+//	gpuscatter ops
+//	gpuscatter version
+//	gpuscatter help [COMMAND]
+//
+// The run command reads its inputs, validates them against the operator's
+// rules (package ops), executes the operator on the chosen backend and
+// writes the result atomically: a failed run leaves no output file behind
+// and never replaces an existing one. The start, stop, step and axes of
+// SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
+// ending in .npy; the axis is an integer or a path ending in .npy.
+//
+// The examples command runs every example printed in the operator specs
+// through the same code path as run and reports whether each result matches
+// the spec's output.
+//
+// Exit status: 0 on success; 1 for invalid input or a failed run, with one
+// line on stderr that starts with "gpuscatter: " and names the input at
+// fault; 2 for a malformed command line, with a one-line message followed by
+// the usage.
+package main

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+var runCommand = &command{
+	name:    "run",
+	summary: "run one scatter operator on .npy inputs and write the result",
+	synopsis: `Usage:
+  gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
+                 --data FILE.npy [--indices FILE.npy] --updates FILE.npy
+                 [--start L --stop L --step L [--axes L]]
+                 --out FILE.npy [--backend auto|cpu|gpu]
+`,
+	details: `Runs one scatter operator and writes its result to --out. The output is
+written atomically: a failed run leaves no output file behind and never
+replaces an existing one.
+
+Flags (each once; --name=value or --name value):
+  --op NAME            operator and version, case-insensitive, e.g.
+                       ScatterNDUpdate-15 (see 'gpuscatter ops')
+  --data FILE.npy      the data tensor
+  --indices FILE.npy   the indices (every operator but SliceScatter-15)
+  --updates FILE.npy   the updates, of data's dtype
+  --axis INT|FILE.npy  the axis: an integer, or a path ending in .npy that
+                       holds an integer scalar or 1-element 1-D tensor.
+                       Required by ScatterUpdate-3 and ScatterElementsUpdate;
+                       for the ONNX operators it defaults to 0
+  --reduction R        none (the default) or a reduction the operator
+                       version takes (sum, prod, add, mul, min, max, ...)
+  --use-init-val=B     use_init_val of ScatterElementsUpdate-12: true (the
+                       default) or false
+  --start L, --stop L, --step L, --axes L
+                       SliceScatter-15's parameters, each a comma list of
+                       integers such as 0,-1 (an int64 1-D tensor) or a path
+                       ending in .npy; --axes is optional
+  --out FILE.npy       where to write the result
+  --backend B          auto (the default: the GPU when available, else the
+                       CPU, with a notice), cpu or gpu
+
+Exit status: 0 on success; 1 for invalid input or a failed run, with one
+line on stderr naming the input at fault; 2 for a malformed command line.
+`,
+	run: runMain,
+}
+
+// runFlags holds the parsed flags of the run command.
+type runFlags struct {
+	op, reduction, out, backend  stringArg
+	data, indices, updates, axis tensorArg
+	start, stop, step, axes      tensorArg
+	useInitVal                   boolArg
+}
+
+// newRunFlags returns the run flags with their defaults and parsers.
+func newRunFlags() *runFlags {
+	return &runFlags{
+		op:         stringArg{name: "op"},
+		reduction:  stringArg{name: "reduction"},
+		out:        stringArg{name: "out", check: nonEmptyPath},
+		backend:    stringArg{name: "backend", value: backendAuto, check: checkBackendName},
+		data:       tensorArg{name: "data"},
+		indices:    tensorArg{name: "indices"},
+		updates:    tensorArg{name: "updates"},
+		axis:       tensorArg{name: "axis", parseInline: parseIntScalar},
+		start:      tensorArg{name: "start", parseInline: parseIntListTensor},
+		stop:       tensorArg{name: "stop", parseInline: parseIntListTensor},
+		step:       tensorArg{name: "step", parseInline: parseIntListTensor},
+		axes:       tensorArg{name: "axes", parseInline: parseIntListTensor},
+		useInitVal: boolArg{name: "use-init-val"},
+	}
+}
+
+// specs returns the flags of the run command.
+func (f *runFlags) specs() []flagSpec {
+	return []flagSpec{
+		f.op.spec(), f.data.spec(), f.indices.spec(), f.updates.spec(), f.axis.spec(),
+		f.reduction.spec(), f.useInitVal.spec(),
+		f.start.spec(), f.stop.spec(), f.step.spec(), f.axes.spec(),
+		f.out.spec(), f.backend.spec(),
+	}
+}
+
+// nonEmptyPath rejects an empty path.
+func nonEmptyPath(v string) error {
+	if v == "" {
+		return errors.New("want a path")
+	}
+	return nil
+}
+
+// runMain is the run command: parse, open the backend, load the inputs,
+// run, write the output. The examples command calls it too, through Main.
+func runMain(ctx context.Context, c *cli, args []string) error {
+	f := newRunFlags()
+	if err := parseFlags(args, f.specs()); err != nil {
+		return err
+	}
+	var missing []string
+	for _, given := range []struct {
+		name string
+		ok   bool
+	}{{"op", f.op.given}, {"data", f.data.given}, {"updates", f.updates.given}, {"out", f.out.given}} {
+		if !given.ok {
+			missing = append(missing, "--"+given.name)
+		}
+	}
+	if len(missing) > 0 {
+		if len(missing) == 1 {
+			return usagef("missing required flag %s", missing[0])
+		}
+		return usagef("missing required flags %s", strings.Join(missing, ", "))
+	}
+	op, err := ops.Lookup(f.op.value)
+	if err != nil {
+		return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.op.value)
+	}
+
+	if err := checkOut(f.out.value); err != nil {
+		return err
+	}
+	b, notice, err := openBackend(ctx, f.backend.value)
+	if err != nil {
+		return err
+	}
+	result, err := execute(ctx, b, op, f)
+	if cerr := b.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := npy.WriteFile(f.out.value, result); err != nil {
+		return fileError("out", f.out.value, err)
+	}
+	if notice != "" {
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+	}
+	return nil
+}
+
+// checkOut fails early, before any input is read, when path cannot become
+// the output file: its directory is missing or it is a directory itself.
+// npy.WriteFile still reports every other failure at the end.
+func checkOut(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--out %s: is a directory", path)
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	switch {
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--out %s: %s is not a directory", path, filepath.Dir(path))
+	}
+	return nil
+}
+
+// execute loads the inputs named by f and runs op on b.
+func execute(ctx context.Context, b ops.Backend, op *ops.Op, f *runFlags) (*tensor.Tensor, error) {
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value}
+	for _, in := range []struct {
+		arg *tensorArg
+		dst **tensor.Tensor
+	}{
+		{&f.data, &req.Data}, {&f.indices, &req.Indices}, {&f.updates, &req.Updates}, {&f.axis, &req.Axis},
+		{&f.start, &req.Start}, {&f.stop, &req.Stop}, {&f.step, &req.Step}, {&f.axes, &req.Axes},
+	} {
+		t, err := in.arg.load()
+		if err != nil {
+			return nil, err
+		}
+		*in.dst = t
+	}
+	return ops.Run(ctx, b, req)
+}

@@ -1,0 +1,194 @@
+package cpuref
+
+import (
+	"context"
+	"math"
+	"runtime"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Backend is the CPU reference implementation of ops.Backend. The zero value
+// is ready to use; a Backend holds no resources and may run several Execute
+// calls at once.
+type Backend struct {
+	// Workers is the number of goroutines an Execute call uses; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+
+	// keepOverwritten makes ScatterUpdate-3 apply every update, including
+	// those a later update to the same slice overwrites. Benchmarks use it
+	// to measure the plain scatter.
+	keepOverwritten bool
+	// grain overrides the task sizes (tests use tiny ones to reach the
+	// parallel paths with small tensors); nil means defaultGrain.
+	grain *grain
+}
+
+// grain holds the smallest amounts of work worth a task of their own.
+type grain struct {
+	task   int // update elements of a scatter task
+	run    int // contiguous elements of a task that splits runs along k
+	piece  int // elements of a k range of a ScatterElements task split along k
+	decode int // index positions of an index-pass task
+	copy   int // bytes of a copy task
+	bigOut int // bytes of an output too large for the caches
+}
+
+var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20}
+
+var _ ops.Backend = (*Backend)(nil)
+
+// New returns a Backend that uses every available CPU.
+func New() *Backend { return &Backend{} }
+
+// Name returns "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// Close does nothing and returns nil; a Backend holds no resources.
+func (b *Backend) Close() error { return nil }
+
+// Run validates req and executes it on a new Backend: ops.Run with the CPU
+// reference.
+func Run(req ops.Request) (*tensor.Tensor, error) {
+	return ops.Run(context.Background(), New(), req)
+}
+
+// Execute writes the result of p into out (ops.Backend). out must have p's
+// dtype and shape; it may be p.Data itself (or share its storage), and then
+// the scatter happens in place. The other inputs are never modified. An
+// out-of-range index is reported, before anything is written, as the error
+// p.IndexAt gives for the first bad position.
+func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	if p == nil {
+		return &ops.Error{Input: "plan", Err: ops.ErrMissingInput, Msg: "cpuref: plan is nil"}
+	}
+	if err := p.CheckOutput(out); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w := b.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	g := defaultGrain
+	if b.grain != nil {
+		g = *b.grain
+	}
+	x := &exec{
+		g:               g,
+		ctx:             ctx,
+		p:               p,
+		out:             out,
+		w:               w,
+		inPlace:         sameStorage(out, p.Data),
+		keepOverwritten: b.keepOverwritten,
+	}
+	return x.run()
+}
+
+// sameStorage reports whether a and b hold their elements in the same
+// memory.
+func sameStorage(a, b *tensor.Tensor) bool {
+	if a == b {
+		return true
+	}
+	if a.DType == tensor.String {
+		return len(a.Strings) > 0 && len(a.Strings) == len(b.Strings) && &a.Strings[0] == &b.Strings[0]
+	}
+	return len(a.Data) > 0 && len(a.Data) == len(b.Data) && &a.Data[0] == &b.Data[0]
+}
+
+// exec is one Execute call.
+type exec struct {
+	g               grain
+	ctx             context.Context
+	p               *ops.Plan
+	out             *tensor.Tensor
+	w               int
+	inPlace         bool
+	keepOverwritten bool
+}
+
+func (x *exec) run() error {
+	p := x.p
+	if p.NumUpdates() == 0 {
+		// specs/README.md: zero-size updates give a copy of data. (Zero-size
+		// indices with updates are ScatterND tuples of length 0, each
+		// addressing all of data, as the ScatterNDUpdate-15 snippet computes
+		// them.) Indices that no update uses are still checked: an index out
+		// of range is an error whether or not updates land through it.
+		for pos := range p.NumIndices() {
+			if _, err := p.IndexAt(pos); err != nil {
+				return err
+			}
+		}
+		return x.copyData()
+	}
+	switch p.Kind {
+	case ops.KindSlice:
+		return x.slice()
+	case ops.KindAxis:
+		return x.axis()
+	}
+	// Offsets and positions are int32 when they fit, halving the memory
+	// traffic of the per-update target offsets.
+	if x.out.Len() <= math.MaxInt32 && p.NumUpdates() <= math.MaxInt32 {
+		return scatter[int32](x)
+	}
+	return scatter[int](x)
+}
+
+// done is the channel that stops the phases before the scatter: the index
+// pass and the grouping of updates by target.
+func (x *exec) done() <-chan struct{} { return x.ctx.Done() }
+
+// scatterDone is the channel that stops the scatter phase: none in place,
+// where a stopped scatter could not be undone.
+func (x *exec) scatterDone() <-chan struct{} {
+	if x.inPlace {
+		return nil
+	}
+	return x.ctx.Done()
+}
+
+// copyData makes out a copy of data, unless they are the same memory. It
+// checks the context first and then copies to the end, so that out is never
+// left half copied.
+func (x *exec) copyData() error {
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	x.forceCopy()
+	return nil
+}
+
+func (x *exec) forceCopy() {
+	if x.inPlace {
+		return
+	}
+	if x.p.DType == tensor.String {
+		copyParallel(x.w, x.g.copy, x.out.Strings, x.p.Data.Strings)
+		return
+	}
+	copyParallel(x.w, x.g.copy, x.out.Data, x.p.Data.Data)
+}
+
+// cancelled is what a stopped scatter phase returns: out is made a copy of
+// data again and the context's error is returned.
+func (x *exec) cancelled() error {
+	x.forceCopy()
+	return x.ctx.Err()
+}
+
+// want returns how many tasks to split work (update elements) into: enough
+// for every worker to take several, none smaller than the task grain.
+func (x *exec) want(work int) int {
+	return max(1, min(4*x.w, work/x.g.task))
+}

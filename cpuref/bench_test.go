@@ -1,0 +1,155 @@
+package cpuref
+
+import (
+	"context"
+	"math/rand"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The benchmarks report GB/s of memory traffic: data read, output written,
+// updates read and indices read, per second. Each runs next to a parallel
+// memcpy that moves the same traffic (half the bytes read, half written),
+// so the ratio of the two says how close the scatter comes to the memory
+// bandwidth. The output tensor is allocated once and reused, so that page
+// faults on fresh memory do not dominate.
+
+// traffic returns the bytes a scatter of req reads and writes.
+func traffic(req ops.Request) int64 {
+	return 2*int64(len(req.Data.Data)) + int64(len(req.Updates.Data)) + int64(len(req.Indices.Data))
+}
+
+func benchScatter(b *testing.B, be *Backend, req ops.Request) {
+	p, err := ops.Prepare(req)
+	require.NoError(b, err)
+	out, err := tensor.New(p.DType, p.Shape)
+	require.NoError(b, err)
+	ctx := context.Background()
+	require.NoError(b, be.Execute(ctx, p, out)) // fault the output's pages in
+	bytes := traffic(req)
+	b.SetBytes(bytes)
+	n := 0
+	for b.Loop() {
+		if err := be.Execute(ctx, p, out); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(bytes)*float64(n)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// benchMemcpy copies bytes/2 bytes with every CPU: the traffic of bytes.
+func benchMemcpy(b *testing.B, bytes int64) {
+	src := make([]byte, bytes/2)
+	dst := make([]byte, bytes/2)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	w := runtime.GOMAXPROCS(0)
+	copyParallel(w, defaultGrain.copy, dst, src) // fault the pages in
+	b.SetBytes(bytes)
+	n := 0
+	for b.Loop() {
+		copyParallel(w, defaultGrain.copy, dst, src)
+		n++
+	}
+	b.ReportMetric(float64(bytes)*float64(n)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+func f32Tensor(shape []int, seed int64) *tensor.Tensor {
+	t, err := tensor.New(tensor.Float32, shape)
+	if err != nil {
+		panic(err)
+	}
+	v := tensor.View[float32](t)
+	x := uint32(seed)*2654435761 + 1
+	for i := range v {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		v[i] = float32(x>>8) / (1 << 24)
+	}
+	return t
+}
+
+func randIndices(rng *rand.Rand, shape []int, bound func(pos int) int) *tensor.Tensor {
+	t, err := tensor.New(tensor.Int64, shape)
+	if err != nil {
+		panic(err)
+	}
+	v := tensor.View[int64](t)
+	for i := range v {
+		v[i] = int64(rng.Intn(bound(i)))
+	}
+	return t
+}
+
+// ScatterNDUpdate-15 example 5: data [1000,256,10,15], indices [25,125,3],
+// updates [25,125,15], random indices in range.
+func ndExample5() ops.Request {
+	rng := rand.New(rand.NewSource(5))
+	ds := []int{1000, 256, 10, 15}
+	return ops.Request{
+		Op:      "ScatterNDUpdate-15",
+		Data:    f32Tensor(ds, 1),
+		Indices: randIndices(rng, []int{25, 125, 3}, func(pos int) int { return ds[pos%3] }),
+		Updates: f32Tensor([]int{25, 125, 15}, 2),
+	}
+}
+
+// ScatterUpdate-3 example 1: data [1000,256,10,15], indices [125,20],
+// updates [1000,125,20,10,15] (1.5 GB, built once), axis 1, random indices.
+var scatterUpdateExample1 = sync.OnceValue(func() ops.Request {
+	rng := rand.New(rand.NewSource(1))
+	return ops.Request{
+		Op:      "ScatterUpdate-3",
+		Data:    f32Tensor([]int{1000, 256, 10, 15}, 1),
+		Indices: randIndices(rng, []int{125, 20}, func(int) int { return 256 }),
+		Updates: f32Tensor([]int{1000, 125, 20, 10, 15}, 2),
+		Axis:    tensor.Scalar(1),
+	}
+})
+
+func BenchmarkScatterNDUpdate15Example5(b *testing.B) {
+	req := ndExample5()
+	b.Run("scatter", func(b *testing.B) { benchScatter(b, New(), req) })
+	b.Run("memcpy", func(b *testing.B) { benchMemcpy(b, traffic(req)) })
+}
+
+func BenchmarkScatterUpdate3Example1(b *testing.B) {
+	req := scatterUpdateExample1()
+	// Of 2500 indices into 256 slices, about 256 are the last to their
+	// slice; the others are overwritten and skipped.
+	b.Run("scatter", func(b *testing.B) { benchScatter(b, New(), req) })
+	b.Run("scatter-every-update", func(b *testing.B) { benchScatter(b, &Backend{keepOverwritten: true}, req) })
+	b.Run("memcpy", func(b *testing.B) { benchMemcpy(b, traffic(req)) })
+}
+
+// BenchmarkScatterElementsSumDuplicates: small data, many updates per
+// element. "rows" has 128 updates to every element along axis 0 of a
+// [256, 64] tensor (tasks split the columns); "flat" has 256 updates to
+// every element of a 1-D tensor of 1024 (tasks take ranges of targets).
+func BenchmarkScatterElementsSumDuplicates(b *testing.B) {
+	rng := rand.New(rand.NewSource(3))
+	rows := ops.Request{
+		Op: "ScatterElements-18", Reduction: "add",
+		Data:    f32Tensor([]int{256, 64}, 1),
+		Indices: randIndices(rng, []int{1 << 15, 64}, func(int) int { return 256 }),
+		Updates: f32Tensor([]int{1 << 15, 64}, 2),
+	}
+	flat := ops.Request{
+		Op: "ScatterElements-18", Reduction: "add",
+		Data:    f32Tensor([]int{1024}, 1),
+		Indices: randIndices(rng, []int{1 << 18}, func(int) int { return 1024 }),
+		Updates: f32Tensor([]int{1 << 18}, 2),
+	}
+	b.Run("rows", func(b *testing.B) { benchScatter(b, New(), rows) })
+	b.Run("flat", func(b *testing.B) { benchScatter(b, New(), flat) })
+	b.Run("memcpy", func(b *testing.B) { benchMemcpy(b, traffic(rows)) })
+}

@@ -1,0 +1,408 @@
+package cpuref
+
+import (
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The scatters are generic over E, the element's storage: a type of the
+// dtype's size (uint8 ... uint64, [2]uint64 for complex128) or string, so
+// that moves are plain assignments and copies whatever the dtype.
+
+// scatter runs a KindND or KindElements plan.
+func scatter[O offset](x *exec) error {
+	tgt, err := decode[O](x)
+	if err != nil {
+		return err
+	}
+	defer release(tgt)
+	if err := x.copyData(); err != nil {
+		return err
+	}
+	out, upd := x.out, x.p.Updates
+	if x.p.DType == tensor.String {
+		return scatterAs(x, out.Strings, upd.Strings, tgt)
+	}
+	switch x.p.DType.Size() {
+	case 1:
+		return scatterAs(x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data), tgt)
+	case 2:
+		return scatterAs(x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data), tgt)
+	case 4:
+		return scatterAs(x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data), tgt)
+	case 8:
+		return scatterAs(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), tgt)
+	}
+	return scatterAs(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), tgt)
+}
+
+func scatterAs[E any, O offset](x *exec, out, upd []E, tgt []O) error {
+	k, err := newKernels[E, O](x)
+	if err != nil {
+		return err
+	}
+	if k.free != nil {
+		defer k.free()
+	}
+	if x.p.Kind == ops.KindND && x.p.Inner > 1 {
+		return scatterRuns(x, out, upd, tgt, k)
+	}
+	// ScatterElements, and ScatterND with one-element slices, whose rows
+	// are then the target elements themselves.
+	return scatterElems(x, out, upd, tgt, k)
+}
+
+// scatterElems applies update u to out[tgt[u]] for every u. Updates that
+// differ in o or k never meet, so tasks take ranges of o and of k and walk
+// j in order; when that gives too few tasks and grouping pays, the updates
+// are grouped by target instead.
+func scatterElems[E any, O offset](x *exec, out, upd []E, tgt []O, k kernels[E, O]) error {
+	p := x.p
+	J, inner := p.J, p.Inner
+	apply := func(each func(fn func(t []O, u []E))) {
+		if k.neutral != nil {
+			v := *k.neutral
+			each(func(t []O, _ []E) { fillI(out, t, v) })
+		}
+		each(func(t []O, u []E) { k.indexed(out, t, u) })
+		if k.finish != nil {
+			each(func(t []O, _ []E) { k.finish(out, t) })
+		}
+	}
+	want := x.want(len(tgt))
+	g := planGrid(p.Outer, J, inner, false, want, x.g.piece)
+	if want > 1 && g.tasks() < min(want, 2*x.w) && x.groupByTarget(len(out)*elemSize[E]()) {
+		return scatterElemsByTarget(x, out, upd, tgt, apply)
+	}
+	ok := forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
+		oLo, oHi, _, _, kLo, kHi := g.task(t)
+		if kLo == 0 && kHi == inner {
+			// Whole blocks of o: one piece, in u order.
+			lo, hi := oLo*J*inner, oHi*J*inner
+			apply(func(fn func([]O, []E)) { fn(tgt[lo:hi], upd[lo:hi]) })
+			return
+		}
+		apply(func(fn func([]O, []E)) {
+			for o := oLo; o < oHi; o++ {
+				for j := range J {
+					b := (o*J + j) * inner
+					fn(tgt[b+kLo:b+kHi], upd[b+kLo:b+kHi])
+				}
+			}
+		})
+	})
+	if !ok {
+		return x.cancelled()
+	}
+	return nil
+}
+
+// groupByTarget reports whether grouping updates by target pays for
+// itself: grouping costs about as much as a fold, so it takes several
+// workers to win, or a target tensor too large for the caches, where the
+// groups' locality helps too.
+func (x *exec) groupByTarget(outBytes int) bool {
+	return x.w >= 4 || outBytes >= x.g.bigOut
+}
+
+// scatterElemsByTarget groups the updates by ranges of target elements,
+// keeping their order, and applies each group in one task.
+func scatterElemsByTarget[E any, O offset](x *exec, out, upd []E, tgt []O, apply func(each func(fn func(t []O, u []E)))) error {
+	bk, ok := newBuckets(x, tgt, len(out))
+	if !ok {
+		return x.ctx.Err() // out is still a copy of data
+	}
+	tgtS, updS := scratch[O](len(tgt)), scratch[E](len(tgt))
+	defer release(tgtS)
+	defer release(updS)
+	if !forEach(x.done(), x.w, bk.parts, func(i int) {
+		lo, hi := part(i, len(tgt), bk.parts)
+		placeUpdates(tgt[lo:hi], upd[lo:hi], bk.shift, bk.cur[i], tgtS, updS)
+	}) {
+		return x.ctx.Err()
+	}
+	if !forEach(x.scatterDone(), x.w, bk.n, func(b int) {
+		lo, hi := bk.start[b], bk.start[b+1]
+		apply(func(fn func([]O, []E)) { fn(tgtS[lo:hi], updS[lo:hi]) })
+	}) {
+		return x.cancelled()
+	}
+	return nil
+}
+
+// scatterRuns applies, for every tuple j, the run of Inner updates at
+// j*Inner to the slice at rows[j]*Inner. Different k never meet, so tasks
+// take ranges of k and walk j in order; when the runs are too short for
+// that and grouping pays, the tuples are grouped by target row instead.
+func scatterRuns[E any, O offset](x *exec, out, upd []E, rows []O, k kernels[E, O]) error {
+	J, inner := x.p.J, x.p.Inner
+	move := func(dst, src, n int) {
+		if k.contig == nil {
+			copy(out[dst:dst+n], upd[src:src+n])
+		} else {
+			k.contig(out[dst:dst+n], upd[src:src+n])
+		}
+	}
+	want := x.want(J * inner)
+	g := planGrid(1, J, inner, false, want, x.g.run)
+	if want > 1 && g.tasks() < min(want, 2*x.w) && x.groupByTarget(len(out)*elemSize[E]()) {
+		bk, ok := newBuckets(x, rows, len(out)/inner)
+		if !ok {
+			return x.ctx.Err()
+		}
+		order := scratch[O](J)
+		defer release(order)
+		if !forEach(x.done(), x.w, bk.parts, func(i int) {
+			lo, hi := part(i, J, bk.parts)
+			placePositions(rows[lo:hi], lo, bk.shift, bk.cur[i], order)
+		}) {
+			return x.ctx.Err()
+		}
+		if !forEach(x.scatterDone(), x.w, bk.n, func(b int) {
+			for _, j := range order[bk.start[b]:bk.start[b+1]] {
+				move(int(rows[j])*inner, int(j)*inner, inner)
+			}
+		}) {
+			return x.cancelled()
+		}
+		return nil
+	}
+	if !forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
+		_, _, _, _, kLo, kHi := g.task(t)
+		for j, r := range rows {
+			move(int(r)*inner+kLo, j*inner+kLo, kHi-kLo)
+		}
+	}) {
+		return x.cancelled()
+	}
+	return nil
+}
+
+// buckets groups positions by the range of their keys (targets in [0, r)),
+// bucket b holding keys b<<shift to (b+1)<<shift - 1. The positions are
+// split into parts counted separately; cur[part][b] is where the part's
+// next position of bucket b goes, so that placing the parts in parallel
+// keeps every bucket in position order.
+type buckets struct {
+	shift uint
+	n     int
+	start []int // bucket b fills [start[b], start[b+1])
+	parts int
+	cur   [][]int
+}
+
+func newBuckets[O offset](x *exec, keys []O, r int) (*buckets, bool) {
+	bk := &buckets{parts: max(1, min(x.w, len(keys)/x.g.task))}
+	for (r-1)>>bk.shift >= 2*x.w {
+		bk.shift++
+	}
+	bk.n = (r-1)>>bk.shift + 1
+	bk.cur = make([][]int, bk.parts)
+	if !forEach(x.done(), x.w, bk.parts, func(i int) {
+		count := make([]int, bk.n)
+		lo, hi := part(i, len(keys), bk.parts)
+		for _, key := range keys[lo:hi] {
+			count[int(key)>>bk.shift]++
+		}
+		bk.cur[i] = count
+	}) {
+		return nil, false
+	}
+	bk.start = make([]int, bk.n+1)
+	pos := 0
+	for b := range bk.n {
+		bk.start[b] = pos
+		for _, cur := range bk.cur {
+			c := cur[b]
+			cur[b] = pos
+			pos += c
+		}
+	}
+	bk.start[bk.n] = pos
+	return bk, true
+}
+
+// placeUpdates copies the targets and updates of one part to their places
+// in bucket order.
+func placeUpdates[E any, O offset](tgt []O, upd []E, shift uint, cur []int, tgtS []O, updS []E) {
+	upd = upd[:len(tgt)]
+	for i, t := range tgt {
+		b := int(t) >> shift
+		d := cur[b]
+		cur[b] = d + 1
+		tgtS[d] = t
+		updS[d] = upd[i]
+	}
+}
+
+// placePositions writes the positions lo, lo+1, ... of one part's keys to
+// their places in bucket order.
+func placePositions[O offset](keys []O, lo int, shift uint, cur []int, order []O) {
+	for i, key := range keys {
+		b := int(key) >> shift
+		d := cur[b]
+		cur[b] = d + 1
+		order[d] = O(lo + i)
+	}
+}
+
+// axis runs a ScatterUpdate-3 plan: for every o and j, the run of Inner
+// updates at (o*J + j)*Inner replaces the slice at (o*s + idx[j])*Inner.
+func (x *exec) axis() error {
+	idx, err := decode[int](x)
+	if err != nil {
+		return err
+	}
+	defer release(idx)
+	var keep []int
+	distinct := false
+	if !x.keepOverwritten {
+		keep, distinct = lastWriters(idx, x.p.Shape[x.p.Axis])
+	}
+	if err := x.copyData(); err != nil {
+		return err
+	}
+	out, upd := x.out, x.p.Updates
+	if x.p.DType == tensor.String {
+		return axisMoves(x, out.Strings, upd.Strings, idx, keep, distinct)
+	}
+	switch x.p.DType.Size() {
+	case 1:
+		return axisMoves(x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data), idx, keep, distinct)
+	case 2:
+		return axisMoves(x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data), idx, keep, distinct)
+	case 4:
+		return axisMoves(x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data), idx, keep, distinct)
+	case 8:
+		return axisMoves(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), idx, keep, distinct)
+	}
+	return axisMoves(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), idx, keep, distinct)
+}
+
+// axisMoves applies the updates j in keep (all when nil), in order. When
+// their targets are distinct, tasks may split j as well as o and k.
+func axisMoves[E any](x *exec, out, upd []E, idx, keep []int, distinct bool) error {
+	p := x.p
+	outer, J, inner, s := p.Outer, p.J, p.Inner, p.Shape[p.Axis]
+	m := J
+	if keep != nil {
+		m = len(keep)
+	}
+	g := planGrid(outer, m, inner, distinct, x.want(outer*m*inner), x.g.run)
+	if !forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
+		oLo, oHi, mLo, mHi, kLo, kHi := g.task(t)
+		n := kHi - kLo
+		for o := oLo; o < oHi; o++ {
+			for i := mLo; i < mHi; i++ {
+				j := i
+				if keep != nil {
+					j = keep[i]
+				}
+				dst := (o*s+idx[j])*inner + kLo
+				src := (o*J+j)*inner + kLo
+				if n == 1 {
+					out[dst] = upd[src]
+				} else {
+					copy(out[dst:dst+n], upd[src:src+n])
+				}
+			}
+		}
+	}) {
+		return x.cancelled()
+	}
+	return nil
+}
+
+// slice runs a SliceScatter-15 plan. Trailing dimensions that the slice
+// covers whole merge, with the next one if its step is 1, into contiguous
+// runs; the dimension before them is walked with its stride, and the ones
+// before that are rows. When the slice covers all of data, the copy of data
+// is skipped.
+func (x *exec) slice() error {
+	p := x.p
+	run, d := 1, len(p.Shape)-1
+	for d >= 0 && p.SliceStep[d] == 1 && p.SliceCount[d] == p.Shape[d] {
+		run *= p.Shape[d]
+		d--
+	}
+	base := 0
+	if d >= 0 && p.SliceStep[d] == 1 {
+		run *= p.SliceCount[d]
+		base = p.SliceStart[d] * p.Strides[d]
+		d--
+	}
+	if p.NumUpdates() < x.out.Len() {
+		if err := x.copyData(); err != nil {
+			return err
+		}
+	}
+	out, upd := x.out, x.p.Updates
+	if x.p.DType == tensor.String {
+		return sliceMoves(x, out.Strings, upd.Strings, d, run, base)
+	}
+	switch x.p.DType.Size() {
+	case 1:
+		return sliceMoves(x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data), d, run, base)
+	case 2:
+		return sliceMoves(x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data), d, run, base)
+	case 4:
+		return sliceMoves(x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data), d, run, base)
+	case 8:
+		return sliceMoves(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), d, run, base)
+	}
+	return sliceMoves(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), d, run, base)
+}
+
+// sliceMoves writes the slice: dimensions 0..d-1 are rows, dimension d
+// (none when d < 0) is walked with its stride, and each of its coordinates
+// takes a contiguous run of updates starting at base.
+func sliceMoves[E any](x *exec, out, upd []E, d, run, base int) error {
+	p := x.p
+	count, stride := 1, 0
+	if d >= 0 {
+		count = p.SliceCount[d]
+		stride = p.SliceStep[d] * p.Strides[d]
+		base += p.SliceStart[d] * p.Strides[d]
+	} else {
+		d = 0
+	}
+	rowShape := p.SliceCount[:d]
+	rows := 1
+	for _, c := range rowShape {
+		rows *= c
+	}
+	// The slice selects distinct elements, so tasks may split any dimension.
+	g := planGrid(rows, count, run, true, x.want(len(upd)), x.g.run)
+	if !forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
+		oLo, oHi, mLo, mHi, kLo, kHi := g.task(t)
+		n := kHi - kLo
+		coord := make([]int, len(rowShape))
+		tensor.Unravel(oLo, rowShape, coord)
+		for row := oLo; row < oHi; row++ {
+			off := base
+			for i, c := range coord {
+				off += (p.SliceStart[i] + c*p.SliceStep[i]) * p.Strides[i]
+			}
+			src := row * count * run
+			if run == 1 {
+				for c := mLo; c < mHi; c++ {
+					out[off+c*stride] = upd[src+c]
+				}
+			} else {
+				for c := mLo; c < mHi; c++ {
+					dst, s := off+c*stride+kLo, src+c*run+kLo
+					copy(out[dst:dst+n], upd[s:s+n])
+				}
+			}
+			for i := len(coord) - 1; i >= 0; i-- {
+				if coord[i]++; coord[i] < rowShape[i] {
+					break
+				}
+				coord[i] = 0
+			}
+		}
+	}) {
+		return x.cancelled()
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+// Package opstest is the test suite that every gpuscatter backend runs, in
+// the manner of gonum's testblas:
+//
+//   - RunConformance checks a backend against the spec examples
+//     (ops/examples), the validation table (ValidationCases), the
+//     out-of-range index errors (IndexErrorCases), unchanged inputs, in-place
+//     execution, guard regions around the output, and a seeded sample of
+//     random requests checked against Naive.
+//   - RunDifferential compares two backends on seeded random requests.
+//   - Naive is a deliberately simple element-by-element reference written
+//     from the specs' NumPy snippets and the contract in specs/README.md. It
+//     shares no index arithmetic with ops.Plan; it calls ops.Prepare only to
+//     decide whether a request is valid, and Plan.IndexAt only to word an
+//     out-of-range error.
+//   - RandomRequest and RandomBadRequest generate valid and invalid requests
+//     across every operator, version, dtype and index type.
+//
+// Results are compared bit for bit (tensor.Equal) for the spec examples. For
+// random requests, Same treats any two NaNs of a float or complex dtype as
+// equal, because the contract fixes where a NaN appears (min and max
+// propagate it) but not its payload, and GPUs do not keep payloads through
+// conversions; everything else, signed zeros included, must match bit for
+// bit.
+package opstest
