@@ -37,7 +37,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, examplesCommand, opsCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.
@@ -57,6 +57,7 @@ const mainUsage = `Usage:
                  --out FILE.npy [--backend auto|cpu|gpu]
   gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
   gpuscatter ops
+  gpuscatter devices [--json]
   gpuscatter version
   gpuscatter help [COMMAND]
 
@@ -162,10 +163,12 @@ func usagef(format string, args ...any) error {
 // command's usage on stdout and exits with exitOK.
 var errHelp = errors.New("help requested")
 
-// flagSpec is one flag of a command. Every flag takes a value.
+// flagSpec is one flag of a command. Every flag takes a value, except that a
+// boolean flag written without "=value" means "=true".
 type flagSpec struct {
-	name string                   // without dashes
-	set  func(value string) error // parses and stores the value
+	name    string                   // without dashes
+	set     func(value string) error // parses and stores the value
+	boolean bool                     // --name alone means --name=true
 }
 
 // parseFlags parses args against specs. A flag is written --name=value or
@@ -216,6 +219,9 @@ func parseFlags(args []string, specs []flagSpec) error {
 			return usagef("flag --%s is given more than once", name)
 		}
 		seen[name] = true
+		if !hasValue && spec.boolean {
+			value, hasValue = "true", true
+		}
 		if !hasValue {
 			// The value is the next argument, unless that is another flag:
 			// "--data --out x" lacks a value rather than reading a file

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+var devicesCommand = &command{
+	name:    "devices",
+	summary: "list the Vulkan devices with their type, driver, memory, limits and capabilities",
+	synopsis: `Usage:
+  gpuscatter devices [--json]
+`,
+	details: `Lists every Vulkan device the loader finds, in the loader's order. The index
+or any part of the name selects a device for --device (or GPUSCATTER_DEVICE).
+Without a selector the first discrete GPU is used, else an integrated one,
+a virtual one, then a CPU device such as lavapipe. --json prints the same as
+a JSON array.
+`,
+	run: devicesMain,
+}
+
+// devicesMain is the devices command.
+func devicesMain(_ context.Context, c *cli, args []string) error {
+	asJSON := false
+	err := parseFlags(args, []flagSpec{{name: "json", boolean: true, set: func(v string) (err error) {
+		asJSON, err = strconv.ParseBool(v)
+		return err
+	}}})
+	if err != nil {
+		return err
+	}
+	devs, err := vk.Devices()
+	if err != nil {
+		return fmt.Errorf("devices: %w", err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(devs)
+	}
+	var b strings.Builder
+	for i, d := range devs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		describeDevice(&b, d)
+	}
+	_, err = fmt.Fprint(c.stdout, b.String())
+	return err
+}
+
+// describeDevice writes the block that the devices command prints for d.
+func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
+	cp := d.Capabilities
+	fmt.Fprintf(b, "%d: %s (%s, Vulkan %s)\n", d.Index, d.Name, d.Type, d.APIVersion)
+	line := func(key, format string, args ...any) {
+		fmt.Fprintf(b, "  %-22s %s\n", key+":", fmt.Sprintf(format, args...))
+	}
+	line("driver", "%s %s", d.DriverName, d.DriverInfo)
+	line("device-local memory", "%s", mib(d.DeviceLocalMemory))
+	line("unified memory", "%v", cp.UnifiedMemory)
+	line("max storage binding", "%s", mib(cp.MaxStorageBufferRange))
+	line("max allocation", "%s", mib(cp.MaxMemoryAllocationSize))
+	line("workgroup count", "%v", cp.MaxComputeWorkGroupCount)
+	line("workgroup size", "%v (%d invocations)", cp.MaxComputeWorkGroupSize, cp.MaxComputeWorkGroupInvocations)
+	line("subgroup size", "%d", cp.SubgroupSize)
+	line("float32 atomics", "add %v, min/max %v", cp.Float32AtomicAdd, cp.Float32AtomicMinMax)
+	line("float16 atomics", "add %v, min/max %v", cp.Float16AtomicAdd, cp.Float16AtomicMinMax)
+	line("float64 atomics", "add %v, min/max %v", cp.Float64AtomicAdd, cp.Float64AtomicMinMax)
+	line("int64 atomics", "%v", cp.Int64BufferAtomics)
+	line("shader int64/16/8", "%v/%v/%v", cp.ShaderInt64, cp.ShaderInt16, cp.ShaderInt8)
+	line("8/16-bit storage", "%v/%v", cp.StorageBuffer8BitAccess, cp.StorageBuffer16BitAccess)
+	line("buffer device address", "%v", cp.BufferDeviceAddress)
+	line("timestamps", "%v (%.3g ns per tick)", cp.Timestamps, cp.TimestampPeriod)
+}
+
+// mib formats a byte count in MiB (GiB from 4 GiB up).
+func mib(n uint64) string {
+	if n >= 4<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+}
