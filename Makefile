@@ -11,7 +11,7 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 
-.PHONY: all deps build run test check fmt-check vet unit fuzz clean
+.PHONY: all deps build run test check fmt-check vet unit fuzz shaders clean
 
 all: build
 
@@ -46,6 +46,10 @@ vet:
 unit:
 	$(GO) test -count=1 -timeout 15m $(PKG)
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
+
+## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
+shaders:
+	$(GO) generate ./shaders
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -97,8 +97,11 @@ func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) 
 		}
 	}()
 	usage := storageUsage
+	addrUsage, allocNext := d.addressUsage() // address.go
 	if staging {
-		usage = stagingUsage
+		usage, allocNext = stagingUsage, nil
+	} else {
+		usage |= addrUsage
 	}
 	ci := vulkan.BufferCreateInfo{
 		SType:       vulkan.StructureTypeBufferCreateInfo,
@@ -143,6 +146,7 @@ func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) 
 	}
 	ai := vulkan.MemoryAllocateInfo{
 		SType:           vulkan.StructureTypeMemoryAllocateInfo,
+		PNext:           allocNext,
 		AllocationSize:  req.Size,
 		MemoryTypeIndex: uint32(typ),
 	}

@@ -1,0 +1,227 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// Options configures Open.
+type Options struct {
+	// Device selects the Vulkan device: a decimal index into vk.Devices()
+	// or a case-insensitive substring of its name. Empty means the
+	// GPUSCATTER_DEVICE environment variable, then the best device by type.
+	Device string
+	// Validation enables the Khronos validation layer; its messages are
+	// returned by ValidationMessages. Open fails when the layer is missing.
+	Validation bool
+	// MaxAllocationBytes caps the size of one buffer, and so the chunk size
+	// of tensors on the device (the largest power of two not above it, at
+	// least 16 bytes). Zero means the device's limit. Tests lower it to
+	// exercise chunking.
+	MaxAllocationBytes uint64
+	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
+	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
+	PipelineCacheDir string
+	// MaxPoolBytes bounds the device memory kept in idle pooled buffers
+	// between Execute calls; when more is pooled, the pool is emptied.
+	// Zero means 4 GiB; negative disables pooling.
+	MaxPoolBytes int64
+	// NoUnifiedMemory makes uploads and downloads go through staging
+	// buffers even where device memory is host-visible.
+	NoUnifiedMemory bool
+}
+
+// cpuRun is the number of consecutive positions an invocation handles on a
+// CPU device (lavapipe). Such a device runs a workgroup on one thread in
+// SIMD batches, so per-invocation work (finding the position, splitting it
+// into coordinates, reading the owner word) is a large share of the cost;
+// a run pays it once and then steps through neighbouring positions. On
+// lavapipe 16 was fastest of 1, 4, 8, 16, 32 and 64 (for the gather pass
+// of the ScatterUpdate-3 spec shape, about twice as fast as 1). GPUs want
+// neighbouring invocations on neighbouring memory, so they run 1.
+const cpuRun = 16
+
+// Backend runs ops plans on a Vulkan device (ops.Backend). Execute calls are
+// serialised; a Backend may be shared by several goroutines.
+type Backend struct {
+	mu        sync.Mutex
+	dev       *vk.Device
+	name      string
+	shift     uint // log2 of the chunk size of tensors
+	maxShift  uint // log2 of the largest buffer
+	maxGroups [3]uint32
+	// run is the number of consecutive positions one invocation handles:
+	// cpuRun on CPU devices, 1 on GPUs.
+	run uint32
+	// forceWide makes every job use 64-bit positions (tests).
+	forceWide bool
+	pipes     map[shaders.Key]*vk.Pipeline
+	seq       *vk.Sequence
+	pending   *execution // one whose Submit returned early (ctx done); see finish
+	closed    bool
+	stats     Stats
+
+	poolLimit int64
+	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
+	poolBytes int64
+}
+
+var _ ops.Backend = (*Backend)(nil)
+
+// wrapVK maps vk's sentinels onto ops' so that callers of ops.Backend can
+// test errors with errors.Is against either package.
+func wrapVK(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, vk.ErrDeviceLost):
+		return fmt.Errorf("%w: %w", ops.ErrDeviceLost, err)
+	case errors.Is(err, vk.ErrNoDevice):
+		return fmt.Errorf("%w: %w", ops.ErrNoDevice, err)
+	case errors.Is(err, vk.ErrUnsupported), errors.Is(err, vk.ErrOutOfMemory):
+		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	return err
+}
+
+// Open opens the selected Vulkan device. It fails with an error wrapping
+// ops.ErrNoDevice when there is none, and ops.ErrUnsupported when the
+// device lacks buffer device addresses or 64-bit integers in shaders,
+// which every kernel needs.
+func Open(opts Options) (*Backend, error) {
+	dev, err := vk.Open(vk.Options{
+		Selector:           opts.Device,
+		Validation:         opts.Validation,
+		PipelineCacheDir:   opts.PipelineCacheDir,
+		MaxAllocationBytes: opts.MaxAllocationBytes,
+		NoUnifiedMemory:    opts.NoUnifiedMemory,
+	})
+	if err != nil {
+		return nil, wrapVK(err)
+	}
+	caps := dev.Capabilities()
+	var missing []string
+	if !dev.DeviceAddresses() {
+		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
+	}
+	if !caps.ShaderInt64 {
+		missing = append(missing, "shaderInt64")
+	}
+	if len(missing) > 0 {
+		name := dev.Info().Name
+		err := dev.Close()
+		return nil, errors.Join(fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, name, missing), err)
+	}
+	b := &Backend{
+		dev:       dev,
+		name:      "vulkan: " + dev.Info().Name,
+		shift:     chunkShift(dev.Limits().MaxAllocationBytes),
+		maxShift:  chunkShift(dev.Limits().MaxAllocationBytes),
+		maxGroups: dev.Limits().MaxWorkGroupCount,
+		pipes:     map[shaders.Key]*vk.Pipeline{},
+		pooled:    map[*vk.Buffer]uint64{},
+		poolLimit: opts.MaxPoolBytes,
+		run:       1,
+	}
+	if dev.Info().Type == vk.DeviceCPU {
+		b.run = cpuRun
+	}
+	if b.poolLimit == 0 {
+		b.poolLimit = 4 << 30
+	}
+	return b, nil
+}
+
+// Name returns "vulkan: " and the device name.
+func (b *Backend) Name() string { return b.name }
+
+// Device returns the underlying device, for its properties, capabilities,
+// validation messages and live-object counts. It must not be closed.
+func (b *Backend) Device() *vk.Device { return b.dev }
+
+// ValidationMessages returns the validation layer's warnings and errors so
+// far (nil without Options.Validation).
+func (b *Backend) ValidationMessages() []string { return b.dev.ValidationMessages() }
+
+// Close waits for work in flight and releases every Vulkan object. It is
+// idempotent.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	var errs []error
+	if b.pending != nil {
+		errs = append(errs, b.finish())
+	}
+	if b.seq != nil {
+		errs = append(errs, b.seq.Close())
+		b.seq = nil
+	}
+	for k, p := range b.pipes {
+		errs = append(errs, p.Close())
+		delete(b.pipes, k)
+	}
+	errs = append(errs, b.dev.Close())
+	b.pooled = nil
+	return wrapVK(errors.Join(errs...))
+}
+
+// pipeline returns the pipeline of variant k, creating it on first use.
+func (b *Backend) pipeline(k shaders.Key) (*vk.Pipeline, error) {
+	if p, ok := b.pipes[k]; ok {
+		return p, nil
+	}
+	v, err := shaders.Lookup(k)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if v.PushConstantSize != pushSize {
+		return nil, fmt.Errorf("vulkan: kernel %s takes %d bytes of push constants, this package packs %d", v.Name, v.PushConstantSize, pushSize)
+	}
+	code, err := v.SPIRV()
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize})
+	if err != nil {
+		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", v.Name, err))
+	}
+	b.pipes[k] = p
+	return p, nil
+}
+
+// address returns the device address of a buffer from the pool, asking
+// the device only the first time the buffer is seen, and counts the bytes
+// the pool may hold.
+func (b *Backend) address(buf *vk.Buffer) (uint64, error) {
+	if a, ok := b.pooled[buf]; ok {
+		return a, nil
+	}
+	a, err := buf.Address()
+	if err != nil {
+		return 0, err
+	}
+	b.pooled[buf] = a
+	b.poolBytes += int64(buf.Size())
+	return a, nil
+}
+
+// trimPool empties the device's buffer pool when it holds more than the
+// limit (or always, when pooling is off). Only idle buffers are pooled, so
+// it runs between calls.
+func (b *Backend) trimPool() {
+	if b.poolLimit > 0 && b.poolBytes <= b.poolLimit {
+		return
+	}
+	b.dev.TrimPool()
+	clear(b.pooled)
+	b.poolBytes = 0
+}

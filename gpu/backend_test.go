@@ -1,0 +1,401 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// testChunk is the chunk size of the chunked configurations: 4 KiB buffers,
+// so that tensors of more than 4 KiB span several chunks.
+const testChunk = 4 << 10
+
+// openTest opens a backend with validation and registers its Close, after
+// which no validation message may have been reported and no Vulkan object
+// may be alive. A missing device fails the test: CI must not pass without
+// one.
+func openTest(t testing.TB, opts Options) *Backend {
+	t.Helper()
+	opts.Validation = true
+	if opts.PipelineCacheDir == "" {
+		opts.PipelineCacheDir = "off"
+	}
+	b, err := Open(opts)
+	if err != nil {
+		t.Fatalf("no usable Vulkan device (install mesa-vulkan-drivers and vulkan-validationlayers for lavapipe): %v", err)
+	}
+	t.Cleanup(func() { closeAndCheck(t, b) })
+	return b
+}
+
+// closeAndCheck closes b and asserts a clean teardown.
+func closeAndCheck(t testing.TB, b *Backend) {
+	t.Helper()
+	assert.NoError(t, b.Close())
+	assert.NoError(t, b.Close(), "Close is idempotent")
+	assert.Empty(t, b.ValidationMessages(), "validation messages")
+	assert.Empty(t, b.Device().LiveObjects(), "Vulkan objects alive after Close")
+}
+
+// noneOnGPU runs plans with reduction none on the GPU and the others on the
+// CPU reference: the shared suites draw every reduction, and the GPU has
+// kernels for none only so far. It counts where plans went.
+type noneOnGPU struct {
+	*Backend
+	cpu      *cpuref.Backend
+	gpu, ref atomic.Int64
+}
+
+func (a *noneOnGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	if p != nil && p.Reduction != ops.None {
+		a.ref.Add(1)
+		return a.cpu.Execute(ctx, p, out)
+	}
+	a.gpu.Add(1)
+	return a.Backend.Execute(ctx, p, out)
+}
+
+func newNoneOnGPU(b *Backend) *noneOnGPU { return &noneOnGPU{Backend: b, cpu: cpuref.New()} }
+
+func TestConformance(t *testing.T) {
+	for _, cfg := range []struct {
+		name string
+		opts Options
+	}{
+		{"default", Options{}},
+		{"chunks4KiB", Options{MaxAllocationBytes: testChunk}},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			opstest.RunConformance(t, func(t *testing.T) ops.Backend {
+				a := newNoneOnGPU(openTest(t, cfg.opts))
+				t.Cleanup(func() { t.Logf("%d plans on the GPU, %d reductions on the CPU", a.gpu.Load(), a.ref.Load()) })
+				return a
+			})
+		})
+	}
+}
+
+// TestDifferential compares the GPU with the CPU reference on the shared
+// seeded sequence (reductions go to the CPU on both sides).
+func TestDifferential(t *testing.T) {
+	seed := testSeed(t, 20240701)
+	a := newNoneOnGPU(openTest(t, Options{}))
+	opstest.RunDifferential(t, a, cpuref.New(), seed, 4000)
+	t.Logf("%d plans on the GPU", a.gpu.Load())
+}
+
+// differentialNone runs n seeded random requests with reduction none
+// (valid and invalid ones, out-of-range indices included) on b and on the
+// CPU reference and requires the same result or the same error text, with
+// out untouched after an error.
+func differentialNone(t *testing.T, b *Backend, seed int64, n int, cfg opstest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	ref := cpuref.New()
+	rng := rand.New(rand.NewSource(seed))
+	var ran, bad int
+	for i := 0; i < n; i++ {
+		req := opstest.RandomRequest(rng, cfg)
+		req.Reduction, req.UseInitVal = "", nil
+		if req.Indices != nil && req.Indices.Len() > 0 && rng.Intn(5) == 0 {
+			for k := rng.Intn(3); k >= 0; k-- {
+				spoilIndex(rng, req.Indices)
+			}
+		}
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		want, _ := tensor.New(p.DType, p.Shape)
+		werr := ref.Execute(ctx, p, want)
+		got := sentinelOutput(p)
+		before := got.Clone()
+		gerr := b.Execute(ctx, p, got)
+		ran++
+		if werr != nil {
+			bad++
+			require.Error(t, gerr, "case %d (seed %d): the GPU accepts what the CPU rejects (%v)\n%s", i, seed, werr, opstest.Describe(req))
+			require.Equal(t, werr.Error(), gerr.Error(), "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
+			require.True(t, errors.Is(gerr, ops.ErrIndexRange))
+			require.True(t, tensor.Equal(got, before), "case %d: out changed after an error", i)
+			continue
+		}
+		require.NoError(t, gerr, "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
+		if d := opstest.Diff(got, want); d != "" {
+			t.Fatalf("case %d (seed %d): %s\n%s", i, seed, d, opstest.Describe(req))
+		}
+	}
+	t.Logf("%d requests, %d with an out-of-range index", ran, bad)
+}
+
+// spoilIndex puts an out-of-range value into a random element of an index
+// tensor: a large positive value, or the type's minimum or maximum.
+func spoilIndex(rng *rand.Rand, idx *tensor.Tensor) {
+	pos := rng.Intn(idx.Len())
+	n := idx.DType.Size()
+	var v uint64
+	switch rng.Intn(3) {
+	case 0:
+		v = 100 + uint64(rng.Intn(27))
+	case 1: // the type's maximum (uint64: above MaxInt64)
+		v = 1<<(8*n) - 1
+		if idx.DType.IsSigned() {
+			v >>= 1
+		}
+		if n == 8 && !idx.DType.IsSigned() {
+			v = math.MaxUint64
+		}
+	default: // the type's minimum (unsigned: 0 is valid; use a middle value)
+		if idx.DType.IsSigned() {
+			v = 1 << (8*n - 1)
+		} else {
+			v = 1 << (8*n - 1)
+		}
+	}
+	for b := 0; b < n; b++ {
+		idx.Data[pos*n+b] = byte(v >> (8 * b))
+	}
+}
+
+// sentinelOutput returns an output tensor for p filled with a pattern.
+func sentinelOutput(p *ops.Plan) *tensor.Tensor {
+	out, _ := tensor.New(p.DType, p.Shape)
+	for i := range out.Data {
+		out.Data[i] = byte(0x5A ^ i)
+	}
+	for i := range out.Strings {
+		out.Strings[i] = fmt.Sprintf("\xffsentinel%d", i)
+	}
+	return out
+}
+
+// TestDifferentialNone runs thousands of random requests, all with
+// reduction none, on the GPU and the CPU reference, in several device
+// configurations: default, larger tensors, 4 KiB buffers with larger
+// tensors, 16-byte chunks, 64-bit positions, runs of 1 (as on GPUs) and 3
+// positions per invocation, tiny workgroup-count limits that force 2-D and
+// 3-D grids and several dispatches per pass, and staged transfers without
+// pooling.
+func TestDifferentialNone(t *testing.T) {
+	seed := testSeed(t, 99)
+	small := opstest.Config{}
+	large := opstest.Config{MaxRank: 4, MaxDim: 24, MaxElements: 6000}
+	t.Run("default", func(t *testing.T) {
+		differentialNone(t, openTest(t, Options{}), seed, 12000, small)
+	})
+	t.Run("large", func(t *testing.T) {
+		differentialNone(t, openTest(t, Options{}), seed+7, 1500, large)
+	})
+	t.Run("chunks4KiB", func(t *testing.T) {
+		differentialNone(t, openTest(t, Options{MaxAllocationBytes: testChunk}), seed+1, 1500, large)
+	})
+	t.Run("chunks16B", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.shift = chunkShift(minChunk)
+		differentialNone(t, b, seed+2, 3000, small)
+	})
+	t.Run("wide", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.forceWide = true
+		differentialNone(t, b, seed+3, 3000, small)
+	})
+	t.Run("wideChunked", func(t *testing.T) {
+		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b.forceWide = true
+		differentialNone(t, b, seed+8, 600, large)
+	})
+	t.Run("run1", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.run = 1 // what GPUs use
+		differentialNone(t, b, seed+5, 3000, small)
+	})
+	t.Run("run3", func(t *testing.T) {
+		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b.run = 3
+		differentialNone(t, b, seed+6, 1000, large)
+	})
+	t.Run("grids", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.maxGroups = [3]uint32{1, 2, 65535} // 1, 2 or more groups: 2-D, 3-D and split dispatches
+		differentialNone(t, b, seed+4, 1000, large)
+	})
+	t.Run("staging", func(t *testing.T) {
+		b := openTest(t, Options{NoUnifiedMemory: true, MaxPoolBytes: -1})
+		differentialNone(t, b, seed+9, 1500, small)
+		assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
+	})
+}
+
+// TestIndexErrorsMatchReference checks, for every kind and index dtype,
+// that the first bad index in row-major order is reported with the CPU
+// reference's text and that out is left untouched, with many bad indices
+// and the bad one at the end of a large index tensor.
+func TestIndexErrorsMatchReference(t *testing.T) {
+	ctx := context.Background()
+	for _, wide := range []bool{false, true} {
+		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b.forceWide = wide
+		ref := cpuref.New()
+		for _, idt := range []tensor.DType{tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64} {
+			for _, op := range []string{"ScatterUpdate-3", "ScatterNDUpdate-15", "ScatterElementsUpdate-12", "ScatterND-11"} {
+				for _, where := range []int{0, 1, 2999} {
+					n := 3000
+					vals := make([]int64, n)
+					for i := range vals {
+						vals[i] = int64(i % 5)
+					}
+					idx, _ := tensor.New(idt, []int{n, 1})
+					upd, _ := tensor.New(tensor.Int8, []int{n, 1})
+					data, _ := tensor.New(tensor.Int8, []int{5, 1})
+					axis := tensor.Scalar(0)
+					switch op {
+					case "ScatterUpdate-3":
+						upd, _ = tensor.New(tensor.Int8, []int{n, 1, 1})
+					case "ScatterNDUpdate-15", "ScatterND-11":
+						axis = nil
+					}
+					for i, v := range vals {
+						setRaw(idx, i, uint64(v))
+					}
+					// Bad values from position where on, the first one
+					// differing from the others.
+					for i := where; i < n; i += 7 {
+						setRaw(idx, i, 77)
+					}
+					setRaw(idx, where, 1<<(8*idt.Size())-1) // max of unsigned, -1 of signed
+					if idt.IsSigned() {
+						setRaw(idx, where, uint64(1)<<(8*idt.Size()-1)) // minimum
+					}
+					req := ops.Request{Op: op, Data: data, Indices: idx, Updates: upd, Axis: axis}
+					p, err := ops.Prepare(req)
+					require.NoError(t, err, "%s %v", op, idt)
+					want, _ := tensor.New(p.DType, p.Shape)
+					werr := ref.Execute(ctx, p, want)
+					require.Error(t, werr)
+					out := sentinelOutput(p)
+					before := out.Clone()
+					gerr := b.Execute(ctx, p, out)
+					require.ErrorIs(t, gerr, ops.ErrIndexRange)
+					assert.Equal(t, werr.Error(), gerr.Error(), "%s %v at %d wide=%v", op, idt, where, wide)
+					assert.True(t, tensor.Equal(out, before), "out untouched")
+				}
+			}
+		}
+	}
+}
+
+func TestExecuteHonoursContext(t *testing.T) {
+	b := openTest(t, Options{})
+	req := ops.Request{Op: "ScatterElements-11", Data: tensor.MustFromSlice([]int{3}, []float32{1, 2, 3}),
+		Indices: tensor.MustFromSlice([]int{2}, []int64{2, 0}), Updates: tensor.MustFromSlice([]int{2}, []float32{7, 8})}
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := sentinelOutput(p)
+	before := out.Clone()
+	require.ErrorIs(t, b.Execute(ctx, p, out), context.Canceled)
+	assert.True(t, tensor.Equal(out, before))
+
+	// A deadline that expires during a large call: the call either
+	// finishes or fails with the context's error and leaves out alone;
+	// the next call works either way.
+	n := 8 << 20
+	data, _ := tensor.New(tensor.Float32, []int{n})
+	upd, _ := tensor.New(tensor.Float32, []int{n})
+	idx, _ := tensor.New(tensor.Int32, []int{n})
+	for i := range tensor.View[int32](idx) {
+		tensor.View[int32](idx)[i] = int32(n - 1 - i)
+		tensor.View[float32](upd)[i] = float32(i)
+	}
+	big, err := ops.Prepare(ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd})
+	require.NoError(t, err)
+	for _, d := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		out := sentinelOutput(big)
+		before := out.Clone()
+		err := b.Execute(ctx, big, out)
+		cancel()
+		if err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.True(t, tensor.Equal(out, before), "out untouched after %v", d)
+		}
+		got, err := ops.Run(context.Background(), b, req)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{8, 2, 7}, tensor.View[float32](got))
+	}
+}
+
+func TestExecuteAfterClose(t *testing.T) {
+	b := openTest(t, Options{})
+	require.NoError(t, b.Close())
+	req := ops.Request{Op: "ScatterElements-11", Data: tensor.MustFromSlice([]int{3}, []float32{1, 2, 3}),
+		Indices: tensor.MustFromSlice([]int{1}, []int64{2}), Updates: tensor.MustFromSlice([]int{1}, []float32{7})}
+	_, err := ops.Run(context.Background(), b, req)
+	require.ErrorIs(t, err, ops.ErrNoDevice)
+}
+
+func TestOpenRejectsUnknownDevice(t *testing.T) {
+	_, err := Open(Options{Device: "no such device name"})
+	require.ErrorIs(t, err, ops.ErrNoDevice)
+}
+
+// TestConcurrentExecute runs calls from several goroutines on one backend
+// (they are serialised) and checks every result.
+func TestConcurrentExecute(t *testing.T) {
+	b := openTest(t, Options{})
+	ref := cpuref.New()
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			rng := rand.New(rand.NewSource(int64(1000 + g)))
+			for i := 0; i < 150; i++ {
+				req := opstest.RandomRequest(rng, opstest.Config{})
+				req.Reduction, req.UseInitVal = "", nil
+				got, gerr := ops.Run(context.Background(), b, req)
+				want, werr := ops.Run(context.Background(), ref, req)
+				if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+					errs <- fmt.Errorf("goroutine %d case %d: %v vs %v", g, i, gerr, werr)
+					return
+				}
+				if gerr == nil && !opstest.Same(got, want) {
+					errs <- fmt.Errorf("goroutine %d case %d: %s", g, i, opstest.Diff(got, want))
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		require.NoError(t, <-errs)
+	}
+}
+
+// TestBuffersArePooled checks that repeated calls reuse device buffers.
+func TestBuffersArePooled(t *testing.T) {
+	b := openTest(t, Options{})
+	req := ops.Request{Op: "ScatterElements-11", Data: tensor.MustFromSlice([]int{3}, []float32{1, 2, 3}),
+		Indices: tensor.MustFromSlice([]int{2}, []int64{2, 2}), Updates: tensor.MustFromSlice([]int{2}, []float32{7, 8})}
+	for i := 0; i < 3; i++ {
+		got, err := ops.Run(context.Background(), b, req)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1, 2, 8}, tensor.View[float32](got), "the last duplicate wins")
+	}
+	pooled := b.Device().PooledBuffers()
+	assert.Positive(t, pooled)
+	live := b.Device().LiveObjects()["VkBuffer"]
+	_, err := ops.Run(context.Background(), b, req)
+	require.NoError(t, err)
+	assert.Equal(t, live, b.Device().LiveObjects()["VkBuffer"], "a repeated call allocates no buffer")
+}

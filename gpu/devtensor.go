@@ -1,0 +1,141 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// devTensor is a tensor on the device: its bytes split into chunks of
+// 2^shift bytes, each chunk one pooled buffer, and the chunks' device
+// addresses for the kernels' chunk tables.
+type devTensor struct {
+	size  uint64 // bytes
+	bufs  []*vk.Buffer
+	sizes []uint64 // bytes of each chunk in use
+	addrs []uint64
+}
+
+// acquire returns a device tensor of size bytes (no chunks when size is 0).
+// On error it releases what it acquired.
+func (b *Backend) acquire(size uint64) (t *devTensor, err error) {
+	return b.acquireChunks(size, b.shift)
+}
+
+// acquireWhole returns a device tensor of size bytes in one buffer; size
+// must not exceed the device's largest buffer.
+func (b *Backend) acquireWhole(size uint64) (t *devTensor, err error) {
+	return b.acquireChunks(size, b.maxShift)
+}
+
+func (b *Backend) acquireChunks(size uint64, shift uint) (t *devTensor, err error) {
+	t = &devTensor{size: size, sizes: chunkSizes(size, shift)}
+	defer func() {
+		if err != nil {
+			b.releaseTensor(t)
+			t = nil
+		}
+	}()
+	for _, n := range t.sizes {
+		buf, err := b.dev.Acquire(allocSize(n, shift))
+		if err != nil {
+			return t, wrapVK(err)
+		}
+		t.bufs = append(t.bufs, buf)
+		addr, err := b.address(buf)
+		if err != nil {
+			return t, wrapVK(err)
+		}
+		if addr%minChunk != 0 {
+			return t, fmt.Errorf("%w: vulkan: buffer device address %#x is not %d-byte aligned", ops.ErrUnsupported, addr, minChunk)
+		}
+		t.addrs = append(t.addrs, addr)
+	}
+	return t, nil
+}
+
+// releaseTensor gives t's buffers back to the pool.
+func (b *Backend) releaseTensor(t *devTensor) {
+	if t == nil {
+		return
+	}
+	for _, buf := range t.bufs {
+		_ = buf.Release()
+	}
+	t.bufs, t.addrs = nil, nil
+}
+
+// copyPiece is the unit of parallel host copies: large enough that
+// goroutine overhead vanishes, small enough to spread a chunk over CPUs.
+const copyPiece = 32 << 20
+
+// transfer runs Upload or Download over every chunk of t against the host
+// bytes host (len(host) == t.size), in pieces spread over the CPUs: with
+// mapped (unified) memory each piece is a memcpy, and one core cannot
+// saturate memory bandwidth. It checks ctx between pieces.
+func (t *devTensor) transfer(ctx context.Context, host []byte, upload bool) error {
+	type piece struct {
+		buf      *vk.Buffer
+		off, len uint64
+		host     []byte
+	}
+	var pieces []piece
+	var at uint64
+	for i, n := range t.sizes {
+		for off := uint64(0); off < n; off += copyPiece {
+			l := min(copyPiece, n-off)
+			pieces = append(pieces, piece{t.bufs[i], off, l, host[at+off : at+off+l]})
+		}
+		at += n
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(pieces))
+	if workers <= 1 || !t.bufs[0].Mapped() {
+		workers = 1 // staged copies are serialised by the device anyway
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		next  int
+		wg    sync.WaitGroup
+	)
+	work := func() {
+		defer wg.Done()
+		for {
+			mu.Lock()
+			if first != nil || next == len(pieces) {
+				mu.Unlock()
+				return
+			}
+			pc := pieces[next]
+			next++
+			mu.Unlock()
+			err := ctx.Err()
+			if err == nil {
+				if upload {
+					err = pc.buf.Upload(pc.off, pc.host)
+				} else {
+					err = pc.buf.Download(pc.off, pc.host)
+				}
+				err = wrapVK(err)
+			}
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	}
+	wg.Add(workers)
+	for w := 0; w < workers; w++ {
+		go work()
+	}
+	wg.Wait()
+	return first
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// SPIR-V opcodes, storage classes and decorations this reader needs.
+const (
+	opExecutionMode = 16
+	opTypeInt       = 21
+	opTypeFloat     = 22
+	opTypeVector    = 23
+	opTypeArray     = 28
+	opTypeStruct    = 30
+	opTypePointer   = 32
+	opConstant      = 43
+	opVariable      = 59
+	opDecorate      = 71
+	opMemberDecor   = 72
+
+	modeLocalSize       = 17
+	storagePushConstant = 9
+	decorOffset         = 35
+	decorArrayStride    = 6
+	spirvMagic          = 0x07230203
+)
+
+// shaderInfo is what the table records from a module.
+type shaderInfo struct {
+	localSize [3]uint32
+	pushSize  uint32
+}
+
+// inspect reads the workgroup size and the size of the push-constant block
+// (the end of its last member) from a SPIR-V module.
+func inspect(code []byte) (shaderInfo, error) {
+	var info shaderInfo
+	if len(code)%4 != 0 || len(code) < 20 {
+		return info, fmt.Errorf("not a SPIR-V module (%d bytes)", len(code))
+	}
+	words := make([]uint32, len(code)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
+	}
+	if words[0] != spirvMagic {
+		return info, fmt.Errorf("SPIR-V magic number missing")
+	}
+	scalar := map[uint32]uint32{}    // type id -> size in bytes
+	vector := map[uint32][2]uint32{} // type id -> component type, count
+	structs := map[uint32][]uint32{} // type id -> member types
+	pointers := map[uint32][2]uint32{}
+	offsets := map[[2]uint32]uint32{} // (struct, member) -> offset
+	arrays := map[uint32][2]uint32{}  // type id -> element type, length id
+	strides := map[uint32]uint32{}    // array type id -> stride
+	constants := map[uint32]uint32{}  // id -> 32-bit value
+	var pushPointer uint32
+	for i := 5; i < len(words); {
+		n, op := int(words[i]>>16), words[i]&0xffff
+		if n == 0 || i+n > len(words) {
+			return info, fmt.Errorf("malformed instruction at word %d", i)
+		}
+		args := words[i+1 : i+n]
+		switch op {
+		case opExecutionMode:
+			if len(args) >= 5 && args[1] == modeLocalSize {
+				info.localSize = [3]uint32{args[2], args[3], args[4]}
+			}
+		case opTypeInt, opTypeFloat:
+			scalar[args[0]] = args[1] / 8
+		case opTypeVector:
+			vector[args[0]] = [2]uint32{args[1], args[2]}
+		case opTypeArray:
+			arrays[args[0]] = [2]uint32{args[1], args[2]}
+		case opConstant:
+			if len(args) >= 3 {
+				constants[args[1]] = args[2]
+			}
+		case opDecorate:
+			if len(args) >= 3 && args[1] == decorArrayStride {
+				strides[args[0]] = args[2]
+			}
+		case opTypeStruct:
+			structs[args[0]] = append([]uint32(nil), args[1:]...)
+		case opTypePointer:
+			pointers[args[0]] = [2]uint32{args[1], args[2]}
+		case opVariable:
+			if len(args) >= 3 && args[2] == storagePushConstant {
+				pushPointer = args[0]
+			}
+		case opMemberDecor:
+			if len(args) >= 4 && args[2] == decorOffset {
+				offsets[[2]uint32{args[0], args[1]}] = args[3]
+			}
+		}
+		i += n
+	}
+	if info.localSize == [3]uint32{} {
+		return info, fmt.Errorf("no LocalSize execution mode")
+	}
+	if pushPointer == 0 {
+		return info, nil
+	}
+	ptr, ok := pointers[pushPointer]
+	if !ok {
+		return info, fmt.Errorf("push-constant variable has no pointer type")
+	}
+	members, ok := structs[ptr[1]]
+	if !ok {
+		return info, fmt.Errorf("push-constant block is not a struct")
+	}
+	for m, t := range members {
+		size, ok := scalar[t]
+		if v, isVec := vector[t]; isVec {
+			size, ok = scalar[v[0]]*v[1], scalar[v[0]] > 0
+		}
+		if a, isArray := arrays[t]; isArray {
+			n, known := constants[a[1]]
+			size, ok = n*strides[t], known && strides[t] > 0
+		}
+		if !ok {
+			return info, fmt.Errorf("push-constant member %d has a type this reader does not size", m)
+		}
+		if end := offsets[[2]uint32{ptr[1], uint32(m)}] + size; end > info.pushSize {
+			info.pushSize = end
+		}
+	}
+	return info, nil
+}

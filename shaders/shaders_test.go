@@ -1,0 +1,126 @@
+package shaders_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/shaders"
+)
+
+// TestGeneratedUpToDate compiles every variant again into a temporary
+// directory and requires the committed spv/ files and variants_gen.go to be
+// identical, so that a change to src/ cannot ship without its SPIR-V. It
+// needs glslc (Debian package glslc); without it the test fails.
+func TestGeneratedUpToDate(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Fatalf("glslc is needed to check the committed SPIR-V (Debian package glslc): %v", err)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command("go", "run", "./gen", "-dir", ".", "-out", tmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go run ./gen: %s", out)
+
+	version, _ := exec.Command("glslc", "--version").Output()
+	hint := "run `go generate ./shaders` and commit the result (glslc here: " +
+		strings.TrimSpace(strings.SplitN(string(version), "\n", 2)[0]) + ")"
+
+	want, err := os.ReadFile(filepath.Join(tmp, "variants_gen.go"))
+	require.NoError(t, err)
+	got, err := os.ReadFile("variants_gen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "variants_gen.go is stale: %s", hint)
+
+	fresh, err := filepath.Glob(filepath.Join(tmp, "spv", "*.spv"))
+	require.NoError(t, err)
+	committed, err := filepath.Glob(filepath.Join("spv", "*.spv"))
+	require.NoError(t, err)
+	names := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	require.Equal(t, names(fresh), names(committed), "spv/ holds other files than the generator writes: %s", hint)
+	for _, f := range fresh {
+		a, err := os.ReadFile(f)
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join("spv", filepath.Base(f)))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s differs from what src/ compiles to: %s", filepath.Base(f), hint)
+	}
+}
+
+func TestEveryVariantIsEmbedded(t *testing.T) {
+	all := shaders.All()
+	require.NotEmpty(t, all)
+	seen := map[shaders.Key]bool{}
+	for _, v := range all {
+		require.False(t, seen[v.Key], "key %+v appears twice", v.Key)
+		seen[v.Key] = true
+		code, err := v.SPIRV()
+		require.NoError(t, err, v.Name)
+		require.GreaterOrEqual(t, len(code), 20, v.Name)
+		assert.Equal(t, []byte{0x03, 0x02, 0x23, 0x07}, code[:4], "%s: SPIR-V magic", v.Name)
+		assert.Equal(t, [3]uint32{256, 1, 1}, v.LocalSize, v.Name)
+		assert.Equal(t, uint32(128), v.PushConstantSize, v.Name)
+		got, err := shaders.Lookup(v.Key)
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+	}
+}
+
+// TestVariantsCoverEveryCase checks the table has a kernel for every
+// combination the backend asks for.
+func TestVariantsCoverEveryCase(t *testing.T) {
+	for _, pos := range []int{32, 64} {
+		for _, kind := range []shaders.Kind{shaders.Block, shaders.Element} {
+			for _, ib := range []int{1, 2, 4, 8} {
+				for _, signed := range []bool{false, true} {
+					_, err := shaders.Lookup(shaders.Key{Family: shaders.Resolve, Kind: kind, PosBits: pos, IndexBytes: ib, IndexSigned: signed})
+					assert.NoError(t, err)
+				}
+			}
+		}
+		for _, kind := range []shaders.Kind{shaders.Block, shaders.Element, shaders.Slice} {
+			for _, eb := range []int{1, 2, 4, 8, 16} {
+				_, err := shaders.Lookup(shaders.Key{Family: shaders.Scatter, Kind: kind, PosBits: pos, ElemBytes: eb, Reduction: shaders.RedNone})
+				assert.NoError(t, err)
+			}
+		}
+		for _, eb := range []int{1, 2, 4, 8, 16} {
+			_, err := shaders.Lookup(shaders.Key{Family: shaders.Gather, Kind: shaders.Block, PosBits: pos, ElemBytes: eb, Reduction: shaders.RedNone})
+			assert.NoError(t, err)
+		}
+	}
+	_, err := shaders.Lookup(shaders.Key{Family: shaders.Scatter, Kind: shaders.Slice, PosBits: 32, ElemBytes: 3})
+	require.ErrorIs(t, err, shaders.ErrNoVariant)
+}
+
+// TestSPIRVValidates runs spirv-val (Debian package spirv-tools) on every
+// variant. Without spirv-val it fails under CI (CI set), where it is
+// installed, and skips elsewhere.
+func TestSPIRVValidates(t *testing.T) {
+	if _, err := exec.LookPath("spirv-val"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("spirv-val not found; install Debian package spirv-tools")
+		}
+		t.Skip("spirv-val not found; install Debian package spirv-tools")
+	}
+	dir := t.TempDir()
+	for _, v := range shaders.All() {
+		code, err := v.SPIRV()
+		require.NoError(t, err)
+		path := filepath.Join(dir, v.Name+".spv")
+		require.NoError(t, os.WriteFile(path, code, 0o644))
+		out, err := exec.Command("spirv-val", "--target-env", "vulkan1.2", path).CombinedOutput()
+		assert.NoError(t, err, "%s: %s", v.Name, out)
+	}
+}
