@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 // The values --backend takes.
@@ -23,7 +25,25 @@ var backendNames = []string{backendAuto, backendCPU, backendGPU}
 // GPU backend plugs in by setting it to its constructor, and the CLI needs
 // no other change. An error wrapping ops.ErrNoDevice means there is no
 // usable device, which --backend auto answers by running on the CPU.
-var newGPUBackend func(ctx context.Context) (ops.Backend, error)
+var newGPUBackend = func(ctx context.Context) (ops.Backend, error) {
+	b, err := gpu.Open(gpu.Options{Device: deviceSelector})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// deviceSpec is the --device flag of the commands that open a backend.
+func deviceSpec() flagSpec {
+	return flagSpec{name: "device", set: func(v string) error {
+		deviceSelector = v
+		return nil
+	}}
+}
+
+// deviceSelector is the --device flag: a Vulkan device index or part of its
+// name; empty means GPUSCATTER_DEVICE, then the best device by type.
+var deviceSelector string
 
 // errNoGPUBackend is the answer to --backend gpu in a build without a GPU
 // backend.
@@ -55,7 +75,7 @@ func openBackend(ctx context.Context, name string) (b ops.Backend, notice string
 	case backendAuto:
 		b, err := openGPU(ctx)
 		if err == nil {
-			return b, "", nil
+			return &autoBackend{gpu: b}, "", nil
 		}
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
@@ -93,4 +113,41 @@ func openGPU(ctx context.Context) (ops.Backend, error) {
 		return nil, errNoGPUBackend
 	}
 	return newGPUBackend(ctx)
+}
+
+// autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and
+// a plan the GPU backend cannot run (ops.ErrUnsupported: a reduction or size
+// its device lacks) on the CPU instead, noting that it did.
+type autoBackend struct {
+	gpu    ops.Backend
+	cpu    *cpuref.Backend
+	notice string
+}
+
+func (a *autoBackend) Name() string { return a.gpu.Name() }
+
+func (a *autoBackend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	err := a.gpu.Execute(ctx, p, out)
+	if !errors.Is(err, ops.ErrUnsupported) {
+		return err
+	}
+	if a.cpu == nil {
+		a.cpu = cpuref.New()
+	}
+	a.notice = fmt.Sprintf("--backend auto: %s; ran %s on the CPU", oneLine(err.Error()), p.Op.Name)
+	return a.cpu.Execute(ctx, p, out)
+}
+
+func (a *autoBackend) Close() error { return a.gpu.Close() }
+
+// Notice says whether a plan fell back to the CPU; run prints it after a
+// successful run.
+func (a *autoBackend) Notice() string { return a.notice }
+
+// runNotice returns the notice a backend has for the run just made, if any.
+func runNotice(b ops.Backend) string {
+	if n, ok := b.(interface{ Notice() string }); ok {
+		return n.Notice()
+	}
+	return ""
 }

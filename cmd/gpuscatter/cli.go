@@ -82,6 +82,7 @@ func mainUsageText() string {
 // malformed command line: one line and the usage on stderr).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
+	deviceSelector = "" // each command line sets its own --device
 	if len(args) == 0 {
 		return c.exit(nil, &usageError{msg: "no command given"})
 	}

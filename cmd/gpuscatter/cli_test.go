@@ -108,7 +108,7 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "gpuscatter "), stdout)
-	assert.Contains(t, stdout, "gpu: not in this build")
+	assert.Contains(t, stdout, "gpu: vulkan")
 	assert.Equal(t, 1, strings.Count(stdout, "\n"))
 }
 

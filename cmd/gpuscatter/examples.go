@@ -42,7 +42,7 @@ Exit status: 0 when every example matches, 1 when any does not.
 func examplesMain(ctx context.Context, c *cli, args []string) error {
 	backend := stringArg{name: "backend", value: backendAuto, check: checkBackendName}
 	match := stringArg{name: "match"}
-	if err := parseFlags(args, []flagSpec{backend.spec(), match.spec()}); err != nil {
+	if err := parseFlags(args, []flagSpec{backend.spec(), match.spec(), deviceSpec()}); err != nil {
 		return err
 	}
 	name, notice, err := resolveBackend(ctx, backend.value)
@@ -51,6 +51,12 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 	}
 	if notice != "" {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+	}
+	runWith, device := name, deviceSelector // the runs reset deviceSelector
+	if backend.value == backendAuto && name == backendGPU {
+		// Each run may still fall back to the CPU for a plan the GPU
+		// backend cannot run; run notes that and the example shows it.
+		runWith = backendAuto
 	}
 	dir, err := os.MkdirTemp("", "gpuscatter-examples-")
 	if err != nil {
@@ -67,7 +73,7 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		exDir := filepath.Join(dir, strconv.Itoa(i))
-		ok, err := runExample(ctx, c.stdout, exDir, name, ex)
+		ok, err := runExample(ctx, c.stdout, exDir, runWith, device, ex)
 		if err != nil {
 			return err
 		}
@@ -102,7 +108,7 @@ func exampleInputs(req *ops.Request) []struct {
 
 // exampleArgs writes the inputs of req as .npy files into dir and returns
 // the arguments of the run command that computes req into out.
-func exampleArgs(dir string, req ops.Request, out, backend string) ([]string, error) {
+func exampleArgs(dir string, req ops.Request, out, backend, device string) ([]string, error) {
 	args := []string{"--op", req.Op}
 	for _, in := range exampleInputs(&req) {
 		if in.t == nil {
@@ -120,13 +126,17 @@ func exampleArgs(dir string, req ops.Request, out, backend string) ([]string, er
 	if req.UseInitVal != nil {
 		args = append(args, "--use-init-val="+strconv.FormatBool(*req.UseInitVal))
 	}
-	return append(args, "--out", out, "--backend", backend), nil
+	args = append(args, "--out", out, "--backend", backend)
+	if device != "" {
+		args = append(args, "--device", device)
+	}
+	return args, nil
 }
 
 // runExample runs ex through the run command and prints the report for it.
 // It returns whether the output matches ex.Want; err is set only when the
 // example could not be attempted at all.
-func runExample(ctx context.Context, w io.Writer, dir, backend string, ex examples.Example) (ok bool, err error) {
+func runExample(ctx context.Context, w io.Writer, dir, backend, device string, ex examples.Example) (ok bool, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("examples: %w", err)
 	}
@@ -146,7 +156,7 @@ func runExample(ctx context.Context, w io.Writer, dir, backend string, ex exampl
 		}
 	}
 	out := filepath.Join(dir, "out.npy")
-	args, err := exampleArgs(dir, ex.Request, out, backend)
+	args, err := exampleArgs(dir, ex.Request, out, backend, device)
 	if err != nil {
 		fmt.Fprintf(w, "  want       %v\n  FAIL       cannot write the inputs: %s\n", ex.Want, oneLine(err.Error()))
 		return false, nil
@@ -156,6 +166,9 @@ func runExample(ctx context.Context, w io.Writer, dir, backend string, ex exampl
 	if code != exitOK {
 		fmt.Fprintf(w, "  want       %v\n  FAIL       run exited with status %d: %s\n", ex.Want, code, firstLine(stderr.String()))
 		return false, nil
+	}
+	if note := firstLine(stderr.String()); note != "" {
+		fmt.Fprintf(w, "  note       %s\n", strings.TrimPrefix(note, prefix))
 	}
 	got, err := npy.ReadFile(out)
 	if err != nil {

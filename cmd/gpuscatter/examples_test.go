@@ -52,6 +52,7 @@ func TestExamplesCommand(t *testing.T) {
 }
 
 func TestExamplesAutoNotice(t *testing.T) {
+	withGPU(t, nil) // a build without a GPU backend
 	code, stdout, stderr := runCLI(t, "examples", "--match", "SliceScatter")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, prefix+"--backend auto: the Vulkan backend is not available in this build; using the CPU\n", stderr)
@@ -70,6 +71,7 @@ func TestExamplesMatch(t *testing.T) {
 }
 
 func TestExamplesGPUUnavailable(t *testing.T) {
+	withGPU(t, nil) // a build without a GPU backend
 	code, stdout, stderr := runCLI(t, "examples", "--backend", "gpu")
 	requireInputError(t, code, stdout, stderr)
 	assert.Equal(t, prefix+"--backend gpu: the Vulkan backend is not available in this build\n", stderr)

@@ -47,6 +47,9 @@ Flags (each once; --name=value or --name value):
   --out FILE.npy       where to write the result
   --backend B          auto (the default: the GPU when available, else the
                        CPU, with a notice), cpu or gpu
+  --device SEL         the Vulkan device: an index or part of its name, as
+                       'gpuscatter devices' lists them (default: the
+                       GPUSCATTER_DEVICE variable, then the best device)
 
 Exit status: 0 on success; 1 for invalid input or a failed run, with one
 line on stderr naming the input at fault; 2 for a malformed command line.
@@ -87,7 +90,7 @@ func (f *runFlags) specs() []flagSpec {
 		f.op.spec(), f.data.spec(), f.indices.spec(), f.updates.spec(), f.axis.spec(),
 		f.reduction.spec(), f.useInitVal.spec(),
 		f.start.spec(), f.stop.spec(), f.step.spec(), f.axes.spec(),
-		f.out.spec(), f.backend.spec(),
+		f.out.spec(), f.backend.spec(), deviceSpec(),
 	}
 }
 
@@ -143,6 +146,9 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err := npy.WriteFile(f.out.value, result); err != nil {
 		return fileError("out", f.out.value, err)
 	}
+	if n := runNotice(b); n != "" {
+		notice = n
+	}
 	if notice != "" {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
@@ -168,6 +174,16 @@ func checkOut(path string) error {
 
 // execute loads the inputs named by f and runs op on b.
 func execute(ctx context.Context, b ops.Backend, op *ops.Op, f *runFlags) (*tensor.Tensor, error) {
+	req, err := f.request(op)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Run(ctx, b, req)
+}
+
+// request loads the inputs named by f into a request for op. The bench
+// command uses it too.
+func (f *runFlags) request(op *ops.Op) (ops.Request, error) {
 	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value}
 	for _, in := range []struct {
 		arg *tensorArg
@@ -178,9 +194,9 @@ func execute(ctx context.Context, b ops.Backend, op *ops.Op, f *runFlags) (*tens
 	} {
 		t, err := in.arg.load()
 		if err != nil {
-			return nil, err
+			return ops.Request{}, err
 		}
 		*in.dst = t
 	}
-	return ops.Run(ctx, b, req)
+	return req, nil
 }

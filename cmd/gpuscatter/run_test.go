@@ -149,6 +149,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // TestRunInputErrors checks every exit-1 path: one stderr line naming the
 // input, and no output file (nor a temporary one) left behind.
 func TestRunInputErrors(t *testing.T) {
+	withGPU(t, nil) // a build without a GPU backend
 	fx := newFixture(t)
 	nd15 := func(extra ...string) []string {
 		return append([]string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"), "--updates", fx.f("updates")}, extra...)
@@ -267,6 +268,7 @@ func TestRunOutputErrors(t *testing.T) {
 // TestFailedRunKeepsExistingOutput: a run that fails, at any stage, leaves
 // an existing output file exactly as it was and no temporary files.
 func TestFailedRunKeepsExistingOutput(t *testing.T) {
+	withGPU(t, nil) // a build without a GPU backend
 	fx := newFixture(t)
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "out.npy")
@@ -588,6 +590,7 @@ func TestRunBackends(t *testing.T) {
 		requireEqualTensor(t, want, readNPY(t, out))
 	})
 	t.Run("auto without a GPU backend: CPU and a notice", func(t *testing.T) {
+		withGPU(t, nil)
 		for _, b := range [][]string{nil, {"--backend", "auto"}} {
 			out := filepath.Join(t.TempDir(), "out.npy")
 			code, stdout, stderr := runCLI(t, args(out, b...)...)
@@ -682,4 +685,41 @@ func TestRunCancelled(t *testing.T) {
 	require.Equal(t, exitError, code)
 	assert.Equal(t, prefix+"context canceled\n", stderr.String())
 	assert.NoFileExists(t, out)
+}
+
+// noReductionsGPU is a GPU backend that runs only plans without a
+// reduction, as a device lacking some atomics might.
+type noReductionsGPU struct{ ops.Backend }
+
+func (g noReductionsGPU) Name() string { return "vulkan: fake device" }
+
+func (g noReductionsGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	if p.Reduction != ops.None {
+		return &ops.Error{Op: p.Op.Name, Input: "reduction", Err: ops.ErrUnsupported, Msg: "reduction " + p.Reduction.String() + " is not on this device"}
+	}
+	return g.Backend.Execute(ctx, p, out)
+}
+
+func TestAutoFallsBackToCPUForUnsupportedPlans(t *testing.T) {
+	withGPU(t, func(context.Context) (ops.Backend, error) { return noReductionsGPU{cpuref.New()}, nil })
+	fx := newFixture(t)
+	args := func(out string, extra ...string) []string {
+		return append([]string{"run", "--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"),
+			"--updates", fx.f("updates"), "--out", out}, extra...)
+	}
+	out := filepath.Join(t.TempDir(), "out.npy")
+	code, _, stderr := runCLI(t, args(out)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr, "a plan the GPU runs gives no notice")
+
+	code, _, stderr = runCLI(t, args(out, "--reduction", "sum")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, prefix+"--backend auto: ScatterNDUpdate-15: reduction sum is not on this device; ran ScatterNDUpdate-15 on the CPU\n", stderr)
+	want, err := cpuref.Run(ops.Request{Op: "ScatterNDUpdate-15", Reduction: "sum", Data: readNPY(t, fx.f("data")),
+		Indices: readNPY(t, fx.f("indices")), Updates: readNPY(t, fx.f("updates"))})
+	require.NoError(t, err)
+	requireEqualTensor(t, want, readNPY(t, out))
+
+	code, _, stderr = runCLI(t, args(out, "--reduction", "sum", "--backend", "gpu")...)
+	requireInputError(t, code, "", stderr, "reduction sum is not on this device")
 }
