@@ -37,7 +37,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, benchCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.
@@ -55,6 +55,8 @@ const mainUsage = `Usage:
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
                  --out FILE.npy [--backend auto|cpu|gpu]
+  gpuscatter bench [--backend auto|cpu|gpu] [--workloads NAME,...] [--quick | --scale F]
+                   [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
   gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
   gpuscatter ops
   gpuscatter devices [--json]

@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// WriteTable writes the report as an aligned text table: a header naming
+// the devices, one row per workload and backend (a single line for a
+// workload skipped on every backend), the device phases under the rows
+// that have them, and a footer saying how the figures are computed.
+func (r *Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d timed runs after %d warm-up per workload and backend; times are the wall time of Execute.\n", r.Repeats, r.Warmups)
+	seen := map[string]bool{}
+	for _, x := range r.Results {
+		if seen[x.Backend] {
+			continue
+		}
+		seen[x.Backend] = true
+		dev := x.Device
+		if dev == "cpu" {
+			dev = fmt.Sprintf("%s (%d threads)", r.CPU, r.Threads)
+		}
+		fmt.Fprintf(&b, "%-4s %s\n", x.Backend+":", dev)
+	}
+	b.WriteByte('\n')
+
+	head := []string{"workload", "backend", "median ms", "min ms", "max ms", "device ms", "GB/s", "memcpy GB/s", "of memcpy", "speedup", "verified", "max diff"}
+	rows := [][]string{head}
+	notes := map[int][]string{} // row -> lines printed under it
+	spans := map[int]string{}   // row -> text spanning the numeric columns
+	for i := 0; i < len(r.Results); i++ {
+		x := r.Results[i]
+		if x.Skipped != "" && strings.HasPrefix(x.Skipped, "skipped:") && r.allSkipped(i) {
+			spans[len(rows)] = x.Skipped
+			rows = append(rows, []string{x.Workload, "", ""})
+			for i+1 < len(r.Results) && r.Results[i+1].Workload == x.Workload {
+				i++
+			}
+			continue
+		}
+		switch {
+		case x.Skipped != "":
+			spans[len(rows)] = x.Skipped
+			rows = append(rows, []string{x.Workload, x.Backend})
+			continue
+		case x.Error != "":
+			spans[len(rows)] = "error: " + x.Error
+			rows = append(rows, []string{x.Workload, x.Backend})
+			continue
+		}
+		row := []string{x.Workload, x.Backend, ms(x.Median), ms(x.Min), ms(x.Max), "-",
+			fmt.Sprintf("%.2f", x.GBps), fmt.Sprintf("%.2f", x.MemcpyGBps),
+			fmt.Sprintf("%.0f%%", 100*x.FractionOfMemcpy), "-", verdict(x), diffText(x.Comparison.MaxAbsDiff)}
+		if x.DeviceTime > 0 {
+			row[5] = ms(x.DeviceTime)
+		}
+		if x.Speedup > 0 {
+			row[9] = fmt.Sprintf("%.2fx", x.Speedup)
+		}
+		if len(x.Phases) > 0 {
+			parts := make([]string, len(x.Phases))
+			for j, ph := range x.Phases {
+				parts[j] = ph.Name + " " + ms(ph.Duration) + " ms"
+			}
+			notes[len(rows)] = append(notes[len(rows)], "phases: "+strings.Join(parts, ", "))
+		}
+		if x.Tolerance > 0 {
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
+		}
+		rows = append(rows, row)
+	}
+
+	width := make([]int, len(head))
+	for ri, row := range rows {
+		for c, cell := range row {
+			if _, ok := spans[ri]; ok && c >= 2 {
+				continue
+			}
+			width[c] = max(width[c], len(cell))
+		}
+	}
+	for ri, row := range rows {
+		var line strings.Builder
+		for c, cell := range row {
+			if c > 0 {
+				line.WriteString("  ")
+			}
+			if c < 2 {
+				fmt.Fprintf(&line, "%-*s", width[c], cell) // text columns align left
+			} else {
+				fmt.Fprintf(&line, "%*s", width[c], cell)
+			}
+		}
+		if s, ok := spans[ri]; ok {
+			if len(row) < 2 {
+				fmt.Fprintf(&line, "  %-*s", width[1], "")
+			}
+			line.WriteString("  " + s)
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		indent := strings.Repeat(" ", width[0]+width[1]+4)
+		for _, n := range notes[ri] {
+			b.WriteString(indent + n + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nGB/s: (2 x data + updates + indices) bytes over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
+	fmt.Fprintf(&b, "(or of the data, when larger) over %d goroutines, in GB/s read plus written. verified: every timed output\n", r.Threads)
+	b.WriteString("equals the cpu's bit for bit (any NaN equals any NaN); the cpu's own timed outputs equal its first.\n")
+	for _, x := range r.Results {
+		if x.FractionOfMemcpy > 1 {
+			b.WriteString("Above 100% of memcpy, a backend moved less than the traffic counts: the cpu skips the ScatterUpdate-3\n" +
+				"updates that a later one overwrites, and inputs small enough for the caches are read from them.\n")
+			break
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// allSkipped reports whether every result of the workload of result i was
+// skipped for the same reason.
+func (r *Report) allSkipped(i int) bool {
+	name, why := r.Results[i].Workload, r.Results[i].Skipped
+	for _, x := range r.Results {
+		if x.Workload == name && x.Skipped != why {
+			return false
+		}
+	}
+	return true
+}
+
+// ms renders a duration in milliseconds with about four significant digits.
+func ms(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func verdict(x Result) string {
+	if x.Verified {
+		return "yes"
+	}
+	return fmt.Sprintf("NO: %d differ", x.Comparison.Mismatches)
+}
+
+func diffText(d float64) string {
+	switch {
+	case d == 0:
+		return "0"
+	case math.IsInf(d, 0):
+		return "inf"
+	}
+	return strconv.FormatFloat(d, 'g', 3, 64)
+}
+
+// jsonReport is the file WriteJSON writes.
+type jsonReport struct {
+	Tool           string       `json:"tool"`
+	Command        string       `json:"command,omitempty"`
+	Started        string       `json:"started"`
+	ElapsedS       float64      `json:"elapsed_s"`
+	CPU            string       `json:"cpu"`
+	Threads        int          `json:"threads"`
+	Scale          float64      `json:"scale,omitempty"`
+	Seed           uint64       `json:"seed"`
+	Repeats        int          `json:"repeats"`
+	Warmups        int          `json:"warmups"`
+	Tolerance      float64      `json:"tolerance"`
+	MemcpyMinBytes int64        `json:"memcpy_min_bytes"`
+	Results        []jsonResult `json:"results"`
+}
+
+type jsonResult struct {
+	Workload         string      `json:"workload"`
+	Description      string      `json:"description"`
+	Backend          string      `json:"backend"`
+	Device           string      `json:"device"`
+	MedianMS         float64     `json:"median_ms"`
+	MinMS            float64     `json:"min_ms"`
+	MaxMS            float64     `json:"max_ms"`
+	TimesMS          []float64   `json:"times_ms"`
+	DeviceMS         float64     `json:"device_ms"`
+	Phases           []jsonPhase `json:"phases"`
+	Bytes            int64       `json:"bytes"`
+	GBps             float64     `json:"gbps"`
+	MemcpyGBps       float64     `json:"memcpy_gbps"`
+	FractionOfMemcpy float64     `json:"fraction_of_memcpy"`
+	Speedup          float64     `json:"speedup,omitempty"`
+	Verified         bool        `json:"verified"`
+	MaxAbsDiff       *float64    `json:"max_abs_diff"`
+	Mismatches       int64       `json:"mismatches"`
+	Tolerance        float64     `json:"tolerance"`
+	Skipped          string      `json:"skipped,omitempty"`
+	Error            string      `json:"error,omitempty"`
+}
+
+type jsonPhase struct {
+	Name string  `json:"name"`
+	MS   float64 `json:"ms"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// MarshalJSON encodes the report as WriteJSON writes it: per workload and
+// backend the fields workload, description, backend ("cpu", "gpu"),
+// device, median_ms, min_ms, max_ms, times_ms, device_ms (0 when the
+// backend does not time its device), phases ([] likewise), bytes, gbps,
+// memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
+// max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
+// and skipped or error when set.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	jr := jsonReport{
+		Tool: "gpuscatter bench", Command: r.Command, Started: r.Started.UTC().Format(time.RFC3339),
+		ElapsedS: r.Elapsed.Seconds(), CPU: r.CPU, Threads: r.Threads, Scale: r.Scale, Seed: r.Seed,
+		Repeats: r.Repeats, Warmups: r.Warmups, Tolerance: r.Tolerance, MemcpyMinBytes: r.MemcpyBytes,
+		Results: []jsonResult{},
+	}
+	for _, x := range r.Results {
+		j := jsonResult{
+			Workload: x.Workload, Description: x.Description, Backend: x.Backend, Device: x.Device,
+			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
+			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
+			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
+			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
+			Skipped: x.Skipped, Error: x.Error,
+		}
+		for _, t := range x.Times {
+			j.TimesMS = append(j.TimesMS, msOf(t))
+		}
+		for _, ph := range x.Phases {
+			j.Phases = append(j.Phases, jsonPhase{Name: ph.Name, MS: msOf(ph.Duration)})
+		}
+		if d := x.Comparison.MaxAbsDiff; !math.IsInf(d, 0) && !math.IsNaN(d) {
+			j.MaxAbsDiff = &d
+		}
+		jr.Results = append(jr.Results, j)
+	}
+	return json.MarshalIndent(jr, "", "  ")
+}
+
+// WriteJSON writes the report as indented JSON to path, atomically (see
+// WriteFileAtomic).
+func (r *Report) WriteJSON(path string) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// WriteFileAtomic writes a file through write into a temporary file in
+// path's directory, syncs it and renames it over path. On any failure the
+// temporary file is removed and path is left as it was.
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	var f *os.File
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

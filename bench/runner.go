@@ -1,0 +1,538 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Phase is one part of an execution as a device measured it: an upload, the
+// index validation, the scatter, a download.
+type Phase struct {
+	Name     string
+	Duration time.Duration
+}
+
+// DeviceTimer is implemented by backends that time their executions on the
+// device. After each timed Execute, Run calls LastDeviceTimings and reports
+// the sum of the phases as the device time and each phase's median.
+type DeviceTimer interface {
+	// LastDeviceTimings returns the phases of the last Execute call in the
+	// order they ran; nil when the call was not timed.
+	LastDeviceTimings() []Phase
+}
+
+// Target is a backend to benchmark, under a short label such as "cpu" or
+// "gpu".
+type Target struct {
+	Label   string
+	Backend ops.Backend
+}
+
+// Options tune Run. The zero value gives the defaults.
+type Options struct {
+	// Repeats is the number of timed executions per workload and backend;
+	// 0 means 5.
+	Repeats int
+	// Warmups is the number of untimed executions before them; 0 means 1,
+	// negative means none (the reference still runs once, untimed, to give
+	// the output every other run is checked against).
+	Warmups int
+	// Tolerance bounds how far a result of another backend may be from
+	// the reference for float sum, sub, prod and mean reductions, whose
+	// order of operations a parallel device may change: |got - want| <=
+	// Tolerance * m, where m is the same reduction computed over the
+	// magnitudes of its terms in float64 (the sum of |data| and |updates|
+	// landing on the element for sum and sub, their mean for mean, their
+	// product for prod). float16 and bfloat16 get at least 8 of their
+	// machine epsilons. 0 means DefaultTolerance (1e-5); negative means
+	// bit for bit. Every other result must equal the reference bit for bit,
+	// except that any NaN equals any NaN.
+	Tolerance float64
+	// Deterministic says the backends run in deterministic mode, where
+	// float reductions must equal the reference bit for bit too.
+	Deterministic bool
+	// MemoryBudget is the memory, in bytes, that a workload may need; a
+	// workload that needs more is skipped with a note in its rows. 0 means
+	// what AvailableMemory reports before each workload (no check where it
+	// reports nothing); negative means no check.
+	MemoryBudget int64
+	// MemcpyMinBytes is the smallest buffer of the memory-copy reference;
+	// 0 means DefaultMemcpyBytes. The buffer is the size of the workload's
+	// data when that is larger.
+	MemcpyMinBytes int64
+	// Progress, when not nil, is called as the run goes from one stage to
+	// the next. It is called from Run's goroutine.
+	Progress func(Progress)
+}
+
+// Progress says where a run is.
+type Progress struct {
+	Workload string
+	// Index counts the workloads from 1 to Count.
+	Index, Count int
+	// Backend is the label of the target running, "" outside one.
+	Backend string
+	// Stage is "inputs", "memcpy", "warm-up", "timing" or "verifying".
+	Stage string
+	// Repeat counts the timed executions from 1 to Repeats in the timing
+	// stage.
+	Repeat, Repeats int
+}
+
+// Result is the outcome of one workload on one backend.
+type Result struct {
+	Workload    string
+	Description string // the operator call with its shapes
+	// Backend is the target's label; Device is the backend's Name.
+	Backend, Device string
+	// Skipped says why the workload did not run on this backend: too
+	// little memory, or a plan the backend does not support. Skipped
+	// results are neither verified nor failed.
+	Skipped string
+	// Error is the error the backend returned; the result then counts as
+	// failed.
+	Error string
+	// Times holds the wall time of every timed Execute call; Median, Min
+	// and Max summarise them.
+	Times            []time.Duration
+	Median, Min, Max time.Duration
+	// DeviceTime is the median over the timed calls of the sum of their
+	// device phases; Phases holds the median of each phase. Both are zero
+	// when the backend is not a DeviceTimer.
+	DeviceTime time.Duration
+	Phases     []Phase
+	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
+	// Bytes over Median.
+	Bytes int64
+	GBps  float64
+	// MemcpyGBps is the bandwidth of a parallel memory copy measured in the
+	// same run; FractionOfMemcpy is GBps over it.
+	MemcpyGBps, FractionOfMemcpy float64
+	// Speedup is the reference's Median over this one's; 0 for the
+	// reference itself.
+	Speedup float64
+	// Verified: every timed output matched the reference's output (for the
+	// reference, its own untimed first output). Comparison holds the
+	// worst of the timed outputs (the most mismatches, the largest
+	// difference); Tolerance is the relative bound that applied, 0 when the
+	// comparison was bit for bit.
+	Verified   bool
+	Comparison Comparison
+	Tolerance  float64
+}
+
+// Failed reports whether r ran and either failed or did not match the
+// reference.
+func (r *Result) Failed() bool { return r.Skipped == "" && !r.Verified }
+
+// Report is the outcome of Run.
+type Report struct {
+	Results []Result
+	// Repeats and Warmups are the counts that applied.
+	Repeats, Warmups int
+	// Tolerance is the relative bound of float reductions (0: bit for bit).
+	Tolerance float64
+	// CPU names the host's processor; Threads is GOMAXPROCS.
+	CPU     string
+	Threads int
+	// MemcpyBytes is the smallest memory-copy buffer.
+	MemcpyBytes int64
+	Started     time.Time
+	Elapsed     time.Duration
+	// Command, Scale and Seed describe how the workloads were chosen;
+	// Run leaves them empty for the caller to fill in, and WriteJSON
+	// records them.
+	Command string
+	Scale   float64
+	Seed    uint64
+}
+
+// Failures returns the results that failed or did not match.
+func (r *Report) Failures() []Result {
+	var out []Result
+	for _, x := range r.Results {
+		if x.Failed() {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// RunError is the error Run returns when the reference backend fails on a
+// workload: there is then nothing to compare with.
+type RunError struct {
+	Workload, Backend string
+	Err               error
+}
+
+// Error returns "WORKLOAD on BACKEND: ERR".
+func (e *RunError) Error() string { return e.Workload + " on " + e.Backend + ": " + e.Err.Error() }
+
+// Unwrap returns the backend's error.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Run benchmarks every workload on every target, in order. targets[0] is
+// the reference (the CPU backend): it always runs, its output is what every
+// other target is checked against, and its time is the baseline of their
+// speedup.
+//
+// For each workload Run builds the inputs once and validates them, then on
+// each target runs Warmups untimed executions and Repeats timed ones into
+// one output tensor allocated once (so that no timed call pays for fresh
+// pages), timing Execute alone. Before each timed call the output is set to
+// the inverse of the reference's bits, so an element that is not written
+// fails the check that follows every call. A workload that needs more
+// memory than the budget is skipped; a target whose backend reports
+// ops.ErrUnsupported is skipped on that workload; a target that fails
+// otherwise gets the error in its result. Run returns an error only when
+// ctx is done, the arguments are unusable or the reference fails (a
+// *RunError; for inputs given by the caller, an invalid index, say).
+func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Options) (*Report, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("bench: no backend to run")
+	}
+	if opt.Repeats == 0 {
+		opt.Repeats = 5
+	}
+	if opt.Repeats < 0 {
+		return nil, fmt.Errorf("bench: %d repeats", opt.Repeats)
+	}
+	switch {
+	case opt.Warmups == 0:
+		opt.Warmups = 1
+	case opt.Warmups < 0:
+		opt.Warmups = 0
+	}
+	if opt.Tolerance == 0 {
+		opt.Tolerance = DefaultTolerance
+	}
+	if opt.Tolerance < 0 || opt.Deterministic {
+		opt.Tolerance = 0
+	}
+	if opt.MemcpyMinBytes <= 0 {
+		opt.MemcpyMinBytes = DefaultMemcpyBytes
+	}
+	r := &runner{ctx: ctx, targets: targets, opt: opt}
+	rep := &Report{
+		Repeats: opt.Repeats, Warmups: opt.Warmups, Tolerance: opt.Tolerance,
+		CPU: cpuModel(), Threads: runtime.GOMAXPROCS(0), MemcpyBytes: opt.MemcpyMinBytes,
+		Started: time.Now(),
+	}
+	for i, w := range workloads {
+		r.w, r.index, r.count = w, i+1, len(workloads)
+		res, err := r.workload()
+		if err != nil {
+			return nil, err
+		}
+		rep.Results = append(rep.Results, res...)
+	}
+	rep.Elapsed = time.Since(rep.Started)
+	return rep, nil
+}
+
+// runner is one Run call.
+type runner struct {
+	ctx     context.Context
+	targets []Target
+	opt     Options
+	mc      memcpy
+
+	// The workload running.
+	w            *Workload
+	index, count int
+}
+
+func (r *runner) progress(backend, stage string, repeat int) {
+	if r.opt.Progress != nil {
+		r.opt.Progress(Progress{Workload: r.w.Name, Index: r.index, Count: r.count,
+			Backend: backend, Stage: stage, Repeat: repeat, Repeats: r.opt.Repeats})
+	}
+}
+
+// skipAll returns one skipped result per target.
+func (r *runner) skipAll(why string) []Result {
+	out := make([]Result, len(r.targets))
+	for i, t := range r.targets {
+		out[i] = r.result(t)
+		out[i].Skipped = why
+	}
+	return out
+}
+
+func (r *runner) result(t Target) Result {
+	return Result{Workload: r.w.Name, Description: r.w.Describe(), Backend: t.Label, Device: t.Backend.Name(), Bytes: r.w.Traffic()}
+}
+
+// tolerant reports whether another backend's result may differ from the
+// reference's in rounding.
+func (r *runner) tolerant() bool {
+	if r.opt.Tolerance == 0 || !r.w.DType.IsFloat() {
+		return false
+	}
+	switch strings.ToLower(r.w.Reduction) {
+	case "sum", "add", "sub", "prod", "mul", "mean":
+		return true
+	}
+	return false
+}
+
+// workload runs r.w on every target.
+func (r *runner) workload() ([]Result, error) {
+	w := r.w
+	memSize := max(w.DataBytes, r.opt.MemcpyMinBytes)
+	if why := r.memoryCheck(memSize); why != "" {
+		return r.skipAll(why), nil
+	}
+	r.progress("", "inputs", 0)
+	req, err := w.Request()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	p, err := ops.Prepare(req)
+	if err != nil {
+		return nil, &RunError{Workload: w.Name, Backend: r.targets[0].Label, Err: err}
+	}
+	ref, err := tensor.New(p.DType, p.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	out, err := tensor.New(p.DType, p.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	runtime.GC()
+
+	r.progress("", "memcpy", 0)
+	mgbps, err := r.mc.measure(r.ctx, memSize, max(5, r.opt.Repeats))
+	if err != nil {
+		return nil, err
+	}
+
+	results := make([]Result, len(r.targets))
+	var bound []float64
+	for ti, t := range r.targets {
+		res := r.result(t)
+		res.MemcpyGBps = mgbps
+		if ti > 0 && r.tolerant() {
+			res.Tolerance = effectiveTolerance(p.DType, r.opt.Tolerance)
+		}
+		times, phases, cmp, err := r.time(t, ti == 0, p, ref, out, func() ([]float64, error) {
+			if bound == nil {
+				r.progress(t.Label, "verifying", 0)
+				b, err := bounds(r.ctx, req, res.Tolerance)
+				if err != nil {
+					return nil, err
+				}
+				bound = b
+			}
+			return bound, nil
+		})
+		switch {
+		case err != nil && r.ctx.Err() != nil:
+			return nil, r.ctx.Err()
+		case err != nil && ti == 0:
+			return nil, &RunError{Workload: w.Name, Backend: t.Label, Err: err}
+		case errors.Is(err, ops.ErrUnsupported):
+			res.Skipped = "unsupported: " + oneLine(err.Error())
+		case err != nil:
+			res.Error = oneLine(err.Error())
+		default:
+			res.summarise(times, phases, cmp)
+			if ti > 0 && res.Median > 0 && results[0].Median > 0 {
+				res.Speedup = results[0].Median.Seconds() / res.Median.Seconds()
+			}
+		}
+		results[ti] = res
+	}
+	return results, nil
+}
+
+// memoryCheck returns why r.w cannot run in the memory left, or "".
+func (r *runner) memoryCheck(memSize int64) string {
+	budget := r.opt.MemoryBudget
+	if budget < 0 {
+		return ""
+	}
+	measured := budget == 0
+	if measured {
+		releaseMemory()
+		avail, ok := AvailableMemory()
+		if !ok {
+			return ""
+		}
+		budget = avail
+	}
+	need := r.w.footprint(len(r.targets)-1, r.tolerant()) + r.mc.extra(memSize)
+	if need <= budget {
+		return ""
+	}
+	if measured {
+		return fmt.Sprintf("skipped: needs about %s of memory, %s available", formatBytes(need), formatBytes(budget))
+	}
+	return fmt.Sprintf("skipped: needs about %s of memory, over the budget of %s", formatBytes(need), formatBytes(budget))
+}
+
+// releaseMemory returns the memory of dropped tensors to the system, so
+// that the next workload's check sees it and its inputs can use it.
+func releaseMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
+// time runs the warm-ups and the timed executions of p on t. The reference
+// writes its first output into ref; every timed output goes into out and is
+// checked against ref. bound returns the tolerance bounds when the check
+// allows rounding.
+func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor,
+	bound func() ([]float64, error)) (times []time.Duration, phases [][]Phase, cmp Comparison, err error) {
+	ctx := r.ctx
+	warmups := r.opt.Warmups
+	if isRef {
+		r.progress(t.Label, "warm-up", 0)
+		if err := t.Backend.Execute(ctx, p, ref); err != nil {
+			return nil, nil, cmp, err
+		}
+		warmups--
+	}
+	for range warmups {
+		r.progress(t.Label, "warm-up", 0)
+		poison(out, ref)
+		if err := t.Backend.Execute(ctx, p, out); err != nil {
+			return nil, nil, cmp, err
+		}
+	}
+	timer, _ := t.Backend.(DeviceTimer)
+	cmp = Comparison{First: -1}
+	for i := range r.opt.Repeats {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, cmp, err
+		}
+		r.progress(t.Label, "timing", i+1)
+		poison(out, ref)
+		start := time.Now()
+		err := t.Backend.Execute(ctx, p, out)
+		d := time.Since(start)
+		if err != nil {
+			return nil, nil, cmp, err
+		}
+		times = append(times, d)
+		if timer != nil {
+			phases = append(phases, timer.LastDeviceTimings())
+		}
+		c, err := r.check(isRef, ref, out, bound)
+		if err != nil {
+			return nil, nil, cmp, err
+		}
+		cmp.worst(c)
+	}
+	return times, phases, cmp, nil
+}
+
+// check compares out with ref: bit for bit, then, for another backend on a
+// float reduction that differs, within the tolerance bounds.
+func (r *runner) check(isRef bool, ref, out *tensor.Tensor, bound func() ([]float64, error)) (Comparison, error) {
+	c, err := Compare(ref, out, nil)
+	if err != nil || c.Mismatches == 0 || isRef || !r.tolerant() {
+		return c, err
+	}
+	b, err := bound()
+	if err != nil {
+		return c, err
+	}
+	return Compare(ref, out, b)
+}
+
+// summarise fills in the timings and the verdict of res.
+func (res *Result) summarise(times []time.Duration, phases [][]Phase, cmp Comparison) {
+	res.Times = times
+	res.Median = median(times)
+	res.Min, res.Max = minMax(times)
+	if res.Median > 0 {
+		res.GBps = float64(res.Bytes) / res.Median.Seconds() / 1e9
+	}
+	if res.MemcpyGBps > 0 {
+		res.FractionOfMemcpy = res.GBps / res.MemcpyGBps
+	}
+	res.Comparison = cmp
+	res.Verified = cmp.Mismatches == 0 && len(times) > 0
+	res.DeviceTime, res.Phases = summarisePhases(phases)
+}
+
+func minMax(ts []time.Duration) (lo, hi time.Duration) {
+	for i, t := range ts {
+		if i == 0 || t < lo {
+			lo = t
+		}
+		if t > hi {
+			hi = t
+		}
+	}
+	return lo, hi
+}
+
+// summarisePhases returns the median of the per-call sums and the median of
+// each phase, in the order the phases first appear.
+func summarisePhases(calls [][]Phase) (total time.Duration, phases []Phase) {
+	var sums []time.Duration
+	byName := map[string][]time.Duration{}
+	var order []string
+	for _, call := range calls {
+		if len(call) == 0 {
+			continue
+		}
+		var sum time.Duration
+		for _, ph := range call {
+			sum += ph.Duration
+			if _, ok := byName[ph.Name]; !ok {
+				order = append(order, ph.Name)
+			}
+			byName[ph.Name] = append(byName[ph.Name], ph.Duration)
+		}
+		sums = append(sums, sum)
+	}
+	for _, name := range order {
+		phases = append(phases, Phase{Name: name, Duration: median(byName[name])})
+	}
+	return median(sums), phases
+}
+
+// oneLine folds the line breaks of s into spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.TrimSpace(strings.ReplaceAll(s, "\r", " "))), " ")
+}
+
+// cpuModel returns the processor's name from /proc/cpuinfo, or GOARCH.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok && strings.TrimSpace(k) == "model name" {
+				return strings.Join(strings.Fields(v), " ")
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+// formatBytes renders n as "1.5 GB" (decimal units, like the bandwidths).
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,522 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// testOptions keeps the runner tests fast: a small memory-copy buffer and
+// few repeats.
+func testOptions() Options {
+	return Options{Repeats: 3, MemcpyMinBytes: 1 << 20, MemoryBudget: -1}
+}
+
+func cpuTarget() Target { return Target{Label: "cpu", Backend: cpuref.New()} }
+
+// fake wraps the CPU reference and changes what it does.
+type fake struct {
+	*cpuref.Backend
+	name string
+	// after, when set, alters the correct output.
+	after func(out *tensor.Tensor)
+	// err, when set, is returned instead of running.
+	err error
+	// lazy returns without writing out at all.
+	lazy bool
+	// phases, when set, are reported as device timings.
+	phases []Phase
+}
+
+func (f *fake) Name() string { return f.name }
+
+func (f *fake) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.lazy {
+		return nil
+	}
+	if err := f.Backend.Execute(ctx, p, out); err != nil {
+		return err
+	}
+	if f.after != nil {
+		f.after(out)
+	}
+	return nil
+}
+
+// timedFake is a fake that is a DeviceTimer.
+type timedFake struct{ *fake }
+
+func (f timedFake) LastDeviceTimings() []Phase { return f.phases }
+
+func gpuTarget(f *fake) Target {
+	f.Backend = cpuref.New()
+	if f.name == "" {
+		f.name = "fake device"
+	}
+	return Target{Label: "gpu", Backend: f}
+}
+
+func quick(t *testing.T, names ...string) []*Workload {
+	t.Helper()
+	ws, err := Select(names, QuickScale, 1)
+	require.NoError(t, err)
+	return ws
+}
+
+func TestBuiltinShapesAtFullSize(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		data, idx, updates []int
+		op, reduction      string
+		dt                 tensor.DType
+	}{
+		{"SU1", []int{1000, 256, 10, 15}, []int{125, 20}, []int{1000, 125, 20, 10, 15}, "ScatterUpdate-3", "none", tensor.Float32},
+		{"SND5", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Float32},
+		{"SE", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Float32},
+		{"SE-sum-dup", []int{1 << 20}, []int{16 << 20}, []int{16 << 20}, "ScatterElements-18", "add", tensor.Float32},
+		{"SND-sum-dup", []int{1 << 20, 16}, []int{1 << 20, 1}, []int{1 << 20, 16}, "ScatterND-18", "add", tensor.Float32},
+		{"SS", []int{8192, 8192}, nil, []int{4096, 4096}, "SliceScatter-15", "none", tensor.Float32},
+		{"SND-max-i32", []int{4 << 20}, []int{8 << 20, 1}, []int{8 << 20}, "ScatterND-18", "max", tensor.Int32},
+		{"SND5-f16", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Float16},
+		{"SND5-i64", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Int64},
+		{"SE-f16", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Float16},
+		{"SE-i64", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Int64},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Builtin(strings.ToLower(c.name), 1, 1)
+			require.NoError(t, err)
+			assert.Equal(t, c.name, w.Name)
+			assert.Equal(t, c.data, w.DataShape)
+			assert.Equal(t, c.idx, w.IndicesShape)
+			assert.Equal(t, c.updates, w.UpdatesShape)
+			assert.Equal(t, c.op, w.Op)
+			assert.Equal(t, c.reduction, w.Reduction)
+			assert.Equal(t, c.dt, w.DType)
+			n := func(s []int) int64 {
+				v, err := tensor.NumElements(s)
+				require.NoError(t, err)
+				return int64(v)
+			}
+			size := int64(c.dt.Size())
+			want := 2*n(c.data)*size + n(c.updates)*size
+			if c.idx != nil {
+				want += 8 * n(c.idx)
+			}
+			assert.Equal(t, want, w.Traffic())
+		})
+	}
+	assert.Len(t, Names(), 11)
+}
+
+func TestEveryQuickWorkloadIsAValidRequest(t *testing.T) {
+	for _, w := range quick(t) {
+		req, err := w.Request()
+		require.NoError(t, err, w.Name)
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, w.Name)
+		assert.Equal(t, w.DataShape, p.Shape, w.Name)
+		assert.Equal(t, w.DataBytes, tensorBytes(req.Data), w.Name)
+		assert.Equal(t, w.UpdatesBytes, tensorBytes(req.Updates), w.Name)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	ws, err := Select([]string{"se", " SS ", "SE"}, QuickScale, 1)
+	require.NoError(t, err)
+	require.Len(t, ws, 2)
+	assert.Equal(t, "SE", ws[0].Name)
+	assert.Equal(t, "SS", ws[1].Name)
+
+	_, err = Select([]string{"SE", "nope"}, 1, 1)
+	require.ErrorIs(t, err, ErrUnknownWorkload)
+	assert.Contains(t, err.Error(), `"nope"`)
+	assert.Contains(t, err.Error(), "SND-max-i32")
+
+	_, err = Builtin("SE", 0, 1)
+	require.Error(t, err)
+	_, err = Builtin("SE", math.Inf(1), 1)
+	require.Error(t, err)
+}
+
+// TestInputsAreDeterministic: the same seed gives the same inputs whatever
+// the number of threads; another seed gives others.
+func TestInputsAreDeterministic(t *testing.T) {
+	build := func(seed uint64, procs int, name ...string) ops.Request {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		w, err := Builtin(append(name, "SND5")[0], QuickScale, seed)
+		require.NoError(t, err)
+		req, err := w.Request()
+		require.NoError(t, err)
+		return req
+	}
+	a, b, c := build(7, 1), build(7, 4), build(8, 4)
+	for _, pair := range [][2]*tensor.Tensor{{a.Data, b.Data}, {a.Indices, b.Indices}, {a.Updates, b.Updates}} {
+		assert.True(t, tensor.Equal(pair[0], pair[1]))
+	}
+	assert.False(t, tensor.Equal(a.Data, c.Data))
+	assert.False(t, tensor.Equal(a.Indices, c.Indices))
+
+	// Values are spread: floats in [-1, 1) with both signs, indices over
+	// their whole range.
+	v := tensor.View[float32](a.Data)
+	lo, hi := float32(0), float32(0)
+	for _, x := range v {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	assert.Less(t, lo, float32(-0.9))
+	assert.Greater(t, hi, float32(0.9))
+	assert.GreaterOrEqual(t, lo, float32(-1))
+	assert.Less(t, hi, float32(1))
+	seen := map[int64]bool{}
+	for i, x := range tensor.View[int64](a.Indices) {
+		if i%3 == 1 {
+			seen[x] = true
+			assert.Less(t, x, int64(256))
+		}
+	}
+	assert.Greater(t, len(seen), 100) // component 1 of 125 tuples, in [0, 256)
+	su1 := build(1, 2, "SU1")
+	seen = map[int64]bool{}
+	for _, x := range tensor.View[int64](su1.Indices) {
+		seen[x] = true
+	}
+	assert.Len(t, seen, 256, "2500 indices in [0, 256) reach every slice")
+}
+
+func TestCompare(t *testing.T) {
+	nan1 := math.Float32frombits(0x7fc00001)
+	nan2 := math.Float32frombits(0xffc00002)
+	want := tensor.MustFromSlice([]int{5}, []float32{1, nan1, 0, 4, 5})
+
+	c, err := Compare(want, tensor.MustFromSlice([]int{5}, []float32{1, nan2, 0, 4, 5}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, Comparison{First: -1}, c, "any NaN equals any NaN")
+
+	c, err = Compare(want, tensor.MustFromSlice([]int{5}, []float32{1, nan1, float32(math.Copysign(0, -1)), 4, 5.5}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), c.Mismatches, "-0 differs from +0 bit for bit")
+	assert.Equal(t, 2, c.First)
+	assert.Equal(t, 0.5, c.MaxAbsDiff)
+
+	c, err = Compare(want, tensor.MustFromSlice([]int{5}, []float32{1, 2, 0, 4, 5}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.Mismatches)
+	assert.True(t, math.IsInf(c.MaxAbsDiff, 1), "NaN against a number")
+
+	// Within a bound.
+	c, err = Compare(want, tensor.MustFromSlice([]int{5}, []float32{1, nan1, 0, 4.001, 5.5}), []float64{0, 0, 0, 0.01, 0.1})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.Mismatches)
+	assert.Equal(t, 4, c.First)
+
+	// Integers: exact differences, even far apart.
+	c, err = Compare(tensor.MustFromSlice([]int{2}, []int64{math.MinInt64, 3}), tensor.MustFromSlice([]int{2}, []int64{math.MaxInt64, 3}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.Mismatches)
+	assert.Equal(t, math.Ldexp(1, 64), c.MaxAbsDiff)
+
+	// Large tensors: chunks compare in parallel; the first mismatch is
+	// the earliest.
+	big := make([]int32, 1<<20)
+	other := append([]int32(nil), big...)
+	other[900_000], other[70_000] = 5, -2
+	c, err = Compare(tensor.MustFromSlice([]int{len(big)}, big), tensor.MustFromSlice([]int{len(big)}, other), nil)
+	require.NoError(t, err)
+	assert.Equal(t, Comparison{Mismatches: 2, First: 70_000, MaxAbsDiff: 5}, c)
+
+	_, err = Compare(want, tensor.MustFromSlice([]int{5}, []int32{1, 2, 3, 4, 5}), nil)
+	require.Error(t, err)
+}
+
+func TestPoisonMakesEveryElementDiffer(t *testing.T) {
+	ref := tensor.MustFromSlice([]int{4}, []float32{0, float32(math.NaN()), float32(math.Inf(1)), -1})
+	out, err := tensor.New(tensor.Float32, []int{4})
+	require.NoError(t, err)
+	poison(out, ref)
+	c, err := Compare(ref, out, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), c.Mismatches)
+}
+
+func TestRunVerifiesEveryWorkloadOnTheCPU(t *testing.T) {
+	var stages []Progress
+	opt := testOptions()
+	opt.Progress = func(p Progress) { stages = append(stages, p) }
+	rep, err := Run(context.Background(), []Target{cpuTarget()}, quick(t), opt)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, len(Names()))
+	for i, r := range rep.Results {
+		assert.Equal(t, Names()[i], r.Workload)
+		assert.True(t, r.Verified, r.Workload)
+		assert.Empty(t, r.Skipped)
+		assert.Len(t, r.Times, 3)
+		assert.True(t, r.Min <= r.Median && r.Median <= r.Max)
+		assert.Positive(t, r.GBps)
+		assert.Positive(t, r.MemcpyGBps)
+		assert.InDelta(t, r.GBps/r.MemcpyGBps, r.FractionOfMemcpy, 1e-9)
+		assert.Zero(t, r.Speedup)
+		assert.Zero(t, r.DeviceTime)
+	}
+	assert.Empty(t, rep.Failures())
+	require.NotEmpty(t, stages)
+	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 11, Stage: "inputs", Repeats: 3}, stages[0])
+	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 11, Count: 11, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+}
+
+func TestRunCatchesAWrongBackend(t *testing.T) {
+	corrupt := &fake{after: func(out *tensor.Tensor) { tensor.View[float32](out)[17] += 1 }}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(corrupt)}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 2)
+	cpu, gpu := rep.Results[0], rep.Results[1]
+	assert.True(t, cpu.Verified)
+	assert.False(t, gpu.Verified)
+	assert.Equal(t, "fake device", gpu.Device)
+	assert.Equal(t, Comparison{Mismatches: 1, First: 17, MaxAbsDiff: 1}, gpu.Comparison)
+	assert.Positive(t, gpu.Speedup)
+	assert.Equal(t, []Result{gpu}, rep.Failures())
+}
+
+// TestRunCatchesUnwrittenOutput: a backend that writes nothing cannot pass
+// on the strength of what an earlier run left in the output.
+func TestRunCatchesUnwrittenOutput(t *testing.T) {
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(&fake{lazy: true})}, quick(t, "SS"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.False(t, gpu.Verified)
+	assert.Equal(t, int64(8192/256*8192), gpu.Comparison.Mismatches)
+}
+
+func TestRunSkipsUnsupportedAndRecordsErrors(t *testing.T) {
+	unsupported := &fake{err: &ops.Error{Op: "ScatterND-18", Err: ops.ErrUnsupported, Msg: "vulkan: reduction \"max\" has no kernels"}}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(unsupported)}, quick(t, "SND-max-i32"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.Equal(t, `unsupported: ScatterND-18: vulkan: reduction "max" has no kernels`, gpu.Skipped)
+	assert.False(t, gpu.Failed())
+	assert.Empty(t, rep.Failures())
+
+	lost := &fake{err: fmt.Errorf("vulkan: vkQueueSubmit: %w", ops.ErrDeviceLost)}
+	rep, err = Run(context.Background(), []Target{cpuTarget(), gpuTarget(lost)}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	gpu = rep.Results[1]
+	assert.Equal(t, "vulkan: vkQueueSubmit: device lost", gpu.Error)
+	assert.True(t, gpu.Failed())
+	assert.Len(t, rep.Failures(), 1)
+}
+
+func TestRunReturnsTheReferenceError(t *testing.T) {
+	req := ops.Request{
+		Op:      "ScatterNDUpdate-15",
+		Data:    tensor.MustFromSlice([]int{4}, []float32{1, 2, 3, 4}),
+		Indices: tensor.MustFromSlice([]int{1, 1}, []int64{9}),
+		Updates: tensor.MustFromSlice([]int{1}, []float32{5}),
+	}
+	w, err := Custom("bad", req)
+	require.NoError(t, err)
+	_, err = Run(context.Background(), []Target{cpuTarget()}, []*Workload{w}, testOptions())
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "bad", re.Workload)
+	require.ErrorIs(t, err, ops.ErrIndexRange)
+	assert.Equal(t, "bad on cpu: ScatterNDUpdate-15: indices[0,0] = 9 is out of range [-4, 3] for axis 0 of data", err.Error())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Run(ctx, []Target{cpuTarget()}, quick(t, "SE"), testOptions())
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestRunSkipsWhatDoesNotFit(t *testing.T) {
+	opt := testOptions()
+	opt.MemoryBudget = 1 << 10
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(&fake{})}, quick(t, "SE", "SS"), opt)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 4)
+	for _, r := range rep.Results {
+		assert.Regexp(t, `^skipped: needs about [0-9.]+ MB of memory, over the budget of 1.0 kB$`, r.Skipped)
+		assert.False(t, r.Verified)
+		assert.False(t, r.Failed())
+	}
+	var table bytes.Buffer
+	require.NoError(t, rep.WriteTable(&table))
+	assert.Equal(t, 2, strings.Count(table.String(), "skipped: needs about"), "one line per workload:\n%s", table.String())
+
+	// The estimate grows with the backends and the inputs.
+	w := quick(t, "SU1")[0]
+	assert.Greater(t, w.footprint(1, false), w.footprint(0, false))
+	assert.Greater(t, w.footprint(0, false), w.DataBytes+w.UpdatesBytes)
+	full, err := Builtin("SU1", 1, 1)
+	require.NoError(t, err)
+	assert.Greater(t, full.footprint(0, false), int64(1800e6), "SU1 needs its 1.5 GB of updates, data and two outputs")
+}
+
+func TestAvailableMemory(t *testing.T) {
+	n, ok := AvailableMemory()
+	if runtime.GOOS != "linux" {
+		t.Skip("AvailableMemory reads /proc")
+	}
+	require.True(t, ok)
+	assert.Greater(t, n, int64(16<<20))
+}
+
+// TestRunToleratesRoundingInFloatSums: another backend's float sums may
+// differ by rounding, within the bound; beyond it, or in deterministic
+// mode, they fail.
+func TestRunToleratesRoundingInFloatSums(t *testing.T) {
+	nudge := func(by float32) func(out *tensor.Tensor) {
+		return func(out *tensor.Tensor) {
+			v := tensor.View[float32](out)
+			for i := 0; i < len(v); i += 7 {
+				v[i] += by * float32(math.Abs(float64(v[i])))
+			}
+		}
+	}
+	ws := quick(t, "SE-sum-dup")
+	run := func(f *fake, opt Options) Result {
+		rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(f)}, ws, opt)
+		require.NoError(t, err)
+		return rep.Results[1]
+	}
+	r := run(&fake{after: nudge(1e-7)}, testOptions())
+	assert.True(t, r.Verified)
+	assert.Equal(t, DefaultTolerance, r.Tolerance)
+	assert.Positive(t, r.Comparison.MaxAbsDiff)
+
+	r = run(&fake{after: nudge(1e-3)}, testOptions())
+	assert.False(t, r.Verified)
+
+	opt := testOptions()
+	opt.Deterministic = true
+	r = run(&fake{after: nudge(1e-7)}, opt)
+	assert.False(t, r.Verified)
+	assert.Zero(t, r.Tolerance)
+
+	// Reductions without rounding freedom stay bit for bit.
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(&fake{after: func(out *tensor.Tensor) {
+		tensor.View[int32](out)[3]++
+	}})}, quick(t, "SND-max-i32"), testOptions())
+	require.NoError(t, err)
+	assert.False(t, rep.Results[1].Verified)
+	assert.Zero(t, rep.Results[1].Tolerance)
+}
+
+func TestBoundsFollowTheReduction(t *testing.T) {
+	req := ops.Request{
+		Op:      "ScatterElementsUpdate-12",
+		Data:    tensor.MustFromSlice([]int{3}, []float32{1, -2, 4}),
+		Indices: tensor.MustFromSlice([]int{3}, []int64{0, 0, 2}),
+		Updates: tensor.MustFromSlice([]int{3}, []float32{-3, 5, 0.5}),
+		Axis:    tensor.Scalar(0),
+	}
+	for red, want := range map[string][]float64{
+		"sum":  {9, 2, 4.5},
+		"prod": {15, 2, 2},
+		"mean": {3, 2, 2.25},
+	} {
+		req.Reduction = red
+		b, err := bounds(context.Background(), req, 2)
+		require.NoError(t, err)
+		for i := range want {
+			want[i] *= 2
+		}
+		assert.Equal(t, want, b, red)
+	}
+	assert.Equal(t, 8*math.Ldexp(1, -10), effectiveTolerance(tensor.Float16, 1e-5))
+	assert.Equal(t, 1e-5, effectiveTolerance(tensor.Float32, 1e-5))
+}
+
+func TestDeviceTimings(t *testing.T) {
+	f := &fake{phases: []Phase{{"upload", 2 * time.Millisecond}, {"scatter", 5 * time.Millisecond}}}
+	tgt := gpuTarget(f)
+	tgt.Backend = timedFake{f}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SND5"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.True(t, gpu.Verified)
+	assert.Equal(t, 7*time.Millisecond, gpu.DeviceTime)
+	assert.Equal(t, f.phases, gpu.Phases)
+
+	total, phases := summarisePhases([][]Phase{
+		{{"a", 1}, {"b", 10}}, {{"a", 3}, {"b", 30}}, nil, {{"a", 2}, {"b", 20}, {"c", 7}},
+	})
+	assert.Equal(t, time.Duration(29), total) // the sums are 11, 33 and 29
+	assert.Equal(t, []Phase{{"a", 2}, {"b", 20}, {"c", 7}}, phases)
+	assert.Equal(t, time.Duration(5), median([]time.Duration{9, 1, 4, 6}))
+}
+
+func TestReportJSONAndTable(t *testing.T) {
+	f := &fake{after: func(out *tensor.Tensor) { tensor.View[float32](out)[0] = float32(math.NaN()) }}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(f)}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	rep.Command, rep.Scale, rep.Seed = "gpuscatter bench --quick", QuickScale, 1
+
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, rep.WriteJSON(path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc struct {
+		Command string           `json:"command"`
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.Equal(t, "gpuscatter bench --quick", doc.Command)
+	require.Len(t, doc.Results, 2)
+	gpu := doc.Results[1]
+	assert.Equal(t, "gpu", gpu["backend"])
+	assert.Equal(t, false, gpu["verified"])
+	assert.Nil(t, gpu["max_abs_diff"], "an infinite difference is null")
+	assert.Contains(t, gpu, "speedup")
+	assert.NotContains(t, doc.Results[0], "speedup")
+	assert.Equal(t, 0.0, doc.Results[0]["max_abs_diff"])
+
+	var table bytes.Buffer
+	require.NoError(t, rep.WriteTable(&table))
+	assert.Contains(t, table.String(), "gpu: fake device")
+	assert.Regexp(t, `\nSE +gpu +[0-9.]+ .* NO: 1 differ +inf\n`, table.String())
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		w.Write([]byte("partial"))
+		return errors.New("disk full")
+	})
+	require.EqualError(t, err, "disk full")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(b))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left")
+
+	require.NoError(t, WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write([]byte("new"))
+		return err
+	}))
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(b))
+}

@@ -1,0 +1,301 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// ErrUnknownWorkload is wrapped by the error Select returns for a name that
+// is not a built-in workload.
+var ErrUnknownWorkload = errors.New("unknown workload")
+
+// QuickScale is the scale of --quick: small enough that every built-in
+// workload runs in a few milliseconds per backend on a 2-core machine, large
+// enough that every kernel path (several tasks, duplicates) is taken.
+const QuickScale = 1.0 / 256
+
+// Workload is one benchmark case: an operator call whose inputs are built
+// when it runs and dropped after it. Builtin and Select return the built-in
+// workloads; Custom wraps an operator call on inputs the caller already
+// holds.
+type Workload struct {
+	// Name selects the workload: "SU1", "SE-sum-dup", ...
+	Name string
+	// Summary says what the workload is, in a few words.
+	Summary string
+	// Op and Reduction are the operator call.
+	Op, Reduction string
+	// DType is the element type of data, updates and the output.
+	DType tensor.DType
+	// DataShape is the shape of data and the output; IndicesShape and
+	// UpdatesShape those of the other inputs (IndicesShape is nil for
+	// SliceScatter-15).
+	DataShape, IndicesShape, UpdatesShape []int
+	// DataBytes, IndicesBytes and UpdatesBytes are the sizes of the inputs.
+	DataBytes, IndicesBytes, UpdatesBytes int64
+
+	build func() (ops.Request, error)
+	// held: the inputs exist already (Custom), so running the workload
+	// needs no memory for them.
+	held bool
+	// numIndices is the number of index elements.
+	numIndices int64
+}
+
+// Traffic returns the bytes one execution moves at the least: data read,
+// the output written, updates read and indices read. Effective bandwidth is
+// Traffic divided by the time of an execution.
+func (w *Workload) Traffic() int64 {
+	return 2*w.DataBytes + w.UpdatesBytes + w.IndicesBytes
+}
+
+// Describe returns the operator call with its shapes, e.g.
+// "ScatterND-18 add: data float32[1048576,16], indices int64[1048576,1], updates float32[1048576,16]".
+func (w *Workload) Describe() string {
+	var b strings.Builder
+	b.WriteString(w.Op)
+	if w.Reduction != "" && w.Reduction != "none" {
+		b.WriteString(" " + w.Reduction)
+	}
+	fmt.Fprintf(&b, ": data %v%s", w.DType, tensor.FormatShape(w.DataShape))
+	if w.IndicesShape != nil {
+		fmt.Fprintf(&b, ", indices %s", tensor.FormatShape(w.IndicesShape))
+	}
+	fmt.Fprintf(&b, ", updates %s", tensor.FormatShape(w.UpdatesShape))
+	return b.String()
+}
+
+// Request builds the workload's inputs. Built-in workloads generate them
+// from their seed on every call (in parallel, a few hundred MB/s per core);
+// a Custom workload returns the request it was made with.
+func (w *Workload) Request() (ops.Request, error) { return w.build() }
+
+// Custom returns a workload named name that runs req, whose tensors the
+// caller holds. It fails when req is not a valid operator call.
+func Custom(name string, req ops.Request) (*Workload, error) {
+	p, err := ops.Prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{
+		Name: name, Summary: "the operator call given on the command line",
+		Op: p.Op.Name, Reduction: p.Reduction.String(), DType: p.DType,
+		DataShape:    append([]int{}, p.Shape...),
+		UpdatesShape: append([]int{}, req.Updates.Shape...),
+		DataBytes:    tensorBytes(req.Data),
+		UpdatesBytes: tensorBytes(req.Updates),
+		build:        func() (ops.Request, error) { return req, nil },
+		held:         true,
+	}
+	if req.Indices != nil {
+		w.IndicesShape = append([]int{}, req.Indices.Shape...)
+		w.IndicesBytes = tensorBytes(req.Indices)
+		w.numIndices = int64(req.Indices.Len())
+	}
+	return w, nil
+}
+
+// tensorBytes returns the size of t's elements as a device holds them.
+func tensorBytes(t *tensor.Tensor) int64 {
+	return int64(t.Len()) * int64(t.DType.Size())
+}
+
+// spec is a built-in workload at one scale.
+type spec struct {
+	op, reduction     string
+	dt                tensor.DType
+	data, idx, upd    []int
+	bounds            []int // the range of each index tuple component
+	axis              int64
+	start, stop, step []int64 // SliceScatter-15
+}
+
+// def is a built-in workload: a name, a summary and its shapes at a scale.
+type def struct {
+	name, summary string
+	at            func(sc scaler) spec
+}
+
+// scaler scales one dimension of a full-size workload.
+type scaler float64
+
+// n returns round(full*s), at least 1; absurd sizes saturate and are
+// rejected later by the shape checks.
+func (s scaler) n(full int) int {
+	v := math.Round(float64(full) * float64(s))
+	if v > 1<<50 {
+		return 1 << 50
+	}
+	return max(1, int(v))
+}
+
+// mi is 2^20, the "M" of the workload sizes.
+const mi = 1 << 20
+
+// defs lists the built-in workloads in the order they run.
+var defs = []def{
+	{"SU1", "ScatterUpdate-3 spec example 1", func(s scaler) spec {
+		d0 := s.n(1000)
+		return spec{op: "ScatterUpdate-3", dt: tensor.Float32, axis: 1,
+			data: []int{d0, 256, 10, 15}, idx: []int{125, 20}, upd: []int{d0, 125, 20, 10, 15}, bounds: []int{256}}
+	}},
+	nd5("SND5", tensor.Float32),
+	elems("SE", tensor.Float32),
+	{"SE-sum-dup", "ScatterElements-18 add, 16 updates per element", func(s scaler) spec {
+		n, u := s.n(mi), s.n(16*mi)
+		return spec{op: "ScatterElements-18", reduction: "add", dt: tensor.Float32,
+			data: []int{n}, idx: []int{u}, upd: []int{u}, bounds: []int{n}}
+	}},
+	{"SND-sum-dup", "ScatterND-18 add, rows with duplicate targets", func(s scaler) spec {
+		n := s.n(mi)
+		return spec{op: "ScatterND-18", reduction: "add", dt: tensor.Float32,
+			data: []int{n, 16}, idx: []int{n, 1}, upd: []int{n, 16}, bounds: []int{n}}
+	}},
+	{"SS", "SliceScatter-15, every second row and column", func(s scaler) spec {
+		r := s.n(8192)
+		return spec{op: "SliceScatter-15", dt: tensor.Float32,
+			data: []int{r, 8192}, upd: []int{(r + 1) / 2, 4096},
+			start: []int64{0, 0}, stop: []int64{math.MaxInt64, math.MaxInt64}, step: []int64{2, 2}}
+	}},
+	{"SND-max-i32", "ScatterND-18 max on int32, 2 updates per element", func(s scaler) spec {
+		n, u := s.n(4*mi), s.n(8*mi)
+		return spec{op: "ScatterND-18", reduction: "max", dt: tensor.Int32,
+			data: []int{n}, idx: []int{u, 1}, upd: []int{u}, bounds: []int{n}}
+	}},
+	nd5("SND5-f16", tensor.Float16),
+	nd5("SND5-i64", tensor.Int64),
+	elems("SE-f16", tensor.Float16),
+	elems("SE-i64", tensor.Int64),
+}
+
+// nd5 is ScatterNDUpdate-15 spec example 5 on dt.
+func nd5(name string, dt tensor.DType) def {
+	return def{name, "ScatterNDUpdate-15 spec example 5" + dtSuffix(dt), func(s scaler) spec {
+		d0, j := s.n(1000), s.n(25)
+		return spec{op: "ScatterNDUpdate-15", dt: dt,
+			data: []int{d0, 256, 10, 15}, idx: []int{j, 125, 3}, upd: []int{j, 125, 15}, bounds: []int{d0, 256, 10}}
+	}}
+}
+
+// elems is ScatterElements-18 along axis 0 of a square matrix on dt.
+func elems(name string, dt tensor.DType) def {
+	return def{name, "ScatterElements-18 axis 0" + dtSuffix(dt), func(s scaler) spec {
+		r, j := s.n(4096), s.n(1024)
+		return spec{op: "ScatterElements-18", dt: dt,
+			data: []int{r, 4096}, idx: []int{j, 4096}, upd: []int{j, 4096}, bounds: []int{r}}
+	}}
+}
+
+func dtSuffix(dt tensor.DType) string {
+	if dt == tensor.Float32 {
+		return ""
+	}
+	return ", " + dt.String()
+}
+
+// Names returns the names of the built-in workloads, in the order they run.
+func Names() []string {
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.name
+	}
+	return names
+}
+
+// Builtin returns the built-in workload called name (case-insensitive) with
+// every size scaled by scale (the full sizes are those of the workload's
+// description; scale 1 is full size) and inputs generated from seed. It
+// fails with ErrUnknownWorkload for an unknown name, and when scale is not
+// positive or makes a shape larger than a tensor may be.
+func Builtin(name string, scale float64, seed uint64) (*Workload, error) {
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return nil, fmt.Errorf("bench: scale %v is not a positive number", scale)
+	}
+	for _, d := range defs {
+		if strings.EqualFold(d.name, strings.TrimSpace(name)) {
+			return d.workload(scaler(scale), seed)
+		}
+	}
+	return nil, fmt.Errorf("%w %q; the workloads are %s", ErrUnknownWorkload, name, strings.Join(Names(), ", "))
+}
+
+// Select returns the built-in workloads named in names, in the order given
+// and without repeats, or every one of them when names is empty; see
+// Builtin.
+func Select(names []string, scale float64, seed uint64) ([]*Workload, error) {
+	if len(names) == 0 {
+		names = Names()
+	}
+	var out []*Workload
+	seen := map[string]bool{}
+	for _, n := range names {
+		w, err := Builtin(n, scale, seed)
+		if err != nil {
+			return nil, err
+		}
+		if seen[w.Name] {
+			continue
+		}
+		seen[w.Name] = true
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// workload sizes d at scale s; the inputs are built by Request.
+func (d def) workload(s scaler, seed uint64) (*Workload, error) {
+	sp := d.at(s)
+	w := &Workload{
+		Name: d.name, Summary: d.summary, Op: sp.op, Reduction: sp.reduction, DType: sp.dt,
+		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd,
+	}
+	if w.Reduction == "" {
+		w.Reduction = "none"
+	}
+	for _, x := range []struct {
+		shape []int
+		size  int
+		dst   *int64
+	}{{sp.data, sp.dt.Size(), &w.DataBytes}, {sp.idx, 8, &w.IndicesBytes}, {sp.upd, sp.dt.Size(), &w.UpdatesBytes}} {
+		if x.shape == nil {
+			continue
+		}
+		n, err := tensor.NumElements(x.shape)
+		if err != nil || int64(n) > tensor.MaxBytes/int64(x.size) {
+			return nil, fmt.Errorf("bench: %s at this scale has shape %s, larger than a tensor may be", d.name, tensor.FormatShape(x.shape))
+		}
+		*x.dst = int64(n) * int64(x.size)
+	}
+	w.numIndices = w.IndicesBytes / 8
+	w.build = func() (ops.Request, error) { return sp.request(seed) }
+	return w, nil
+}
+
+// request generates the inputs of sp from seed.
+func (sp spec) request(seed uint64) (ops.Request, error) {
+	req := ops.Request{Op: sp.op, Reduction: sp.reduction}
+	var err error
+	if req.Data, err = randomValues(sp.dt, sp.data, seed, streamData); err != nil {
+		return ops.Request{}, err
+	}
+	if req.Updates, err = randomValues(sp.dt, sp.upd, seed, streamUpdates); err != nil {
+		return ops.Request{}, err
+	}
+	if sp.idx != nil {
+		if req.Indices, err = randomIndices(sp.idx, sp.bounds, seed); err != nil {
+			return ops.Request{}, err
+		}
+	}
+	if sp.op == "ScatterUpdate-3" {
+		req.Axis = tensor.Scalar(sp.axis)
+	}
+	if sp.step != nil {
+		req.Start, req.Stop, req.Step = tensor.Ints(sp.start...), tensor.Ints(sp.stop...), tensor.Ints(sp.step...)
+	}
+	return req, nil
+}

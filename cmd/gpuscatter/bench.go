@@ -1,0 +1,569 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/bench/chart"
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+)
+
+var benchCommand = &command{
+	name:    "bench",
+	summary: "time the scatter workloads on the GPU and the CPU and check they agree",
+	synopsis: `Usage:
+  gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
+                   [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
+  gpuscatter bench --op NAME [the input flags of run] [--backend auto|cpu|gpu] [--device SEL]
+                   [--repeats N] [--json FILE] [--plot FILE.png]
+`,
+	details: `Times each workload on the CPU and, with --backend gpu or auto, on the GPU,
+and checks that every output of the GPU equals the CPU's. Prints a table:
+median, min and max wall time of Execute (upload, run and download for the
+GPU; no file I/O, no device start-up), device time where the backend
+measures it, effective bandwidth (data read + output written + updates read
++ indices read, over the median time), the bandwidth of a parallel memory
+copy measured in the same run and the fraction of it reached, the GPU's
+speedup over the CPU, and whether the outputs matched.
+
+Outputs must match bit for bit (any NaN equals any NaN), except float sum,
+sub, prod and mean reductions on the GPU, whose order of additions may
+differ: those may differ by 1e-5 of the sum of the magnitudes of the terms
+of each element (8 machine epsilons for float16 and bfloat16). The CPU's
+timed outputs must equal its first one.
+
+Built-in workloads (full size; --scale multiplies the leading dimensions):
+  SU1          ScatterUpdate-3 spec example 1: data f32[1000,256,10,15],
+               indices [125,20], updates [1000,125,20,10,15], axis 1
+  SND5         ScatterNDUpdate-15 spec example 5: data f32[1000,256,10,15],
+               indices [25,125,3], updates [25,125,15]
+  SE           ScatterElements-18 axis 0: data f32[4096,4096], indices and
+               updates [1024,4096]
+  SE-sum-dup   ScatterElements-18 add: data f32[1M], indices and updates [16M]
+  SND-sum-dup  ScatterND-18 add: data f32[1M,16], indices [1M,1], updates [1M,16]
+  SS           SliceScatter-15: data f32[8192,8192], every second row and
+               column, updates [4096,4096]
+  SND-max-i32  ScatterND-18 max: data i32[4M], indices [8M,1], updates [8M]
+  SND5-f16, SND5-i64, SE-f16, SE-i64
+               SND5 and SE on float16 and int64 data
+A workload that does not fit in the memory available is skipped with a line
+in the table.
+
+Flags (each once; --name=value or --name value):
+  --backend B        auto (the default: the GPU when available, else only
+                     the CPU, with a notice), cpu (only the CPU) or gpu
+  --device SEL       the Vulkan device, as for run ('gpuscatter devices')
+  --workloads LIST   a comma list of the workloads above (case-insensitive);
+                     all of them by default
+  --quick            a small size (scale 1/256) that runs in seconds
+  --scale F          multiply the sizes by F (0 < F <= 1024); default 1
+  --repeats N        timed runs per workload and backend, after one
+                     warm-up; default 5
+  --seed N           the seed the inputs are generated from; default 1
+  --json FILE        write the figures as JSON (atomically)
+  --plot FILE.png    draw GB/s per workload and backend, with the memory
+                     copy as a reference line, as a PNG image (atomically)
+  --op NAME and the input flags of run (--data, --indices, --updates,
+  --axis, --reduction, --use-init-val, --start, --stop, --step, --axes):
+                     time that operator on those inputs instead of the
+                     built-in workloads
+
+A progress line is shown on stderr when it is a terminal and the run takes
+more than a second.
+
+Exit status: 0 when every output matched; 1 when one did not or a run
+failed (the table is still printed, no JSON or plot is written), or for
+invalid input; 2 for a malformed command line.
+`,
+	run: benchMain,
+}
+
+// benchMemoryBudget, when positive, replaces the memory a workload may use
+// (bench.Options.MemoryBudget); tests lower it to reach the skip path.
+// benchMemcpyBytes, when positive, replaces the smallest memory-copy buffer
+// (bench.Options.MemcpyMinBytes); tests lower it to save time.
+var benchMemoryBudget, benchMemcpyBytes int64
+
+// isTerminal reports whether w is a terminal, where a progress line can be
+// redrawn in place.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// benchFlags holds the parsed flags of the bench command: its own and
+// those of run (without --out).
+type benchFlags struct {
+	run                                    *runFlags
+	workloads, scale, repeats, seed, jsonF stringArg
+	plot                                   stringArg
+	quick                                  boolArg
+}
+
+func newBenchFlags() *benchFlags {
+	return &benchFlags{
+		run:       newRunFlags(),
+		workloads: stringArg{name: "workloads"},
+		scale:     stringArg{name: "scale", value: "1", check: checkScale},
+		repeats:   stringArg{name: "repeats", value: "5", check: checkRepeats},
+		seed:      stringArg{name: "seed", value: "1", check: checkSeed},
+		jsonF:     stringArg{name: "json", check: nonEmptyPath},
+		plot:      stringArg{name: "plot", check: checkPNGPath},
+		quick:     boolArg{name: "quick"},
+	}
+}
+
+func (f *benchFlags) specs() []flagSpec {
+	var specs []flagSpec
+	for _, s := range f.run.specs() {
+		if s.name != "out" {
+			specs = append(specs, s)
+		}
+	}
+	quick := f.quick.spec()
+	quick.boolean = true // --quick alone means --quick=true
+	return append(specs, f.workloads.spec(), quick, f.scale.spec(), f.repeats.spec(),
+		f.seed.spec(), f.jsonF.spec(), f.plot.spec())
+}
+
+func checkScale(v string) error {
+	s, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(s > 0) || s > 1024 {
+		return errors.New("want a number greater than 0 and at most 1024")
+	}
+	return nil
+}
+
+func checkRepeats(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > 10000 {
+		return errors.New("want an integer from 1 to 10000")
+	}
+	return nil
+}
+
+func checkSeed(v string) error {
+	if _, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err != nil {
+		return errors.New("want a non-negative integer")
+	}
+	return nil
+}
+
+func checkPNGPath(v string) error {
+	if !strings.EqualFold(filepath.Ext(v), ".png") {
+		return errors.New("want a path ending in .png")
+	}
+	return nil
+}
+
+// benchMain is the bench command: parse, pick the workloads, open the
+// backends, run, print the table, write the files.
+func benchMain(ctx context.Context, c *cli, args []string) error {
+	f := newBenchFlags()
+	if err := parseFlags(args, f.specs()); err != nil {
+		return err
+	}
+	custom, err := f.mode()
+	if err != nil {
+		return err
+	}
+	var op *ops.Op
+	var workloads []*bench.Workload
+	if custom {
+		if op, err = ops.Lookup(f.run.op.value); err != nil {
+			return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.run.op.value)
+		}
+	} else if workloads, err = f.builtins(); err != nil {
+		return err
+	}
+	for _, out := range []stringArg{f.jsonF, f.plot} {
+		if out.given {
+			if err := checkOutPath(out.name, out.value); err != nil {
+				return err
+			}
+		}
+	}
+
+	targets, notice, err := openTargets(ctx, f.run.backend.value)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, t := range targets[1:] {
+			t.Backend.Close()
+		}
+	}()
+	if custom {
+		req, err := f.run.request(op)
+		if err != nil {
+			return err
+		}
+		name := op.Name
+		if r := f.run.reduction.value; r != "" && r != "none" {
+			name += " " + r
+		}
+		w, err := bench.Custom(name, req)
+		if err != nil {
+			return err
+		}
+		workloads = []*bench.Workload{w}
+	}
+
+	repeats, _ := strconv.Atoi(strings.TrimSpace(f.repeats.value))
+	opt := bench.Options{Repeats: repeats, MemoryBudget: benchMemoryBudget, MemcpyMinBytes: benchMemcpyBytes}
+	var prog *progressLine
+	if isTerminal(c.stderr) {
+		prog = startProgress(c.stderr)
+		opt.Progress = prog.update
+	}
+	rep, err := bench.Run(ctx, targets, workloads, opt)
+	prog.close()
+	if err != nil {
+		var re *bench.RunError
+		if custom && errors.As(err, &re) {
+			return re.Err // the operator's own message, as run gives it
+		}
+		return err
+	}
+	for _, t := range targets[1:] {
+		if err := t.Backend.Close(); err != nil {
+			return fmt.Errorf("backend %s: close: %w", t.Backend.Name(), err)
+		}
+	}
+	rep.Command = strings.TrimSpace("gpuscatter bench " + strings.Join(args, " "))
+	if !custom {
+		rep.Scale = f.scaleValue()
+		rep.Seed, _ = strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
+	}
+	if err := rep.WriteTable(c.stdout); err != nil {
+		return err
+	}
+	if err := failures(rep); err != nil {
+		return err
+	}
+	if err := writeBenchFiles(rep, f.jsonF, f.plot); err != nil {
+		return err
+	}
+	if notice != "" {
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+	}
+	return nil
+}
+
+// mode checks the combinations of flags and reports whether they ask for
+// an operator on the user's inputs (--op) rather than the built-in
+// workloads.
+func (f *benchFlags) mode() (custom bool, err error) {
+	r := f.run
+	inputs := []struct {
+		name  string
+		given bool
+	}{
+		{"data", r.data.given}, {"indices", r.indices.given}, {"updates", r.updates.given},
+		{"axis", r.axis.given}, {"reduction", r.reduction.given}, {"use-init-val", r.useInitVal.value != nil},
+		{"start", r.start.given}, {"stop", r.stop.given}, {"step", r.step.given}, {"axes", r.axes.given},
+	}
+	if !r.op.given {
+		for _, in := range inputs {
+			if in.given {
+				return false, usagef("--%s needs --op: it is an input of the operator to time", in.name)
+			}
+		}
+		if f.quick.value != nil && *f.quick.value && f.scale.given {
+			return false, usagef("--quick and --scale are exclusive: --quick is --scale %g", bench.QuickScale)
+		}
+		return false, nil
+	}
+	for _, own := range []struct {
+		name  string
+		given bool
+	}{{"workloads", f.workloads.given}, {"quick", f.quick.value != nil}, {"scale", f.scale.given}, {"seed", f.seed.given}} {
+		if own.given {
+			return false, usagef("--%s applies to the built-in workloads, not to --op", own.name)
+		}
+	}
+	var missing []string
+	for _, in := range inputs[:3] {
+		if !in.given && in.name != "indices" {
+			missing = append(missing, "--"+in.name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		return false, usagef("missing required flag %s", missing[0])
+	default:
+		return false, usagef("missing required flags %s", strings.Join(missing, ", "))
+	}
+	return true, nil
+}
+
+// scaleValue returns the scale that --quick and --scale select.
+func (f *benchFlags) scaleValue() float64 {
+	if f.quick.value != nil && *f.quick.value {
+		return bench.QuickScale
+	}
+	s, _ := strconv.ParseFloat(strings.TrimSpace(f.scale.value), 64)
+	return s
+}
+
+// builtins returns the workloads --workloads names, sized by --quick or
+// --scale.
+func (f *benchFlags) builtins() ([]*bench.Workload, error) {
+	var names []string
+	if f.workloads.given {
+		for i, n := range strings.Split(f.workloads.value, ",") {
+			n = strings.TrimSpace(n)
+			if n == "" {
+				return nil, usagef("--workloads %q: element %d of the comma list is empty", f.workloads.value, i+1)
+			}
+			names = append(names, n)
+		}
+	}
+	seed, _ := strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
+	ws, err := bench.Select(names, f.scaleValue(), seed)
+	if errors.Is(err, bench.ErrUnknownWorkload) {
+		return nil, usagef("--workloads %q: %v", f.workloads.value, strings.TrimPrefix(err.Error(), "unknown workload "))
+	}
+	return ws, err
+}
+
+// checkOutPath fails early, before the benchmarks run, when path cannot
+// become the file --name writes: its directory is missing or it is a
+// directory itself.
+func checkOutPath(name, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--%s %s: is a directory", name, path)
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	switch {
+	case err != nil:
+		return fmt.Errorf("--%s %s: %w", name, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--%s %s: %s is not a directory", name, path, filepath.Dir(path))
+	}
+	return nil
+}
+
+// openTargets opens the backends that --backend name selects: always the
+// CPU, the reference, first; then the GPU for gpu, and for auto when one
+// is available (otherwise notice says why not). The GPU backend is used as
+// it is, without run's fallback to the CPU for plans it does not support:
+// those show as unsupported in the table rather than as CPU times in the
+// GPU's row.
+func openTargets(ctx context.Context, name string) (targets []bench.Target, notice string, err error) {
+	targets = []bench.Target{{Label: backendCPU, Backend: cpuref.New()}}
+	switch name {
+	case backendCPU:
+		return targets, "", nil
+	case backendGPU:
+		b, err := openGPU(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("--backend gpu: %w", err)
+		}
+		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
+	case backendAuto:
+		b, err := openGPU(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
+			return targets, fmt.Sprintf("--backend auto: %v; only the CPU ran", oneLine(err.Error())), nil
+		}
+		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
+	}
+	return nil, "", usagef("--backend %q: %v", name, checkBackendName(name))
+}
+
+// deviceTimed returns b as a bench.DeviceTimer where it can report the
+// time its passes took on the device: the Vulkan backend reports them in
+// its Stats (timestamps around each pass: clear, resolve, scatter), which
+// gpuTimer turns into phases. Host-side copies (upload, download) are not
+// device time; they are in the wall time.
+func deviceTimed(b ops.Backend) ops.Backend {
+	if _, ok := b.(bench.DeviceTimer); ok {
+		return b
+	}
+	if g, ok := b.(*gpu.Backend); ok {
+		return gpuTimer{g}
+	}
+	return b
+}
+
+// gpuTimer is the Vulkan backend with its pass timings as device phases.
+type gpuTimer struct{ *gpu.Backend }
+
+// LastDeviceTimings returns the timed passes of the last Execute call.
+func (g gpuTimer) LastDeviceTimings() []bench.Phase {
+	st := g.LastStats()
+	var phases []bench.Phase
+	for _, p := range st.Passes {
+		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
+	}
+	return phases
+}
+
+// failures returns an error naming the results that failed or did not
+// match the reference, nil when there are none.
+func failures(rep *bench.Report) error {
+	bad := rep.Failures()
+	if len(bad) == 0 {
+		return nil
+	}
+	x := bad[0]
+	var msg string
+	if x.Error != "" {
+		msg = fmt.Sprintf("%s on %s: %s", x.Workload, x.Backend, x.Error)
+	} else {
+		what := "the output does not match the " + rep.Results[0].Backend + "'s"
+		if x.Backend == rep.Results[0].Backend {
+			what = "a timed output does not match the first"
+		}
+		msg = fmt.Sprintf("%s on %s: %s: %d elements differ, the first at flat position %d, max |diff| %s",
+			x.Workload, x.Backend, what, x.Comparison.Mismatches, x.Comparison.First, formatDiff(x.Comparison.MaxAbsDiff))
+	}
+	if len(bad) > 1 {
+		msg += fmt.Sprintf(" (and %d more failed; see the table)", len(bad)-1)
+	}
+	return errors.New(msg)
+}
+
+func formatDiff(d float64) string {
+	if math.IsInf(d, 0) {
+		return "inf"
+	}
+	return strconv.FormatFloat(d, 'g', 4, 64)
+}
+
+// writeBenchFiles writes the JSON and the plot that the flags ask for. Both
+// are rendered before either is written, and a JSON file this call
+// created is removed again when the plot cannot be written.
+func writeBenchFiles(rep *bench.Report, jsonF, plot stringArg) error {
+	var png bytes.Buffer
+	if plot.given {
+		if err := chart.Render(&png, rep); err != nil {
+			return fmt.Errorf("--plot %s: %w", plot.value, err)
+		}
+	}
+	created := false
+	if jsonF.given {
+		_, statErr := os.Stat(jsonF.value)
+		if err := rep.WriteJSON(jsonF.value); err != nil {
+			return fmt.Errorf("--json %s: %w", jsonF.value, err)
+		}
+		created = errors.Is(statErr, os.ErrNotExist)
+	}
+	if plot.given {
+		err := bench.WriteFileAtomic(plot.value, func(w io.Writer) error {
+			_, err := w.Write(png.Bytes())
+			return err
+		})
+		if err != nil {
+			if created {
+				os.Remove(jsonF.value)
+			}
+			return fmt.Errorf("--plot %s: %w", plot.value, err)
+		}
+	}
+	return nil
+}
+
+// progressLine shows where a run is on one terminal line, redrawn in place
+// a few times a second once the run has taken more than a second, and
+// erased when the run ends, so that nothing of it stays on the terminal.
+// Its methods may be called on a nil *progressLine and then do nothing.
+type progressLine struct {
+	w     io.Writer
+	start time.Time
+	mu    sync.Mutex
+	text  string
+	shown bool
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// progressDelay is how long a run goes before its progress is shown, and
+// progressTick how often the line is redrawn after that.
+var progressDelay, progressTick = time.Second, 100 * time.Millisecond
+
+func startProgress(w io.Writer) *progressLine {
+	p := &progressLine{w: w, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(progressTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+				p.draw()
+			}
+		}
+	}()
+	return p
+}
+
+// update records the stage the run has reached.
+func (p *progressLine) update(ev bench.Progress) {
+	if p == nil {
+		return
+	}
+	stage := ev.Stage
+	switch ev.Stage {
+	case "timing":
+		stage = fmt.Sprintf("timing %d/%d", ev.Repeat, ev.Repeats)
+	case "inputs":
+		stage = "generating inputs"
+	case "memcpy":
+		stage = "measuring memcpy"
+	}
+	if ev.Backend != "" {
+		stage = ev.Backend + " " + stage
+	}
+	p.mu.Lock()
+	p.text = fmt.Sprintf("[%d/%d] %s: %s", ev.Index, ev.Count, ev.Workload, stage)
+	p.mu.Unlock()
+}
+
+func (p *progressLine) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	elapsed := time.Since(p.start)
+	if elapsed < progressDelay || p.text == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%sbench %s (%ds)\033[K", prefix, p.text, int(elapsed.Seconds()))
+	p.shown = true
+}
+
+// close stops the redrawing and erases the line.
+func (p *progressLine) close() {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
