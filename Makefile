@@ -11,7 +11,7 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 
-.PHONY: all deps build run test check fmt-check vet unit fuzz shaders clean
+.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean
 
 all: build
 
@@ -27,8 +27,13 @@ deps:
 build: deps
 	$(GO) build -o bin/gpuscatter ./cmd/gpuscatter
 
-## run: the main job on the default device.
+## run: the main job on the default device: every benchmark workload at full
+## size, GPU against CPU, with the table on stdout and JSON + PNG in bin/.
 run: build
+	./bin/gpuscatter bench --json bin/bench.json --plot bin/bench.png
+
+## examples: every spec example through the command-line tool.
+examples: build
 	./bin/gpuscatter examples
 
 ## test: formatting, vet and every test.
