@@ -30,6 +30,15 @@ type DeviceTimer interface {
 	LastDeviceTimings() []Phase
 }
 
+// DeviceCopier is implemented by device backends that can time a copy of
+// device memory to device memory with timestamps (the Vulkan backend's
+// CopyTime). Run measures, next to each workload's device time, a device
+// copy of half the workload's traffic (so the copy reads and writes as many
+// bytes as the scatter counts), the yardstick for copy-bound scatters.
+type DeviceCopier interface {
+	CopyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -110,6 +119,11 @@ type Result struct {
 	// when the backend is not a DeviceTimer.
 	DeviceTime time.Duration
 	Phases     []Phase
+	// DeviceCopyTime is the median device time of a device-to-device copy
+	// of Bytes/2 bytes measured in the same run (0 when the backend is not
+	// a DeviceCopier); DeviceOverCopy is DeviceTime over it.
+	DeviceCopyTime time.Duration
+	DeviceOverCopy float64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -347,6 +361,16 @@ func (r *runner) workload() ([]Result, error) {
 			res.Error = oneLine(err.Error())
 		default:
 			res.summarise(times, phases, cmp)
+			if c, ok := t.Backend.(DeviceCopier); ok && res.DeviceTime > 0 {
+				d, err := c.CopyTime(r.ctx, uint64(res.Bytes/2), r.opt.Repeats)
+				if err != nil && r.ctx.Err() != nil {
+					return nil, r.ctx.Err()
+				}
+				if err == nil && d > 0 {
+					res.DeviceCopyTime = d
+					res.DeviceOverCopy = res.DeviceTime.Seconds() / d.Seconds()
+				}
+			}
 			if ti > 0 && res.Median > 0 && results[0].Median > 0 {
 				res.Speedup = results[0].Median.Seconds() / res.Median.Seconds()
 			}

@@ -68,6 +68,17 @@ type timedFake struct{ *fake }
 
 func (f timedFake) LastDeviceTimings() []Phase { return f.phases }
 
+// copyingFake is a DeviceTimer that also times a device copy.
+type copyingFake struct {
+	timedFake
+	copied *uint64
+}
+
+func (f copyingFake) CopyTime(_ context.Context, size uint64, _ int) (time.Duration, error) {
+	*f.copied = size
+	return 2 * time.Millisecond, nil
+}
+
 func gpuTarget(f *fake) Target {
 	f.Backend = cpuref.New()
 	if f.name == "" {
@@ -463,6 +474,23 @@ func TestDeviceTimings(t *testing.T) {
 	assert.Equal(t, time.Duration(29), total) // the sums are 11, 33 and 29
 	assert.Equal(t, []Phase{{"a", 2}, {"b", 20}, {"c", 7}}, phases)
 	assert.Equal(t, time.Duration(5), median([]time.Duration{9, 1, 4, 6}))
+}
+
+func TestDeviceCopyYardstick(t *testing.T) {
+	f := &fake{phases: []Phase{{"scatter", 5 * time.Millisecond}}}
+	tgt := gpuTarget(f)
+	var copied uint64
+	tgt.Backend = copyingFake{timedFake{f}, &copied}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SND5"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.Equal(t, uint64(gpu.Bytes/2), copied, "the copy moves as many bytes, read plus written, as the traffic counts")
+	assert.Equal(t, 2*time.Millisecond, gpu.DeviceCopyTime)
+	assert.InDelta(t, 2.5, gpu.DeviceOverCopy, 1e-9)
+	assert.Zero(t, rep.Results[0].DeviceCopyTime, "the CPU has no device copy")
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	assert.Contains(t, b.String(), "device copy of the same traffic: 2.000 ms; device time is 2.50x that")
 }
 
 func TestReportJSONAndTable(t *testing.T) {
