@@ -7,9 +7,12 @@
 //	gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
 //	               --data FILE.npy [--indices FILE.npy] --updates FILE.npy
 //	               [--start L --stop L --step L [--axes L]]
-//	               --out FILE.npy [--backend auto|cpu|gpu]
-//	gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
+//	               --out FILE.npy [--backend auto|cpu|gpu] [--device SEL]
+//	gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
+//	                 [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
+//	gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
 //	gpuscatter ops
+//	gpuscatter devices [--json]
 //	gpuscatter version
 //	gpuscatter help [COMMAND]
 //
@@ -19,6 +22,12 @@
 // and never replaces an existing one. The start, stop, step and axes of
 // SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
 // ending in .npy; the axis is an integer or a path ending in .npy.
+//
+// The bench command times each workload on the Vulkan device and on the
+// CPU reference and verifies the device's output against the CPU's; with
+// run's operator and input flags it times that call instead.
+//
+// The devices command lists the Vulkan devices with their capabilities.
 //
 // The examples command runs every example printed in the operator specs
 // through the same code path as run and reports whether each result matches
