@@ -54,10 +54,10 @@ const mainUsage = `Usage:
   gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
-                 --out FILE.npy [--backend auto|cpu|gpu]
-  gpuscatter bench [--backend auto|cpu|gpu] [--workloads NAME,...] [--quick | --scale F]
+                 --out FILE.npy [--backend auto|cpu|gpu] [--device SEL]
+  gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
                    [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
-  gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
+  gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
   gpuscatter ops
   gpuscatter devices [--json]
   gpuscatter version
