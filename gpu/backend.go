@@ -34,6 +34,19 @@ type Options struct {
 	// NoUnifiedMemory makes uploads and downloads go through staging
 	// buffers even where device memory is host-visible.
 	NoUnifiedMemory bool
+	// Deterministic makes float sum, sub, prod and mean reductions fold
+	// their updates in index order, bit-identical to the CPU reference
+	// (package cpuref), through a stable sort of the updates by target on
+	// the device. Without it they use atomics, whose order is the
+	// device's: the results differ from cpuref's by rounding only (see the
+	// package documentation for the bound). Integer and bool reductions,
+	// min and max are exact either way.
+	Deterministic bool
+	// ForceCAS makes reductions update elements with compare-and-swap
+	// loops even where the device has an atomic instruction for the step
+	// (integer add, min and max; float add with float atomics). Tests use
+	// it to run both paths on one device.
+	ForceCAS bool
 }
 
 // cpuRun is the number of consecutive positions an invocation handles on a
@@ -65,6 +78,20 @@ type Backend struct {
 	pending   *execution // one whose Submit returned early (ctx done); see finish
 	closed    bool
 	stats     Stats
+
+	// deterministic and forceCAS are Options.Deterministic and
+	// Options.ForceCAS.
+	deterministic, forceCAS bool
+	// orderedMax is the largest number of update elements for which float
+	// sum, sub, prod and mean fold in order even without deterministic
+	// (orderedSmall; tests set 0 to reach the atomics with small plans).
+	orderedMax uint64
+	// noPrivate turns off the workgroup-memory accumulation (tests,
+	// benchmarks).
+	noPrivate bool
+	// noInt64Atomics makes reductions act as on a device without 64-bit
+	// atomics (tests).
+	noInt64Atomics bool
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
@@ -127,6 +154,10 @@ func Open(opts Options) (*Backend, error) {
 		pooled:    map[*vk.Buffer]uint64{},
 		poolLimit: opts.MaxPoolBytes,
 		run:       1,
+
+		deterministic: opts.Deterministic,
+		forceCAS:      opts.ForceCAS,
+		orderedMax:    orderedSmall,
 	}
 	if dev.Info().Type == vk.DeviceCPU {
 		b.run = cpuRun
@@ -190,7 +221,7 @@ func (b *Backend) pipeline(k shaders.Key) (*vk.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize})
+	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize, SpecConstants: v.SpecConstants})
 	if err != nil {
 		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", v.Name, err))
 	}

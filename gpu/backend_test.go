@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,51 +49,49 @@ func closeAndCheck(t testing.TB, b *Backend) {
 	assert.Empty(t, b.Device().LiveObjects(), "Vulkan objects alive after Close")
 }
 
-// noneOnGPU runs plans with reduction none on the GPU and the others on the
-// CPU reference: the shared suites draw every reduction, and the GPU has
-// kernels for none only so far. It counts where plans went.
-type noneOnGPU struct {
-	*Backend
-	cpu      *cpuref.Backend
-	gpu, ref atomic.Int64
+// configs are the backend configurations the shared suites run in: the
+// default (atomics, native where the device has them), compare-and-swap
+// loops everywhere, and deterministic mode (float reductions folded in
+// index order).
+var configs = []struct {
+	name string
+	opts Options
+}{
+	{"default", Options{}},
+	{"forceCAS", Options{ForceCAS: true}},
+	{"deterministic", Options{Deterministic: true}},
 }
 
-func (a *noneOnGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
-	if p != nil && p.Reduction != ops.None {
-		a.ref.Add(1)
-		return a.cpu.Execute(ctx, p, out)
-	}
-	a.gpu.Add(1)
-	return a.Backend.Execute(ctx, p, out)
-}
-
-func newNoneOnGPU(b *Backend) *noneOnGPU { return &noneOnGPU{Backend: b, cpu: cpuref.New()} }
-
+// TestConformance runs the shared suite on the bare backend, every
+// reduction on the GPU, in each configuration, and once more with 4 KiB
+// buffers (tensors in many chunks).
 func TestConformance(t *testing.T) {
-	for _, cfg := range []struct {
+	all := append(configs[:len(configs):len(configs)], struct {
 		name string
 		opts Options
-	}{
-		{"default", Options{}},
-		{"chunks4KiB", Options{MaxAllocationBytes: testChunk}},
-	} {
+	}{"chunks4KiB", Options{MaxAllocationBytes: testChunk}})
+	for _, cfg := range all {
 		t.Run(cfg.name, func(t *testing.T) {
 			opstest.RunConformance(t, func(t *testing.T) ops.Backend {
-				a := newNoneOnGPU(openTest(t, cfg.opts))
-				t.Cleanup(func() { t.Logf("%d plans on the GPU, %d reductions on the CPU", a.gpu.Load(), a.ref.Load()) })
-				return a
+				return openTest(t, cfg.opts)
 			})
 		})
 	}
 }
 
-// TestDifferential compares the GPU with the CPU reference on the shared
-// seeded sequence (reductions go to the CPU on both sides).
+// TestDifferential compares the bare backend with the CPU reference on the
+// shared seeded sequence, bit for bit (any NaN matching any NaN), in each
+// configuration. Float sum, sub, prod and mean plans of the sequence are
+// small enough that the default configuration folds them in order too
+// (orderedSmall); TestDifferentialAtomics checks the atomics on the same
+// kind of plans.
 func TestDifferential(t *testing.T) {
 	seed := testSeed(t, 20240701)
-	a := newNoneOnGPU(openTest(t, Options{}))
-	opstest.RunDifferential(t, a, cpuref.New(), seed, 4000)
-	t.Logf("%d plans on the GPU", a.gpu.Load())
+	for i, cfg := range configs {
+		t.Run(cfg.name, func(t *testing.T) {
+			opstest.RunDifferential(t, openTest(t, cfg.opts), cpuref.New(), seed+int64(i), 4000)
+		})
+	}
 }
 
 // differentialNone runs n seeded random requests with reduction none

@@ -2,13 +2,16 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -49,6 +52,95 @@ func BenchmarkExecute(b *testing.B) {
 			}
 			b.ReportMetric(float64(g.LastStats().Device.Nanoseconds()), "device-ns/last-op")
 		})
+		b.Run(name+"/cpuref", func(b *testing.B) {
+			c := cpuref.New()
+			b.SetBytes(int64(len(req.Updates.Data)))
+			for b.Loop() {
+				if err := c.Execute(context.Background(), p, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchSumRequest is a ScatterElements-18 sum of n float32 updates at
+// random targets into a 1-D tensor of size elements (int32 indices).
+func benchSumRequest(n, size int) ops.Request {
+	rng := rand.New(rand.NewSource(11))
+	idx, _ := tensor.New(tensor.Int32, []int{n})
+	for i, v := 0, tensor.View[int32](idx); i < len(v); i++ {
+		v[i] = int32(rng.Intn(size))
+	}
+	data, _ := tensor.New(tensor.Float32, []int{size})
+	for i, v := 0, tensor.View[float32](data); i < len(v); i++ {
+		v[i] = float32(rng.Intn(100))
+	}
+	upd, _ := tensor.New(tensor.Float32, []int{n})
+	for i, v := 0, tensor.View[float32](upd); i < len(v); i++ {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: data, Indices: idx, Updates: upd}
+}
+
+// BenchmarkReduceContention measures a float32 sum of 16M updates at
+// random targets into 1M elements and into 64 (extreme contention): on the
+// device with native float atomics, with compare-and-swap loops, both
+// without the workgroup-memory accumulation ("-global"), in deterministic
+// mode, and on the CPU reference. It reports the device time of the last
+// call (device-ns/op), and of its passes after resolve (reduce-ns/op: the
+// part that differs between configurations), beside the end-to-end time.
+// -short uses 1M updates.
+func BenchmarkReduceContention(b *testing.B) {
+	n := 16 << 20
+	if testing.Short() {
+		n = 1 << 20
+	}
+	for _, size := range []int{1 << 20, 64} {
+		req := benchSumRequest(n, size)
+		p, err := ops.Prepare(req)
+		require.NoError(b, err)
+		out, _ := tensor.New(p.DType, p.Shape)
+		name := fmt.Sprintf("into%d", size)
+		for _, cfg := range []struct {
+			name      string
+			opts      Options
+			noPrivate bool
+		}{
+			{"native", Options{}, false},
+			{"native-global", Options{}, true},
+			{"cas", Options{ForceCAS: true}, false},
+			{"cas-global", Options{ForceCAS: true}, true},
+			{"deterministic", Options{Deterministic: true}, false},
+		} {
+			if size > shaders.PrivateWords && cfg.noPrivate {
+				continue // the same run as without the flag
+			}
+			b.Run(name+"/"+cfg.name, func(b *testing.B) {
+				g, err := Open(cfg.opts)
+				require.NoError(b, err)
+				defer g.Close()
+				g.noPrivate = cfg.noPrivate
+				require.NoError(b, g.Execute(context.Background(), p, out)) // pipelines, first touch
+				b.SetBytes(int64(len(req.Updates.Data)))
+				for b.Loop() {
+					if err := g.Execute(context.Background(), p, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				st := g.LastStats()
+				b.ReportMetric(float64(st.Device.Nanoseconds()), "device-ns/op")
+				// The passes after resolve, which every configuration shares.
+				var reduce time.Duration
+				for _, ps := range st.Passes {
+					if ps.Label != "resolve" && ps.Label != "clear" {
+						reduce += ps.Duration
+					}
+				}
+				b.ReportMetric(float64(reduce.Nanoseconds()), "reduce-ns/op")
+				b.Logf("%s: %s, %v", st.Reduction, st.Variants, st.Passes)
+			})
+		}
 		b.Run(name+"/cpuref", func(b *testing.B) {
 			c := cpuref.New()
 			b.SetBytes(int64(len(req.Updates.Data)))

@@ -1,7 +1,10 @@
 // Package gpu runs the scatter operators on any Vulkan device: Backend
 // implements ops.Backend on package vk and the kernels of package shaders,
-// and gives the CPU reference's results (package cpuref) bit for bit. It
-// executes ops.Plan and re-derives no operator rule.
+// and gives the CPU reference's results (package cpuref) bit for bit,
+// except that float sum, sub, prod and mean reductions outside
+// deterministic mode may differ in rounding (see "Rounding of float
+// reductions on the atomics"). It executes ops.Plan and re-derives no
+// operator rule.
 //
 // # Device requirements
 //
@@ -32,7 +35,7 @@
 // # Passes
 //
 // One Execute records every pass into one command buffer and submits it
-// once:
+// once. With reduction none:
 //
 //  1. clear the owner words (plans where updates can collide);
 //  2. resolve (shaders/src/resolve.comp): one invocation per index, or per
@@ -52,7 +55,8 @@
 // positions it names on the host with ops.Plan.IndexAt, return that error
 // (cpuref's text) and leave out untouched; indices are never read back.
 // Plans without update elements still run resolve, since every index is
-// checked.
+// checked. Reductions run the passes of the section Reductions, after the
+// same resolve, and stop at the same error word.
 //
 // With reduction none, data movement depends only on the element size, so
 // all dtypes share the kernels; contiguous runs (ScatterUpdate and
@@ -62,6 +66,101 @@
 // become 2-D or 3-D grids and several dispatches. On CPU devices (lavapipe)
 // each invocation handles a run of 16 consecutive positions.
 //
-// Reductions other than none fail with ops.ErrUnsupported for now; the
-// shader sources take them as further variants (REDUCTION in scatter.comp).
+// # Reductions
+//
+// Plans with a reduction (ScatterNDUpdate-15 sum, sub, prod, min, max;
+// ScatterElementsUpdate-12 sum, prod, min, max, mean with use_init_val;
+// ScatterElements and ScatterND -16 add, mul and -18 max, min) give the
+// CPU reference's results: integers wrap, bool sum, sub, prod, min and max
+// are OR, XOR, AND, AND and OR, a float16 or bfloat16 step is computed in
+// float32 and rounded to the type by bit arithmetic that mirrors
+// tensor.F16From and tensor.BF16From, float min and max propagate NaN and
+// order -0 below +0 (compared as integer keys, so neither NaN nor
+// subnormals meet a hardware comparison), the mean of integers of 32 bits
+// or less sums exactly in 64 bits and floors, and the float mean divides
+// with a correctly rounded division done in integer arithmetic (GLSL's
+// division is not correctly rounded). Sub folds the negated update, which
+// IEEE 754 defines to be the same. The kernels are variants of
+// shaders/src/scatter.comp and reduce.comp per dtype, the reduction a
+// specialization constant. A plan runs on one of two paths:
+//
+// Atomics. resolve counts the updates per target where the plan needs the
+// counts (mean; use_init_val false); a prepare pass (reduce.comp) starts
+// every target that receives updates from the neutral value when
+// use_init_val is false, and the 64-bit mean sums from the element; the
+// scatter pass folds every update into its target atomically; a finish
+// pass divides the means. Each step is a device atomic where one computes
+// it exactly (Stats.Reduction "native": atomicAdd, atomicMin and atomicMax
+// on 32-bit integers, on 64-bit integers with Int64BufferAtomics, and
+// float32 or float64 atomicAdd with Float32AtomicAdd or Float64AtomicAdd),
+// and a compare-and-swap loop otherwise ("cas"): products, 1- and 2-byte
+// elements (in their 32-bit word), bool (whose results must be normalised
+// to 0 or 1, which no single atomic does), float16 and bfloat16, float min
+// and max, and 64-bit elements by 64-bit compare-and-swap. The mean's
+// 64-bit sums of small integers need only 32-bit atomics: the low word
+// first, then the high word with the carry. Float atomic min and max
+// (Float32AtomicMinMax) are never used: GL_EXT_shader_atomic_float2 leaves
+// NaN and signed zeros unspecified, and lavapipe computes atomicMin(1, NaN)
+// = 1, atomicMax(1, NaN) = 1, atomicMin(+0, -0) = +0 and atomicMax(-0, +0)
+// = -0, against the contract. Options.ForceCAS takes the loops everywhere.
+//
+// Contention. When updates pile onto few outputs (the output fits
+// shaders.PrivateWords words of workgroup memory and there are at least
+// four updates per output element; elements of 4 bytes or less, not bool,
+// not mean), each workgroup of the scatter pass folds a share of at least
+// 16 updates per output element into its own copy of the output in
+// workgroup memory, then folds every element it touched into the output:
+// one global atomic per element and workgroup instead of one per update
+// (Stats.Reduction "+private"). Hot targets among many outputs get no such
+// help.
+//
+// In order. With Options.Deterministic, float sum, sub, prod and mean fold
+// every target's updates in index order, as the CPU reference does, and
+// the results are bit-identical to it: resolve counts the updates per slot
+// (a target element, or a ScatterNDUpdate row), a scan (sort.comp) turns
+// the counts into the slots' first positions, a stable least-significant
+// -digit radix sort of the update positions by slot (4-bit digits: per
+// pass, tile digit counts, their scan, and a rank-and-move pass that keeps
+// index order within each digit) lists every slot's updates in index
+// order, and the fold (reduce.comp) walks each slot's list from the first
+// update to the last and writes the element once. Integer, bool, min and
+// max results are exact on the atomics, so they use them in deterministic
+// mode too. Float plans with at most 4096 update elements fold in order
+// even without Deterministic (the sort costs a few small dispatches there).
+// The path needs no atomics beyond 32-bit integer ones, so plans of 8-byte
+// elements take it on devices without Int64BufferAtomics. It takes at most
+// 2^31 updates and slots; larger plans that need it fail with an error
+// wrapping ops.ErrUnsupported.
+//
+// # Rounding of float reductions on the atomics
+//
+// Without Deterministic the atomics fold a target's updates in an order
+// the device picks, each step rounded to the type, so float sum, sub, prod
+// and mean may differ from the CPU reference's results in rounding, and by
+// at most (u is the type's unit roundoff: 2^-11 for float16, 2^-8 for
+// bfloat16, 2^-24 for float32, 2^-53 for float64; n the number of updates
+// into the element; g(n) = (1+u)^n - 1, about n*u):
+//
+//	sum, sub: |gpu - cpuref| <= 2*g(n)*S, S the sum of the magnitudes of
+//	          the operands (the element's original value when it counts,
+//	          and the updates)
+//	prod:     |gpu - cpuref| <= 2*g(n)*P, P the magnitude of the exact
+//	          product of the operands
+//	mean:     |gpu - cpuref| <= 2*g(n)*S/c + u*(|gpu| + |cpuref|) plus the
+//	          smallest subnormal, c the count
+//
+// Both results are then roundings of the same exact value along a
+// different sequence of n roundings, each within g(n) of it. The bound
+// holds while no intermediate result overflows (S or P, times 1+g(n),
+// below the largest finite value) and, for prod, none leaves the normal
+// range; NaN, infinities and zero factors give the same results in any
+// order. Devices whose float atomics flush subnormals (NVIDIA's
+// atomicAdd on float32 does) may differ further by n times the smallest
+// normal value. Integer, bool, min and max reductions are exact in every
+// mode.
+//
+// Float arithmetic assumes the device keeps float32 subnormals (lavapipe
+// does; the shaders do not request SPV_KHR_float_controls), else results
+// with subnormal float32 (or bfloat16) intermediates may differ, in
+// deterministic mode too.
 package gpu

@@ -33,6 +33,10 @@ type Stats struct {
 	Dispatches int
 	// Variants names the kernels used.
 	Variants []string
+	// Reduction says how a reduction ran: "ordered" (the in-order fold),
+	// "native" or "cas" (atomics; "+private" when workgroups accumulated
+	// in their own memory first); empty for reduction none.
+	Reduction string
 }
 
 // LastStats returns the figures of the last Execute call that ran on the
@@ -86,8 +90,8 @@ func (p *push) bytes() []byte {
 // command buffer and submits it once, then downloads the output. Indices
 // are checked on the device; on an out-of-range index Execute returns the
 // error p.IndexAt gives for the first bad position, the CPU reference's
-// text, and leaves out untouched. Reductions other than none fail with
-// ops.ErrUnsupported for now.
+// text, and leaves out untouched. Reductions run as the package
+// documentation describes.
 //
 // When ctx is done during the call Execute returns ctx.Err() with out
 // untouched; work already submitted finishes in the background and its
@@ -117,6 +121,11 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	}
 	if b.closed {
 		return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrNoDevice, Msg: "vulkan: the backend is closed"}
+	}
+	if p.Reduction != ops.None {
+		if err := b.planReduction(p, j); err != nil {
+			return err
+		}
 	}
 	if b.pending != nil {
 		if err := b.finish(); err != nil {
@@ -197,51 +206,93 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 	if j.kind != shaders.Slice {
 		idxHost = p.Indices.Data
 	}
+	red := j.red
 
 	// Pipelines first: creating one can take long on a cold cache.
 	t0 := time.Now()
-	resolveKey, scatterKey := j.keys()
-	var resolvePipe, scatterPipe *vk.Pipeline
-	var err error
-	if resolveKey != nil && j.resolve > 0 {
-		if resolvePipe, err = b.pipeline(*resolveKey); err != nil {
+	pipes := map[shaders.Key]*vk.Pipeline{}
+	need := func(k shaders.Key) error {
+		if _, ok := pipes[k]; ok {
+			return nil
+		}
+		pipe, err := b.pipeline(k)
+		if err != nil {
 			return err
 		}
-		st.Variants = append(st.Variants, variantName(*resolveKey))
+		pipes[k] = pipe
+		st.Variants = append(st.Variants, variantName(k))
+		return nil
+	}
+	resolveKey, scatterKey := j.keys()
+	if resolveKey != nil && j.resolve > 0 {
+		if err := need(*resolveKey); err != nil {
+			return err
+		}
 	}
 	if j.updates > 0 {
-		if scatterPipe, err = b.pipeline(scatterKey); err != nil {
-			return err
+		var keys []shaders.Key
+		switch {
+		case red == nil:
+			keys = append(keys, scatterKey)
+		case red.ordered:
+			keys = append(keys, sortKey(shaders.ScanUp), sortKey(shaders.ScanDown))
+			if red.passes > 0 {
+				keys = append(keys, sortKey(shaders.RadixCount), sortKey(shaders.RadixScatter))
+			}
+			keys = append(keys, red.reduceKey(j))
+		default:
+			keys = append(keys, scatterKey)
+			if red.prepare || red.finish {
+				keys = append(keys, red.reduceKey(j))
+			}
 		}
-		st.Variants = append(st.Variants, variantName(scatterKey))
+		for _, k := range keys {
+			if err := need(k); err != nil {
+				return err
+			}
+		}
+		if red != nil {
+			st.Reduction = red.describe()
+		}
 	}
 	st.Pipelines = time.Since(t0)
 
 	// Device tensors. The parameter array, the chunk tables and the error
 	// word share one small buffer, the parameter buffer.
-	acquire := func(size uint64) (*devTensor, error) {
-		t, err := b.acquire(size)
-		if err == nil {
-			r.tensors = append(r.tensors, t)
-		}
-		return t, err
+	sizes := []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost)), 4 * j.resolve, 4 * j.owners}
+	if red != nil {
+		extra := red.tensorSizes()
+		sizes = append(sizes, extra[:]...)
 	}
-	tensors := make([]*devTensor, 5) // out, updates, indices, norm, owner
-	for i, size := range []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost)), 4 * j.resolve, 4 * j.owners} {
-		if tensors[i], err = acquire(size); err != nil {
+	tensors := make([]*devTensor, len(sizes))
+	oneChunk := true
+	for i, size := range sizes {
+		t, err := b.acquire(size)
+		if err != nil {
 			return err
 		}
+		r.tensors = append(r.tensors, t)
+		tensors[i] = t
+		oneChunk = oneChunk && len(t.bufs) <= 1
 	}
-	outT, updT, idxT, ownerT := tensors[0], tensors[1], tensors[2], tensors[4]
+	outT, updT, idxT, ownerT := tensors[tOut], tensors[tUpd], tensors[tIdx], tensors[tOwner]
 	flags := j.flags
-	if max(len(outT.bufs), len(updT.bufs), len(idxT.bufs), len(tensors[3].bufs), len(ownerT.bufs)) <= 1 {
+	if oneChunk {
 		flags |= flagOneChunk
 	}
 	words := append([]uint64(nil), j.params...)
-	var tableAt [5]uint32
+	if red != nil {
+		// The table offsets of T_ACC ... go in a list at params[P_XT].
+		words[pXT] = uint64(len(words))
+		words = append(words, make([]uint64, len(sizes)-tAcc)...)
+	}
+	tableAt := make([]uint32, len(sizes))
 	for i, t := range tensors {
 		tableAt[i] = uint32(8 * len(words))
 		words = append(words, t.addrs...)
+		if i >= tAcc {
+			words[int(words[pXT])+i-tAcc] = uint64(tableAt[i])
+		}
 	}
 	errAt := uint64(len(words)) * 8
 	paramBytes := make([]byte, errAt+8)
@@ -277,59 +328,49 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 	} else if err := b.seq.Reset(); err != nil {
 		return wrapVK(err)
 	}
-	seq := b.seq
-	stamps := b.dev.Capabilities().Timestamps
-	stamp := func(label string) error {
-		if !stamps {
-			return nil
-		}
-		return wrapVK(seq.Timestamp(label))
-	}
-	pc := push{
+	rec := &recorder{b: b, seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps, pc: push{
 		params: paramT.addrs[0],
-		outT:   tableAt[0], updT: tableAt[1], idxT: tableAt[2], normT: tableAt[3], ownerT: tableAt[4],
+		outT:   tableAt[tOut], updT: tableAt[tUpd], idxT: tableAt[tIdx], normT: tableAt[tNorm], ownerT: tableAt[tOwner],
 		errAt: uint32(errAt), shift: uint32(b.shift), errShift: j.errShift, flags: flags, run: b.run,
-	}
+	}}
 	if j.posBits == 32 {
-		pc.hot = j.hot()
-	}
-	dispatchAll := func(pipe *vk.Pipeline, n uint64) error {
-		for _, d := range splitDispatch(n, pipe.Spec().LocalSize[0], b.run, b.maxGroups) {
-			pc.base, pc.end = d.base, d.end
-			if err := seq.Dispatch(pipe, nil, pc.bytes(), d.groups); err != nil {
-				return wrapVK(err)
-			}
-			st.Dispatches++
+		rec.pc.hot = j.hot()
+		if red != nil {
+			rec.pc.hot[pXT] = uint32(words[pXT])
 		}
-		return nil
 	}
 	if j.owners > 0 {
 		for _, buf := range ownerT.bufs {
-			if err := seq.Fill(buf, 0, 0, 0); err != nil {
+			if err := rec.seq.Fill(buf, 0, 0, 0); err != nil {
 				return wrapVK(err)
 			}
 		}
-		if err := stamp("clear"); err != nil {
+		if err := rec.stamp("clear"); err != nil {
 			return err
 		}
 	}
-	if resolvePipe != nil {
-		if err := dispatchAll(resolvePipe, j.resolve); err != nil {
-			return err
-		}
-		if err := stamp("resolve"); err != nil {
+	if resolveKey != nil && j.resolve > 0 {
+		if err := rec.dispatch(pipes[*resolveKey], j.resolve, nil, "resolve"); err != nil {
 			return err
 		}
 	}
-	if scatterPipe != nil {
-		if err := dispatchAll(scatterPipe, j.scatterInvocations()); err != nil {
+	switch {
+	case j.updates == 0:
+	case red == nil:
+		if err := rec.dispatch(pipes[scatterKey], j.scatterInvocations(), nil, "scatter"); err != nil {
 			return err
 		}
-		if err := stamp("scatter"); err != nil {
+	case red.ordered:
+		if err := rec.ordered(j, pipes); err != nil {
+			return err
+		}
+	default:
+		if err := rec.atomic(j, pipes, scatterKey); err != nil {
 			return err
 		}
 	}
 
+	seq := rec.seq
 	t0 = time.Now()
 	if err := seq.Submit(ctx); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -28,6 +28,7 @@ const (
 	pNOuter
 	pNInner
 	pMapsAt
+	pXT         // where the table offsets of the reduction tensors are listed
 	paramHeader // first word after the fixed header
 )
 
@@ -48,6 +49,11 @@ const (
 	flagOwner    = 1 << 1
 	flagMaps     = 1 << 2
 	flagOneChunk = 1 << 3
+	flagCount    = 1 << 4
+	flagTarget   = 1 << 5
+	flagXTables  = 1 << 6
+	flagUseInit  = 1 << 7
+	flagPrivate  = 1 << 8
 )
 
 // narrowLimit is the largest count for which kernels use 32-bit positions:
@@ -85,6 +91,10 @@ type job struct {
 	flags       uint32
 	errShift    uint32
 	params      []uint64
+
+	// red describes how a reduction runs (nil for reduction none); the
+	// backend sets it (Backend.planReduction).
+	red *reduction
 }
 
 // unsupported returns an error for a plan this backend cannot run.
@@ -145,12 +155,14 @@ func widen(elemBytes int, runs ...uint64) uint64 {
 //
 // Block and Slice plans move contiguous runs; where their lengths allow,
 // the job moves units of several elements (widen), and every count and
-// stride below is in units.
+// stride below is in units. Reductions combine element by element: their
+// units are elements, and they claim no owner words (the backend's
+// planReduction decides what they need instead).
 func newJob(p *ops.Plan) (*job, error) {
-	if p.Reduction != ops.None {
-		return nil, &ops.Error{Op: p.Op.Name, Input: "reduction", Err: ops.ErrUnsupported,
-			Msg: fmt.Sprintf("vulkan: reduction %q has no GPU kernels yet; only none does", p.Reduction)}
+	if p.Reduction != ops.None && p.Kind != ops.KindND && p.Kind != ops.KindElements {
+		return nil, unsupported(p, "reduction %q on operator kind %v", p.Reduction, p.Kind)
 	}
+	moves := p.Reduction == ops.None
 	j := &job{
 		elemBytes: p.DType.Size(),
 		updates:   uint64(p.NumUpdates()),
@@ -195,11 +207,14 @@ func newJob(p *ops.Plan) (*job, error) {
 		if rows > 1<<32 {
 			return nil, unsupported(p, "indices address %d rows of data; at most 2^32", rows)
 		}
-		vw := widen(j.elemBytes, inner)
+		vw := uint64(1)
+		if moves {
+			vw = widen(j.elemBytes, inner)
+		}
 		unit(vw)
 		inner /= vw
 		j.resolve = J
-		if J > 1 {
+		if J > 1 && moves {
 			j.flags |= flagOwner
 			j.owners = rows
 			// Output-major when that visits fewer elements: the owner
@@ -225,7 +240,7 @@ func newJob(p *ops.Plan) (*job, error) {
 			return nil, unsupported(p, "axis %d has %d elements; at most 2^32", p.Axis, s)
 		}
 		j.resolve = j.indices
-		if J > 1 {
+		if J > 1 && moves {
 			j.flags |= flagOwner
 			j.owners = j.outputs
 		}
@@ -339,6 +354,9 @@ func (j *job) hot() [hotWords]uint32 {
 // scatter or gather.
 func (j *job) keys() (resolve *shaders.Key, scatter shaders.Key) {
 	scatter = shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
+	if j.red != nil && !j.red.ordered {
+		scatter = j.red.scatterKey(j, j.red.atomics)
+	}
 	if j.gather {
 		scatter.Family = shaders.Gather
 	}

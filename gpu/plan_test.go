@@ -377,11 +377,28 @@ func TestBadIndexShiftFindsTheFirst(t *testing.T) {
 	assert.ErrorIs(t, badIndex(p, 0, 1), ops.ErrDeviceLost, "a word with no bad index behind it is a device fault")
 }
 
-func TestNewJobRejectsReductions(t *testing.T) {
-	req := ops.Request{Op: "ScatterND-16", Reduction: "add", Data: tensor.MustFromSlice([]int{2}, []float32{1, 2}),
-		Indices: tensor.MustFromSlice([]int{1, 1}, []int64{1}), Updates: tensor.MustFromSlice([]int{1}, []float32{5})}
+// TestNewJobReductionsMoveElements: a reduction folds element by element,
+// so its job moves single elements (no units of several) and claims no
+// owner words, whatever the shapes allow for reduction none.
+func TestNewJobReductionsMoveElements(t *testing.T) {
+	data, _ := tensor.New(tensor.Float32, []int{4, 8})
+	req := ops.Request{Op: "ScatterND-16", Data: data, Indices: tensor.MustFromSlice([]int{3, 1}, []int64{1, 1, 3}),
+		Updates: randomFloats(rand.New(rand.NewSource(1)), []int{3, 8})}
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
-	_, err = newJob(p)
-	require.ErrorIs(t, err, ops.ErrUnsupported)
+	j, err := newJob(p)
+	require.NoError(t, err)
+	assert.Greater(t, j.elemBytes, 4, "reduction none moves 8 floats as units of 16 bytes")
+	assert.NotZero(t, j.owners)
+
+	req.Reduction = "add"
+	p, err = ops.Prepare(req)
+	require.NoError(t, err)
+	j, err = newJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, 4, j.elemBytes)
+	assert.Equal(t, uint64(24), j.updates)
+	assert.Zero(t, j.owners)
+	assert.Zero(t, j.flags&flagOwner)
+	assert.False(t, j.gather)
 }

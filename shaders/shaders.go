@@ -4,6 +4,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 //go:generate go run ./gen -dir .
@@ -26,6 +28,12 @@ const (
 	// Block plans with more updates than outputs: one invocation per
 	// output element finds the update that lands there.
 	Gather
+	// Reduce (src/reduce.comp) runs the element-wise passes of the
+	// reductions: prepare, finish (mean) and the in-order fold.
+	Reduce
+	// Sort (src/sort.comp) is the stable radix sort of update positions by
+	// slot, and the scan it needs, behind the in-order fold.
+	Sort
 )
 
 func (f Family) String() string {
@@ -36,6 +44,10 @@ func (f Family) String() string {
 		return "scatter"
 	case Gather:
 		return "gather"
+	case Reduce:
+		return "reduce"
+	case Sort:
+		return "sort"
 	}
 	return fmt.Sprintf("family(%d)", uint8(f))
 }
@@ -67,25 +79,92 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Reduction is the reduction a scatter variant applies (RED_* in
-// src/common.glsl). Only RedNone has kernels so far.
+// Reduction is the reduction a Scatter or Reduce variant applies (RED_* in
+// src/common.glsl; the numbers of ops.Reduction).
 type Reduction uint8
 
-// The reductions with kernels.
+// The reductions.
 const (
 	RedNone Reduction = iota
+	RedSum
+	RedSub
+	RedProd
+	RedMin
+	RedMax
+	RedMean
 )
 
+var reductionNames = [...]string{"none", "sum", "sub", "prod", "min", "max", "mean"}
+
 func (r Reduction) String() string {
-	if r == RedNone {
-		return "none"
+	if int(r) < len(reductionNames) {
+		return reductionNames[r]
 	}
 	return fmt.Sprintf("reduction(%d)", uint8(r))
 }
 
+// Atomics says how a Scatter variant with a reduction updates the output.
+type Atomics uint8
+
+// The atomic paths.
+const (
+	// CAS: compare-and-swap loops for every step (32-bit words, and 64-bit
+	// for 8-byte elements).
+	CAS Atomics = iota + 1
+	// Native: the device's atomic add, min and max where they compute the
+	// step exactly, CAS loops elsewhere. Native float32 and float64 add
+	// need the device's float atomics (vk.Capabilities).
+	Native
+)
+
+func (a Atomics) String() string {
+	switch a {
+	case CAS:
+		return "cas"
+	case Native:
+		return "native"
+	}
+	return fmt.Sprintf("atomics(%d)", uint8(a))
+}
+
+// Stage is a kernel of the Sort family.
+type Stage uint8
+
+// The Sort stages (STAGE_* in src/sort.comp).
+const (
+	// RadixCount counts the digits of each tile of keys.
+	RadixCount Stage = iota + 1
+	// RadixScatter moves keys and values to their sorted positions.
+	RadixScatter
+	// ScanUp scans blocks in place and writes their totals.
+	ScanUp
+	// ScanDown adds the scanned totals back into the blocks.
+	ScanDown
+)
+
+func (s Stage) String() string {
+	switch s {
+	case RadixCount:
+		return "radix-count"
+	case RadixScatter:
+		return "radix-scatter"
+	case ScanUp:
+		return "scan-up"
+	case ScanDown:
+		return "scan-down"
+	}
+	return fmt.Sprintf("stage(%d)", uint8(s))
+}
+
+// PrivateWords is the workgroup memory, in 32-bit words, of Scatter
+// variants with Private set: outputs of up to PrivateWords*4 bytes are
+// accumulated per workgroup before they reach the output.
+const PrivateWords = 2048
+
 // Key selects a variant. Fields that do not apply to the family stay zero:
-// IndexBytes and IndexSigned for Resolve, ElemBytes and Reduction for
-// Scatter and Gather.
+// IndexBytes and IndexSigned for Resolve; ElemBytes and Reduction for
+// Scatter and Gather; DType, Atomics and Private for Scatter with a
+// reduction; ElemBytes, Reduction and DType for Reduce; Stage for Sort.
 type Key struct {
 	Family Family
 	Kind   Kind
@@ -97,13 +176,22 @@ type Key struct {
 	// ElemBytes (1, 2, 4, 8, 16) is the size of a data element.
 	ElemBytes int
 	Reduction Reduction
+	// DType is the element type reductions compute in.
+	DType   tensor.DType
+	Atomics Atomics
+	// Private selects the workgroup-memory accumulation of Scatter
+	// reductions (PrivateWords of workgroup memory).
+	Private bool
+	Stage   Stage
 }
 
 // Variant is one compiled kernel.
 type Variant struct {
 	Key Key
 	// Name is the file name without extension, e.g.
-	// "scatter-block-e4-none-p32".
+	// "scatter-block-e4-none-p32", followed for variants that share a file
+	// by their specialization: "scatter-element-f32-native-p32:sum",
+	// "...:sum:private".
 	Name string
 	// File is the path of the SPIR-V inside the embedded file system.
 	File string
@@ -111,17 +199,30 @@ type Variant struct {
 	LocalSize [3]uint32
 	// PushConstantSize is the size of the push-constant block in bytes.
 	PushConstantSize uint32
+	// SpecConstants are the values of specialization constants 0, 1, ...
+	// the pipeline is created with (reductions: the reduction, then the
+	// workgroup memory in words); several variants share one File.
+	SpecConstants []uint32
 }
 
 // ErrNoVariant is wrapped by Lookup's error for a key with no kernel.
 var ErrNoVariant = errors.New("shaders: no such variant")
 
+// byKey indexes variants.
+var byKey = func() map[Key]int {
+	m := make(map[Key]int, len(variants))
+	for i, v := range variants {
+		m[v.Key] = i
+	}
+	return m
+}()
+
 // Lookup returns the variant for k.
 func Lookup(k Key) (Variant, error) {
-	for _, v := range variants {
-		if v.Key == k {
-			return v, nil
-		}
+	if i, ok := byKey[k]; ok {
+		v := variants[i]
+		v.SpecConstants = append([]uint32(nil), v.SpecConstants...)
+		return v, nil
 	}
 	return Variant{}, fmt.Errorf("%w: %+v", ErrNoVariant, k)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 // TestGeneratedUpToDate compiles every variant again into a temporary
@@ -102,6 +103,51 @@ func TestVariantsCoverEveryCase(t *testing.T) {
 	}
 	_, err := shaders.Lookup(shaders.Key{Family: shaders.Scatter, Kind: shaders.Slice, PosBits: 32, ElemBytes: 3})
 	require.ErrorIs(t, err, shaders.ErrNoVariant)
+}
+
+// TestReductionVariantsCoverEveryCase checks that every reduction an
+// operator takes has a CAS scatter kernel and an element-wise kernel for
+// every numeric dtype and position width, that native ones exist where
+// device atomics compute the step exactly, and that the reduction reaches
+// the kernel as specialization constant 0.
+func TestReductionVariantsCoverEveryCase(t *testing.T) {
+	kindReds := map[shaders.Kind][]shaders.Reduction{
+		shaders.Block:   {shaders.RedSum, shaders.RedSub, shaders.RedProd, shaders.RedMin, shaders.RedMax},
+		shaders.Element: {shaders.RedSum, shaders.RedProd, shaders.RedMin, shaders.RedMax, shaders.RedMean},
+	}
+	for _, pos := range []int{32, 64} {
+		for _, dt := range tensor.DTypes() {
+			if !dt.IsNumeric() {
+				continue
+			}
+			for kind, reds := range kindReds {
+				for _, red := range reds {
+					if red == shaders.RedMean && dt == tensor.Bool {
+						continue
+					}
+					k := shaders.Key{Family: shaders.Scatter, Kind: kind, PosBits: pos, ElemBytes: dt.Size(), Reduction: red, DType: dt, Atomics: shaders.CAS}
+					v, err := shaders.Lookup(k)
+					if assert.NoError(t, err) {
+						assert.Equal(t, []uint32{uint32(red), 1}, v.SpecConstants, v.Name)
+					}
+					k.Private = true
+					_, err = shaders.Lookup(k)
+					assert.Equal(t, dt.Size() <= 4 && dt != tensor.Bool && red != shaders.RedMean, err == nil, "%+v", k)
+					k = shaders.Key{Family: shaders.Reduce, PosBits: pos, ElemBytes: dt.Size(), Reduction: red, DType: dt}
+					_, err = shaders.Lookup(k)
+					assert.NoError(t, err, "%+v", k)
+				}
+			}
+			native := shaders.Key{Family: shaders.Scatter, Kind: shaders.Element, PosBits: pos, ElemBytes: dt.Size(), Reduction: shaders.RedSum, DType: dt, Atomics: shaders.Native}
+			_, err := shaders.Lookup(native)
+			want := dt == tensor.Int32 || dt == tensor.Uint32 || dt == tensor.Int64 || dt == tensor.Uint64 || dt == tensor.Float32 || dt == tensor.Float64
+			assert.Equal(t, want, err == nil, "native sum on %v", dt)
+		}
+	}
+	for _, s := range []shaders.Stage{shaders.RadixCount, shaders.RadixScatter, shaders.ScanUp, shaders.ScanDown} {
+		_, err := shaders.Lookup(shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s})
+		assert.NoError(t, err, s.String())
+	}
 }
 
 // TestSPIRVValidates runs spirv-val (Debian package spirv-tools) on every

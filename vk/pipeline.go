@@ -2,6 +2,7 @@ package vk
 
 /*
 #include <stdlib.h>
+#include "gspipe.h"
 */
 import "C"
 
@@ -229,46 +230,37 @@ func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline
 	p.layout = layout
 	d.track("VkPipelineLayout", 1)
 
-	stage := vulkan.PipelineShaderStageCreateInfo{
-		SType:  vulkan.StructureTypePipelineShaderStageCreateInfo,
-		Stage:  vulkan.ShaderStageComputeBit,
-		Module: module,
-		PName:  cstr(spec.Entry),
-	}
+	// vkCreateComputePipelines goes through gspipe.c: vulkan-go's wrapper
+	// lets a finalizer free the converted create info during the call.
+	entry := C.CString(spec.Entry)
+	defer C.free(unsafe.Pointer(entry))
+	var specData *C.uint32_t
 	if n := len(spec.SpecConstants); n > 0 {
-		entries := make([]vulkan.SpecializationMapEntry, n)
-		for i := range entries {
-			entries[i] = vulkan.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		}
-		specData := C.malloc(C.size_t(4 * n))
+		specData = (*C.uint32_t)(C.malloc(C.size_t(4 * n)))
 		if specData == nil {
 			return p, &ResultError{Call: "malloc", Result: vulkan.ErrorOutOfHostMemory}
 		}
-		defer C.free(specData)
-		copy(unsafe.Slice((*uint32)(specData), n), spec.SpecConstants)
-		stage.PSpecializationInfo = []vulkan.SpecializationInfo{{
-			MapEntryCount: uint32(n),
-			PMapEntries:   entries,
-			DataSize:      uint(4 * n),
-			PData:         specData,
-		}}
+		defer C.free(unsafe.Pointer(specData))
+		copy(unsafe.Slice((*uint32)(unsafe.Pointer(specData)), n), spec.SpecConstants)
 	}
-	cpci := []vulkan.ComputePipelineCreateInfo{{
-		SType:  vulkan.StructureTypeComputePipelineCreateInfo,
-		Stage:  stage,
-		Layout: layout,
-	}}
-	pipes := make([]vulkan.Pipeline, 1)
-	r = vulkan.CreateComputePipelines(d.handle, d.cache.handle, 1, cpci, nil, pipes)
+	var pipeline C.uint64_t
+	r = vulkan.Result(C.gs_create_compute_pipeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.handle),
+		handle64(unsafe.Pointer(&d.cache.handle)), handle64(unsafe.Pointer(&module)), handle64(unsafe.Pointer(&layout)),
+		entry, C.uint32_t(len(spec.SpecConstants)), specData, &pipeline))
 	runtime.KeepAlive(words)
-	runtime.KeepAlive(stage.PName)
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return p, err
 	}
-	p.pipeline = pipes[0]
+	p.pipeline = *(*vulkan.Pipeline)(unsafe.Pointer(&pipeline))
 	d.track("VkPipeline", 1)
 	p.created = time.Since(start)
 	return p, nil
+}
+
+// handle64 reads the non-dispatchable Vulkan handle at h (vulkan-go
+// declares them as pointers; they are 64-bit values).
+func handle64(h unsafe.Pointer) C.uint64_t {
+	return *(*C.uint64_t)(h)
 }
 
 // release destroys the Vulkan objects of p.

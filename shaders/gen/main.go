@@ -11,7 +11,10 @@
 // up-to-date test in package shaders uses it), -glslc names the compiler.
 //
 // A variant is one source (src/<family>.comp) compiled with one set of
-// macros; the table records each variant's key, file, workgroup size and
+// macros, and for reduction kernels one set of specialization constants
+// (the reduction; the workgroup memory of the accumulating scatter), so
+// that one file serves several table entries; the table records each
+// entry's key, file, specialization constants, workgroup size and
 // push-constant size, the last two read back from the SPIR-V so that the
 // table cannot disagree with the code.
 package main
@@ -36,19 +39,33 @@ import (
 // multiple of every GPU's subgroup size.
 const localSize = 256
 
-// variant is one compilation of one source.
+// variant is one compilation of one source. Reduction kernels take the
+// reduction as a specialization constant, so one file serves several keys.
 type variant struct {
-	family   string // "resolve", "scatter" or "gather"
-	kind     string // "block", "element", "slice"
-	elem     int    // scatter, gather: element size in bytes
+	family   string // "resolve", "scatter", "gather", "reduce" or "sort"
+	kind     string // "block", "element", "slice" ("" for reduce and sort)
+	elem     int    // scatter, gather, reduce: element size in bytes
 	index    int    // resolve: index element size in bytes
 	signed   bool   // resolve: signed index type
-	red      string // scatter, gather: reduction ("none")
+	red      string // scatter, gather: reduction ("none" for moves)
+	dtype    *dtype // scatter with a reduction, reduce
+	atomics  string // scatter with a reduction: "cas" or "native"
+	stage    string // sort
 	posBits  int    // 32 or 64
-	name     string
+	name     string // also the file name
 	defines  []string
+	keys     []specKey // the table entries of a reduction file
 	localX   uint32
 	pushSize uint32
+}
+
+// specKey is one table entry of a file compiled once for several
+// reductions: the reduction, the workgroup-memory accumulation, and the
+// specialization constants that select them.
+type specKey struct {
+	red     string
+	private bool
+	spec    []uint32
 }
 
 // kinds maps kind names to their GLSL macro and Go constant.
@@ -58,9 +75,73 @@ var kinds = map[string][2]string{
 	"slice":   {"KIND_SLICE", "Slice"},
 }
 
-// reductions maps reduction names to their GLSL macro and Go constant.
-var reductions = map[string][2]string{
-	"none": {"RED_NONE", "RedNone"},
+// reductions maps reduction names to their number (RED_* in
+// src/common.glsl, ops.Reduction) and Go constant.
+var reductions = map[string]struct {
+	num    uint32
+	goName string
+}{
+	"none": {0, "RedNone"},
+	"sum":  {1, "RedSum"},
+	"sub":  {2, "RedSub"},
+	"prod": {3, "RedProd"},
+	"min":  {4, "RedMin"},
+	"max":  {5, "RedMax"},
+	"mean": {6, "RedMean"},
+}
+
+// dtype is an element type of the reduction kernels.
+type dtype struct {
+	name   string // in file names
+	goName string // tensor.DType constant
+	macro  string // DT_* in src/reduce.glsl
+	size   int
+	// native lists the reductions whose ATOMICS_NATIVE variant differs
+	// from the CAS one: where a device atomic computes the step exactly.
+	native []string
+}
+
+var dtypes = []*dtype{
+	{"bool", "Bool", "DT_BOOL", 1, nil},
+	{"i8", "Int8", "DT_I8", 1, []string{"mean"}},
+	{"u8", "Uint8", "DT_U8", 1, []string{"mean"}},
+	{"i16", "Int16", "DT_I16", 2, []string{"mean"}},
+	{"u16", "Uint16", "DT_U16", 2, []string{"mean"}},
+	{"i32", "Int32", "DT_I32", 4, []string{"sum", "sub", "min", "max", "mean"}},
+	{"u32", "Uint32", "DT_U32", 4, []string{"sum", "sub", "min", "max", "mean"}},
+	{"i64", "Int64", "DT_I64", 8, []string{"sum", "sub", "min", "max", "mean"}},
+	{"u64", "Uint64", "DT_U64", 8, []string{"sum", "sub", "min", "max", "mean"}},
+	{"f16", "Float16", "DT_F16", 2, nil},
+	{"bf16", "BFloat16", "DT_BF16", 2, nil},
+	{"f32", "Float32", "DT_F32", 4, []string{"sum", "sub", "mean"}},
+	{"f64", "Float64", "DT_F64", 8, []string{"sum", "sub", "mean"}},
+}
+
+// kindReductions lists the reductions the operators of a kind take:
+// ScatterNDUpdate-15 and ScatterND (block) sum, sub, prod, min, max;
+// ScatterElementsUpdate-12 and ScatterElements (element) sum, prod, min,
+// max, mean. Mean does not apply to bool.
+func kindReductions(kind string, dt *dtype) []string {
+	if kind == "block" {
+		return []string{"sum", "sub", "prod", "min", "max"}
+	}
+	if dt.name == "bool" {
+		return []string{"sum", "prod", "min", "max"}
+	}
+	return []string{"sum", "prod", "min", "max", "mean"}
+}
+
+// privateWords is the workgroup memory of Private scatter variants
+// (shaders.PrivateWords).
+const privateWords = 2048
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func indexName(bytes int, signed bool) string {
@@ -96,14 +177,59 @@ func allVariants() []*variant {
 		}
 		for _, kind := range []string{"block", "element", "slice"} {
 			for _, eb := range []int{1, 2, 4, 8, 16} {
-				for _, red := range []string{"none"} {
-					v := &variant{family: "scatter", kind: kind, elem: eb, red: red, posBits: pos}
-					v.name = fmt.Sprintf("scatter-%s-e%d-%s-p%d", kind, eb, red, pos)
-					v.defines = []string{"KIND=" + kinds[kind][0], fmt.Sprintf("ELEM_BYTES=%d", eb), "REDUCTION=" + reductions[red][0]}
+				v := &variant{family: "scatter", kind: kind, elem: eb, red: "none", posBits: pos}
+				v.name = fmt.Sprintf("scatter-%s-e%d-none-p%d", kind, eb, pos)
+				v.defines = []string{"KIND=" + kinds[kind][0], fmt.Sprintf("ELEM_BYTES=%d", eb)}
+				out = append(out, v)
+			}
+		}
+		// Reductions: one file per kind, dtype and atomic path, the
+		// reduction a specialization constant.
+		for _, kind := range []string{"block", "element"} {
+			for _, dt := range dtypes {
+				for _, at := range []string{"cas", "native"} {
+					v := &variant{family: "scatter", kind: kind, elem: dt.size, dtype: dt, atomics: at, posBits: pos}
+					for _, red := range kindReductions(kind, dt) {
+						if at == "native" && !contains(dt.native, red) {
+							continue
+						}
+						num := reductions[red].num
+						v.keys = append(v.keys, specKey{red: red, spec: []uint32{num, 1}})
+						if dt.size <= 4 && dt.name != "bool" && red != "mean" {
+							v.keys = append(v.keys, specKey{red: red, private: true, spec: []uint32{num, privateWords}})
+						}
+					}
+					if len(v.keys) == 0 {
+						continue
+					}
+					native := 0
+					if at == "native" {
+						native = 1
+					}
+					v.name = fmt.Sprintf("scatter-%s-%s-%s-p%d", kind, dt.name, at, pos)
+					v.defines = []string{"KIND=" + kinds[kind][0], "DTYPE=" + dt.macro, fmt.Sprintf("ATOMICS_NATIVE=%d", native)}
 					out = append(out, v)
 				}
 			}
 		}
+		for _, dt := range dtypes {
+			v := &variant{family: "reduce", elem: dt.size, dtype: dt, posBits: pos}
+			for _, red := range []string{"sum", "sub", "prod", "min", "max", "mean"} {
+				if red == "mean" && dt.name == "bool" {
+					continue
+				}
+				v.keys = append(v.keys, specKey{red: red, spec: []uint32{reductions[red].num, 1}})
+			}
+			v.name = fmt.Sprintf("reduce-%s-p%d", dt.name, pos)
+			v.defines = []string{"DTYPE=" + dt.macro}
+			out = append(out, v)
+		}
+	}
+	for i, stage := range []string{"radix-count", "radix-scatter", "scan-up", "scan-down"} {
+		v := &variant{family: "sort", stage: stage, posBits: 32}
+		v.name = "sort-" + stage
+		v.defines = []string{fmt.Sprintf("STAGE=%d", i+1)}
+		out = append(out, v)
 	}
 	for _, v := range out {
 		v.defines = append(v.defines, fmt.Sprintf("POS_BITS=%d", v.posBits), fmt.Sprintf("LOCAL_SIZE=%d", localSize))
@@ -212,25 +338,74 @@ func compile(v *variant, src, spvDir, glslc string) error {
 	return nil
 }
 
+// stages maps Sort stage names to their Go constant.
+var stages = map[string]string{
+	"radix-count":   "RadixCount",
+	"radix-scatter": "RadixScatter",
+	"scan-up":       "ScanUp",
+	"scan-down":     "ScanDown",
+}
+
+// entry is one line of the table.
+type entry struct {
+	name, key, file string
+	spec            []uint32
+	v               *variant
+}
+
 // table renders variants_gen.go.
 func table(vs []*variant) ([]byte, error) {
-	sorted := append([]*variant(nil), vs...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	fam := map[string]string{"resolve": "Resolve", "scatter": "Scatter", "gather": "Gather", "reduce": "Reduce", "sort": "Sort"}
+	var entries []entry
+	for _, v := range vs {
+		key := fmt.Sprintf("Family: %s, PosBits: %d", fam[v.family], v.posBits)
+		if v.kind != "" {
+			key = fmt.Sprintf("Family: %s, Kind: %s, PosBits: %d", fam[v.family], kinds[v.kind][1], v.posBits)
+		}
+		switch {
+		case v.family == "resolve":
+			key += fmt.Sprintf(", IndexBytes: %d, IndexSigned: %t", v.index, v.signed)
+		case v.family == "sort":
+			key += ", Stage: " + stages[v.stage]
+		case v.dtype == nil:
+			key += fmt.Sprintf(", ElemBytes: %d, Reduction: %s", v.elem, reductions[v.red].goName)
+		}
+		file := "spv/" + v.name + ".spv"
+		if v.dtype == nil {
+			entries = append(entries, entry{name: v.name, key: key, file: file, v: v})
+			continue
+		}
+		for _, k := range v.keys {
+			kk := key + fmt.Sprintf(", ElemBytes: %d, Reduction: %s, DType: tensor.%s", v.elem, reductions[k.red].goName, v.dtype.goName)
+			name := v.name + ":" + k.red
+			if v.atomics != "" {
+				kk += ", Atomics: " + map[string]string{"cas": "CAS", "native": "Native"}[v.atomics]
+			}
+			if k.private {
+				kk += ", Private: true"
+				name += ":private"
+			}
+			entries = append(entries, entry{name: name, key: kk, file: file, spec: k.spec, v: v})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	var b bytes.Buffer
 	b.WriteString("// Code generated by \"go run ./gen\" from src/*.comp; DO NOT EDIT.\n\n")
 	b.WriteString("package shaders\n\n")
+	b.WriteString("import \"github.com/gpuscatter/gpuscatter/tensor\"\n\n")
 	b.WriteString("// variants lists every compiled variant, sorted by name.\n")
 	b.WriteString("var variants = [...]Variant{\n")
-	for _, v := range sorted {
-		fam := map[string]string{"resolve": "Resolve", "scatter": "Scatter", "gather": "Gather"}[v.family]
-		key := fmt.Sprintf("Family: %s, Kind: %s, PosBits: %d", fam, kinds[v.kind][1], v.posBits)
-		if v.family == "resolve" {
-			key += fmt.Sprintf(", IndexBytes: %d, IndexSigned: %t", v.index, v.signed)
-		} else {
-			key += fmt.Sprintf(", ElemBytes: %d, Reduction: %s", v.elem, reductions[v.red][1])
+	for _, e := range entries {
+		spec := ""
+		if len(e.spec) > 0 {
+			parts := make([]string, len(e.spec))
+			for i, c := range e.spec {
+				parts[i] = fmt.Sprint(c)
+			}
+			spec = ", SpecConstants: []uint32{" + strings.Join(parts, ", ") + "}"
 		}
-		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d},\n",
-			key, v.name, "spv/"+v.name+".spv", v.localX, v.pushSize)
+		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d%s},\n",
+			e.key, e.name, e.file, e.v.localX, e.v.pushSize, spec)
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())

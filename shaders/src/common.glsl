@@ -47,14 +47,25 @@
 #define KIND_ELEMENT 2
 #define KIND_SLICE 3
 
-// Reductions, shared with gpu/plan.go; only NONE has kernels so far.
+// Reductions, shared with gpu/plan.go and ops.Reduction (same numbers).
 #define RED_NONE 0
+#define RED_SUM 1
+#define RED_SUB 2
+#define RED_PROD 3
+#define RED_MIN 4
+#define RED_MAX 5
+#define RED_MEAN 6
 
 // Push-constant flags, shared with gpu/plan.go.
 #define FLAG_NEGATIVE 1u // indices may count from the end: [-s, s-1]
 #define FLAG_OWNER 2u    // updates may collide: the last one wins
 #define FLAG_MAPS 4u     // ELEMENT: the outer and inner maps are lists
 #define FLAG_ONE_CHUNK 8u // every tensor fits in one chunk
+#define FLAG_COUNT 16u    // resolve counts the updates per slot (owner words)
+#define FLAG_TARGET 32u   // ELEMENT resolve stores targets, not index values
+#define FLAG_XTABLES 64u  // the reduction tensors (T_ACC ...) are present
+#define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
+#define FLAG_PRIVATE 256u // scatter: accumulate in workgroup memory first
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words), shared
 // with gpu/plan.go. An update position u splits as u = (o*J + j)*Inner + k;
@@ -77,6 +88,8 @@
 #define P_NOUTER 12     // FLAG_MAPS: dimensions of the outer map
 #define P_NINNER 13     // FLAG_MAPS: dimensions of the inner map
 #define P_MAPS_AT 14    // FLAG_MAPS: the outer map's triples, then the inner map's
+#define P_XT 15         // FLAG_XTABLES: where the byte offsets of the chunk
+                        // tables of T_ACC ... T_SCAN are listed
 
 // The parameter array of SLICE plans: update position u lands on
 // BASE + sum of its coordinates times the strides, over NDIMS dimensions
@@ -131,12 +144,24 @@ uint64_t param(uint i) {
 	return U64s(pc.params).v[i];
 }
 
-// The tensors a kernel addresses, by their chunk tables.
+// The tensors a kernel addresses, by their chunk tables. The first five
+// have their table offsets in the push constants; the reduction tensors
+// (FLAG_XTABLES) list theirs in the parameter array, from word
+// params[P_XT] on.
 #define T_OUT 0
 #define T_UPD 1
 #define T_IDX 2
-#define T_NORM 3   // normalised indices (uint32 each)
-#define T_OWNER 4  // owner words (uint32 each)
+#define T_NORM 3   // normalised indices, or targets (uint32 each)
+#define T_OWNER 4  // owner words, or update counts per slot (uint32 each)
+#define T_ACC 5    // mean: 64-bit sums of integers of 32 bits or less
+#define T_K1 6     // sort: keys and values, two ping-pong pairs
+#define T_V1 7
+#define T_K2 8
+#define T_V2 9
+#define T_HIST 10  // sort: digit counts per tile
+#define T_SCAN 11  // scan: block sums of every level
+#define NUM_TENSORS 12
+#define T_NONE 0xFFFFFFFFu
 
 uint tableAt(uint t) {
 	switch (t) {
@@ -148,18 +173,22 @@ uint tableAt(uint t) {
 		return pc.idxT;
 	case T_NORM:
 		return pc.normT;
+	case T_OWNER:
+		return pc.ownerT;
 	}
-	return pc.ownerT;
+	U64s p = U64s(pc.params);
+	return uint(p.v[uint(p.v[P_XT]) + t - 5u]);
 }
 
 // firstChunk holds each tensor's first chunk address when every tensor has
 // one chunk (FLAG_ONE_CHUNK, the common case): loadChunks reads them once
 // per invocation, and addressOf needs no table lookup per element.
-uint64_t firstChunk[5];
+uint64_t firstChunk[NUM_TENSORS];
 
 void loadChunks() {
 	if ((pc.flags & FLAG_ONE_CHUNK) != 0u) {
-		for (uint t = 0u; t < 5u; t++) {
+		uint n = (pc.flags & FLAG_XTABLES) != 0u ? uint(NUM_TENSORS) : 5u;
+		for (uint t = 0u; t < n; t++) {
 			firstChunk[t] = U64s(pc.params + uint64_t(tableAt(t))).v[0];
 		}
 	}
@@ -176,6 +205,10 @@ uint64_t addressOf(uint t, uint64_t o) {
 
 uint loadWord(uint t, uint64_t o) {
 	return Word(addressOf(t, o)).w;
+}
+
+void storeWord(uint t, uint64_t o, uint v) {
+	Word(addressOf(t, o)).w = v;
 }
 
 uint64_t errorAddress() {

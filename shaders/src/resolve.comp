@@ -1,7 +1,10 @@
 #version 460
 // resolve.comp: reads raw indices, checks each against the range its
 // operator version allows, writes the normalised values and, when
-// duplicates are possible, claims the targets for the last update.
+// duplicates are possible, claims the targets for the last update
+// (FLAG_OWNER, reduction none) or counts the updates each slot receives
+// (FLAG_COUNT, reductions: mean, use_init_val = false and the in-order
+// fold need the counts).
 //
 // Variant macros (besides common.glsl's):
 //   KIND          KIND_BLOCK: one invocation per index tuple of TUPLE
@@ -93,6 +96,8 @@ void resolveOne(pos_t p) {
 	Word(addressOf(T_NORM, u32Offset(p))).w = uint(row);
 	if ((pc.flags & FLAG_OWNER) != 0u) {
 		atomicMax(Word(addressOf(T_OWNER, row * 4ul)).w, uint(p) + 1u);
+	} else if ((pc.flags & FLAG_COUNT) != 0u) {
+		atomicAdd(Word(addressOf(T_OWNER, row * 4ul)).w, 1u);
 	}
 #elif KIND == KIND_ELEMENT
 	bool exact;
@@ -100,12 +105,19 @@ void resolveOne(pos_t p) {
 	if (!check(v, exact, int64_t(param(P_ROWS)), uint64_t(p))) {
 		return;
 	}
-	Word(addressOf(T_NORM, u32Offset(p))).w = uint(v);
+	if ((pc.flags & (FLAG_OWNER | FLAG_COUNT | FLAG_TARGET)) == 0u) {
+		Word(addressOf(T_NORM, u32Offset(p))).w = uint(v);
+		return;
+	}
+	pos_t o, j, k;
+	split(p, o, j, k);
+	pos_t t = target(o, k, uint(v));
+	// The in-order fold sorts updates by target (which then fits 32 bits).
+	Word(addressOf(T_NORM, u32Offset(p))).w = (pc.flags & FLAG_TARGET) != 0u ? uint(t) : uint(v);
 	if ((pc.flags & FLAG_OWNER) != 0u) {
-		pos_t o, j, k;
-		split(p, o, j, k);
-		pos_t t = target(o, k, uint(v));
 		atomicMax(Word(addressOf(T_OWNER, u32Offset(t))).w, uint(j) + 1u);
+	} else if ((pc.flags & FLAG_COUNT) != 0u) {
+		atomicAdd(Word(addressOf(T_OWNER, u32Offset(t))).w, 1u);
 	}
 #else
 #error resolve.comp: unknown KIND

@@ -11,22 +11,33 @@
 //   ELEM_BYTES  the unit size: 1, 2, 4, 8 or 16. With reduction none, data
 //               movement depends only on the size, so every dtype of that
 //               size shares the kernel (strings move as 32-bit handles).
-//   REDUCTION   RED_NONE. Reductions will be further variants of this
-//               source: they replace apply() and drop the owner test.
+//   DTYPE       (reductions only) the data type, DT_BOOL ... DT_F64; the
+//               reduction is specialization constant RED and the atomics
+//               ATOMICS_NATIVE (see reduce.glsl). Without DTYPE the kernel
+//               moves units of ELEM_BYTES (reduction none).
 //
 // With reduction none and duplicate targets the last update in index order
 // wins (the contract's order): resolve.comp stored j+1 of the last update
 // for every slot in the owner words, and only that update writes.
+//
+// With a reduction every update is folded into its target atomically, so
+// the fold order is the device's: exact for integers, bool, min and max,
+// rounded differently from the index order for float sum, sub, prod and
+// mean (gpu/doc.go bounds the difference; reduce.comp folds in order
+// where that is wanted). With FLAG_PRIVATE (outputs that fit workgroup
+// memory, many updates per output) each workgroup first folds a large
+// share of the updates into its own copy of the output in workgroup
+// memory, then folds each element it touched into the output: one global
+// atomic per element and workgroup instead of one per update, which keeps
+// updates that pile onto few targets from serialising on them.
 
 #include "common.glsl"
 
-#ifndef REDUCTION
-#define REDUCTION RED_NONE
-#endif
-#if REDUCTION != RED_NONE
-#error scatter.comp: only reduction none has kernels
+#ifdef DTYPE
+#include "reduce.glsl"
 #endif
 
+#ifndef DTYPE
 #if ELEM_BYTES < 4
 // storeSub writes the low ELEM_BYTES*8 bits of v at byte offset o of the
 // output, inside its 32-bit word: other invocations may be writing the
@@ -57,10 +68,134 @@ void apply(pos_t u, pos_t t) {
 	storeSub(uint64_t(t) * uint64_t(ELEM_BYTES), w >> (uint(s & 3ul) * 8u));
 #endif
 }
+#else
+// targetOf returns the output element update u lands on.
+pos_t targetOf(pos_t u) {
+	pos_t o, j, k;
+	split(u, o, j, k);
+#if KIND == KIND_BLOCK
+	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
+#elif KIND == KIND_ELEMENT
+	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
+#else
+#error scatter.comp: reductions apply to KIND_BLOCK and KIND_ELEMENT
+#endif
+	return target(o, k, v);
+}
+
+// updateAt returns update u as the step folds it in: negated for sub
+// (bool sub is XOR and takes it as it is).
+E_T updateAt(pos_t u) {
+	E_T x = loadElem(T_UPD, u);
+#if DTYPE != DT_BOOL
+	if (RED == RED_SUB) {
+		x = negate(x);
+	}
+#endif
+	return x;
+}
+
+// reduceOne folds update u into the output.
+void reduceOne(pos_t u) {
+	pos_t t = targetOf(u);
+	E_T x = updateAt(u);
+#if MEAN_ACC64
+	if (RED == RED_MEAN) {
+		accAdd(t, value64(x));
+		return;
+	}
+#endif
+	applyGlobal(t, x);
+}
+
+#if ELEM_BYTES <= 4 && DTYPE != DT_BOOL
+// The workgroup's copy of the output (FLAG_PRIVATE): element e at byte
+// e*ELEM_BYTES, as in memory.
+shared uint priv[PRIV_WORDS];
+
+#define PER_WORD (4 / ELEM_BYTES)
+
+// applyPrivate folds x into element e of the workgroup's copy.
+void applyPrivate(uint e, E_T x) {
+	uint w = e / uint(PER_WORD);
+	uint bit = (e % uint(PER_WORD)) * uint(ELEM_BITS);
+#if ATOMICS_NATIVE && IS_INT && ELEM_BYTES == 4
+	// Workgroup atomics on 32-bit integers are core (signed min and max
+	// would need an int array: they take the loop).
+	if (RED == RED_SUM || RED == RED_SUB) {
+		atomicAdd(priv[w], x);
+		return;
+	}
+#if !IS_SIGNED
+	if (RED == RED_MIN) {
+		atomicMin(priv[w], x);
+		return;
+	}
+	if (RED == RED_MAX) {
+		atomicMax(priv[w], x);
+		return;
+	}
+#endif
+#endif
+	uint old = priv[w];
+	for (;;) {
+		uint cur = (old >> bit) & E_MASK;
+		uint nv = combine(cur, x);
+		if (nv == cur) {
+			return;
+		}
+		uint prev = atomicCompSwap(priv[w], old, (old & ~(E_MASK << bit)) | (nv << bit));
+		if (prev == old) {
+			return;
+		}
+		old = prev;
+	}
+}
+
+// scatterPrivate: this workgroup takes tiles g, g+G, g+2G, ... of
+// LOCAL_SIZE*run updates each (G workgroups, one 1-D dispatch from
+// position 0), folds them into priv, and then the elements priv changed
+// into the output.
+void scatterPrivate() {
+	uint lid = gl_LocalInvocationID.x;
+	E_T id = identity();
+	uint idWord = id;
+	for (uint i = 1u; i < uint(PER_WORD); i++) {
+		idWord |= id << (i * uint(ELEM_BITS));
+	}
+	uint outputs = uint(param(P_OUTPUTS));
+	uint words = min((outputs + uint(PER_WORD) - 1u) / uint(PER_WORD), PRIV_WORDS);
+	for (uint w = lid; w < words; w += uint(LOCAL_SIZE)) {
+		priv[w] = idWord;
+	}
+	barrier();
+	uint n = uint(pc.end);
+	uint tile = uint(LOCAL_SIZE) * pc.run;
+	for (uint b = gl_WorkGroupID.x * tile; b < n; b += gl_NumWorkGroups.x * tile) {
+		// Neighbouring invocations take neighbouring updates.
+		for (uint r = 0u; r < pc.run; r++) {
+			uint u = b + r * uint(LOCAL_SIZE) + lid;
+			if (u < n) {
+				applyPrivate(uint(targetOf(pos_t(u))), updateAt(pos_t(u)));
+			}
+		}
+	}
+	barrier();
+	for (uint e = lid; e < outputs; e += uint(LOCAL_SIZE)) {
+		E_T x = (priv[e / uint(PER_WORD)] >> ((e % uint(PER_WORD)) * uint(ELEM_BITS))) & E_MASK;
+		if (x != id) {
+			applyGlobal(pos_t(e), x);
+		}
+	}
+}
+#endif
+#endif
 
 // scatterOne applies the update at position u.
 void scatterOne(pos_t u) {
-#if KIND == KIND_SLICE
+#ifdef DTYPE
+	reduceOne(u);
+#elif KIND == KIND_SLICE
 	apply(u, pos_t(param(S_BASE)) + affine(u, uint(param(S_NDIMS)), S_DIMS_AT));
 #else
 	pos_t o, j, k;
@@ -85,6 +220,17 @@ void scatterOne(pos_t u) {
 }
 
 void main() {
+#if defined(DTYPE) && ELEM_BYTES <= 4 && DTYPE != DT_BOOL
+	if ((pc.flags & FLAG_PRIVATE) != 0u) {
+		// Uniform: every invocation reads the same words.
+		if (errorSet()) {
+			return;
+		}
+		loadChunks();
+		scatterPrivate();
+		return;
+	}
+#endif
 	pos_t u = firstPosition();
 	uint64_t end = runEnd(u);
 	if (uint64_t(u) >= end) {

@@ -1,0 +1,158 @@
+package gpu
+
+import (
+	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// Arguments of the reduce and sort kernels, which read them from the push
+// constants' hot words (A_* in shaders/src/reduce.comp and sort.comp).
+const (
+	phasePrepare = 1
+	phaseFinish  = 2
+	phaseFold    = 3
+)
+
+// sortKey returns the variant of a Sort stage.
+func sortKey(s shaders.Stage) shaders.Key {
+	return shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s}
+}
+
+// recorder records the passes of one call into its command buffer.
+type recorder struct {
+	b      *Backend
+	seq    *vk.Sequence
+	st     *Stats
+	stamps bool
+	pc     push // the call's push constants; dispatches vary base, end and hot
+}
+
+// stamp writes a timestamp after the pass just recorded.
+func (rc *recorder) stamp(label string) error {
+	if !rc.stamps || label == "" {
+		return nil
+	}
+	return wrapVK(rc.seq.Timestamp(label))
+}
+
+// dispatch records pipe over positions [0, n), in as many dispatches as
+// the device's limits need. args, when not nil, replace the hot words (the
+// reduce and sort kernels' arguments). A label stamps the pass.
+func (rc *recorder) dispatch(pipe *vk.Pipeline, n uint64, args []uint32, label string) error {
+	pc := rc.pc
+	if args != nil {
+		pc.hot = [hotWords]uint32{}
+		copy(pc.hot[:], args)
+	}
+	for _, d := range splitDispatch(n, pipe.Spec().LocalSize[0], rc.b.run, rc.b.maxGroups) {
+		pc.base, pc.end = d.base, d.end
+		if err := rc.seq.Dispatch(pipe, nil, pc.bytes(), d.groups); err != nil {
+			return wrapVK(err)
+		}
+		rc.st.Dispatches++
+	}
+	return rc.stamp(label)
+}
+
+// atomic records an atomic reduction: prepare, scatter, finish.
+func (rc *recorder) atomic(j *job, pipes map[shaders.Key]*vk.Pipeline, scatterKey shaders.Key) error {
+	r := j.red
+	reduce := pipes[r.reduceKey(j)]
+	if r.prepare {
+		if err := rc.dispatch(reduce, j.outputs, []uint32{phasePrepare}, "prepare"); err != nil {
+			return err
+		}
+	}
+	if r.private {
+		// One 1-D dispatch of r.groups workgroups; each strides over the
+		// updates (scatter.comp, scatterPrivate).
+		pc := rc.pc
+		pc.base, pc.end = 0, j.updates
+		if err := rc.seq.Dispatch(pipes[scatterKey], nil, pc.bytes(), [3]uint32{r.groups, 1, 1}); err != nil {
+			return wrapVK(err)
+		}
+		rc.st.Dispatches++
+		if err := rc.stamp("scatter"); err != nil {
+			return err
+		}
+	} else if err := rc.dispatch(pipes[scatterKey], j.updates, nil, "scatter"); err != nil {
+		return err
+	}
+	if r.finish {
+		return rc.dispatch(reduce, j.outputs, []uint32{phaseFinish}, "finish")
+	}
+	return nil
+}
+
+// ordered records the in-order fold: the slot starts (an exclusive scan
+// of the counts resolve took), the radix sort of the update positions by
+// slot, and the fold.
+func (rc *recorder) ordered(j *job, pipes map[shaders.Key]*vk.Pipeline) error {
+	r := j.red
+	if err := rc.scan(pipes, tOwner, r.slots+1); err != nil {
+		return err
+	}
+	perm := uint32(tNone)
+	kin, vin := uint32(tNorm), uint32(tNone)
+	for pass := 0; pass < r.passes; pass++ {
+		kout, vout := uint32(tK1), uint32(tV1)
+		if pass%2 == 1 {
+			kout, vout = tK2, tV2
+		}
+		if pass == r.passes-1 {
+			kout = tNone // the keys are not needed after the last pass
+		}
+		args := []uint32{uint32(r.items), uint32(pass * radixBits), uint32(r.tiles), kin, vin, kout, vout}
+		if err := rc.dispatch(pipes[sortKey(shaders.RadixCount)], r.items, args, "radix-count"); err != nil {
+			return err
+		}
+		if err := rc.scan(pipes, tHist, 16*r.tiles); err != nil {
+			return err
+		}
+		if err := rc.dispatch(pipes[sortKey(shaders.RadixScatter)], r.items, args, "radix-scatter"); err != nil {
+			return err
+		}
+		kin, vin, perm = kout, vout, vout
+	}
+	args := []uint32{phaseFold, uint32(r.inner), uint32(r.inner >> 32), perm}
+	return rc.dispatch(pipes[r.reduceKey(j)], r.slots*r.inner, args, "fold")
+}
+
+// scan records an exclusive scan, in place, of the first n words of
+// tensor x: each level's blocks are scanned and their totals written to
+// the next level (in T_SCAN) until one block holds them all; then every
+// level gets the scanned totals of the one above added back.
+func (rc *recorder) scan(pipes map[shaders.Key]*vk.Pipeline, x uint32, n uint64) error {
+	type level struct {
+		t      uint32
+		off, n uint64
+	}
+	blk := groupSize * uint64(rc.b.run)
+	levels := []level{{x, 0, n}}
+	var off uint64
+	for last := n; last > blk; {
+		last = ceilDiv(last, blk)
+		levels = append(levels, level{tScan, off, last})
+		off += last
+	}
+	up, down := pipes[sortKey(shaders.ScanUp)], pipes[sortKey(shaders.ScanDown)]
+	args := func(i int) []uint32 {
+		l := levels[i]
+		a := []uint32{uint32(l.n), l.t, uint32(l.off), tNone, 0}
+		if i+1 < len(levels) {
+			a[3], a[4] = levels[i+1].t, uint32(levels[i+1].off)
+		}
+		return a
+	}
+	for i, l := range levels {
+		if err := rc.dispatch(up, l.n, args(i), "scan"); err != nil {
+			return err
+		}
+	}
+	for i := len(levels) - 2; i >= 0; i-- {
+		if err := rc.dispatch(down, levels[i].n, args(i), "scan"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

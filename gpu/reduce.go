@@ -1,0 +1,233 @@
+package gpu
+
+import (
+	"math/bits"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// orderedSmall is the default Backend.orderedMax: float sum, sub, prod and
+// mean plans with at most this many update elements fold in index order
+// even without Options.Deterministic. The sort then costs a few small
+// dispatches, while the results become reproducible and bit-identical to
+// the CPU reference.
+const orderedSmall = 1 << 12
+
+// Private accumulation (shaders/src/scatter.comp, FLAG_PRIVATE) pays when
+// updates pile onto few outputs: it needs at least privateMinRatio
+// updates per output element, and each workgroup takes at least
+// privateShare updates per output element so that its final fold into the
+// output (one atomic per element it touched) stays a small part of its
+// work.
+const (
+	privateMinRatio = 4
+	privateShare    = 16
+)
+
+// Tensor slots of a call, as T_* in shaders/src/common.glsl.
+const (
+	tOut = iota
+	tUpd
+	tIdx
+	tNorm
+	tOwner
+	tAcc
+	tK1
+	tV1
+	tK2
+	tV2
+	tHist
+	tScan
+	numTensors
+	tNone = 0xFFFFFFFF
+)
+
+// radixBits is the digit width of the sort (sort.comp: 16 buckets).
+const radixBits = 4
+
+// groupSize is the workgroup size of every kernel (shaders/gen's
+// localSize; each variant's table entry repeats it).
+const groupSize = 256
+
+// reduction is how a plan with a reduction runs on this device. Atomic
+// plans resolve, optionally prepare (use_init_val false, mean), scatter
+// with atomics and optionally finish (mean); ordered plans resolve with
+// counts, scan the counts into slot starts, sort the update positions by
+// slot and fold every slot in order.
+type reduction struct {
+	dtype   tensor.DType
+	red     shaders.Reduction
+	useInit bool
+
+	ordered bool
+	atomics shaders.Atomics
+	private bool
+	groups  uint32 // private: workgroups of the scatter pass
+
+	// counts: resolve counts the updates of every slot (FLAG_COUNT).
+	counts          bool
+	prepare, finish bool
+	accBytes        uint64 // T_ACC
+
+	// The ordered path: items sorted (update elements, or index tuples),
+	// slots they sort into (output elements, or rows), elements per slot,
+	// radix passes (0 when there is one slot) and tiles per pass.
+	items, slots, inner uint64
+	passes              int
+	tiles               uint64
+	scanWords           uint64 // T_SCAN
+}
+
+// floatOrderSensitive reports whether the reduction's result on dtype dt
+// depends on the order of the updates: float sum, sub, prod and mean.
+func floatOrderSensitive(dt tensor.DType, r ops.Reduction) bool {
+	return dt.IsFloat() && (r == ops.Sum || r == ops.Sub || r == ops.Prod || r == ops.Mean)
+}
+
+// planReduction decides how the reduction of p runs and sets j.red, the
+// owner (count) words and the flags. It fails with ops.ErrUnsupported
+// where the in-order fold is needed but the plan is too large for its
+// 32-bit positions.
+func (b *Backend) planReduction(p *ops.Plan, j *job) error {
+	caps := b.dev.Capabilities()
+	r := &reduction{dtype: p.DType, red: shaders.Reduction(p.Reduction), useInit: p.UseInitVal}
+	j.red = r
+	j.flags |= flagXTables
+	if r.useInit {
+		j.flags |= flagUseInit
+	}
+	if j.updates == 0 {
+		return nil // resolve alone checks the indices
+	}
+	elem := uint64(p.DType.Size())
+	switch {
+	case floatOrderSensitive(p.DType, p.Reduction) && (b.deterministic || j.updates <= b.orderedMax):
+		r.ordered = true
+	case elem == 8 && (!caps.Int64BufferAtomics || b.noInt64Atomics):
+		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in
+		// order, which needs none.
+		r.ordered = true
+	}
+	if r.ordered {
+		return b.planOrdered(p, j, r)
+	}
+
+	r.atomics = shaders.CAS
+	if !b.forceCAS {
+		native := true
+		switch p.DType {
+		case tensor.Float32:
+			native = caps.Float32AtomicAdd
+		case tensor.Float64:
+			native = caps.Float64AtomicAdd
+		}
+		if _, err := shaders.Lookup(r.scatterKey(j, shaders.Native)); native && err == nil {
+			r.atomics = shaders.Native
+		}
+	}
+	if p.Kind == ops.KindElements && (p.Reduction == ops.Mean || !r.useInit) {
+		r.counts = true
+		r.prepare = true
+		j.flags |= flagCount
+		j.owners = j.outputs
+	}
+	if p.Reduction == ops.Mean {
+		r.finish = true
+		if p.DType.IsInteger() && elem <= 4 {
+			r.accBytes = 8 * j.outputs
+		}
+	}
+	// Workgroup-memory accumulation when many updates share few outputs.
+	tile := groupSize * uint64(b.run)
+	if !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
+		j.outputs*elem <= shaders.PrivateWords*4 && j.updates >= privateMinRatio*j.outputs {
+		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
+		if groups <= uint64(b.maxGroups[0]) {
+			r.private = true
+			r.groups = uint32(groups)
+			j.flags |= flagPrivate
+		}
+	}
+	return nil
+}
+
+// planOrdered fills in the in-order fold.
+func (b *Backend) planOrdered(p *ops.Plan, j *job, r *reduction) error {
+	r.counts = true
+	j.flags |= flagCount
+	r.items = j.resolve
+	r.inner = 1
+	r.slots = j.outputs
+	if p.Kind == ops.KindND {
+		r.slots = j.params[pRows]
+		r.inner = uint64(p.Inner)
+	} else {
+		j.flags |= flagTarget // sort by target, not by index value
+	}
+	if r.items > narrowLimit || r.slots+1 > narrowLimit {
+		return unsupported(p, "the in-order fold takes at most 2^31 updates and targets; this plan has %d and %d", r.items, r.slots)
+	}
+	j.owners = r.slots + 1 // counts, then scanned into starts
+	if keyBits := bits.Len64(r.slots - 1); keyBits > 0 {
+		r.passes = (keyBits + radixBits - 1) / radixBits
+	}
+	tile := groupSize * uint64(b.run)
+	r.tiles = ceilDiv(r.items, tile)
+	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(16*r.tiles, tile))
+	if r.passes > 0 && 16*r.tiles > narrowLimit {
+		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", 16*r.tiles)
+	}
+	return nil
+}
+
+// scanScratch returns the words of T_SCAN that a scan of n words in
+// blocks of blk needs: the block totals of every level above the first.
+func scanScratch(n, blk uint64) uint64 {
+	var words uint64
+	for n > blk {
+		n = ceilDiv(n, blk)
+		words += n
+	}
+	return words
+}
+
+// scatterKey returns the scatter variant of an atomic reduction.
+func (r *reduction) scatterKey(j *job, a shaders.Atomics) shaders.Key {
+	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: r.dtype.Size(),
+		Reduction: r.red, DType: r.dtype, Atomics: a, Private: r.private}
+}
+
+// reduceKey returns the variant of the element-wise passes.
+func (r *reduction) reduceKey(j *job) shaders.Key {
+	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
+}
+
+// describe names the path for Stats.Reduction.
+func (r *reduction) describe() string {
+	if r.ordered {
+		return "ordered"
+	}
+	s := r.atomics.String()
+	if r.private {
+		s += "+private"
+	}
+	return s
+}
+
+// tensorSizes returns the byte sizes of the call's tensors T_ACC ...
+// T_SCAN.
+func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
+	sizes[tAcc-tAcc] = r.accBytes
+	if !r.ordered || r.passes == 0 {
+		return sizes
+	}
+	sizes[tK1-tAcc], sizes[tV1-tAcc] = 4*r.items, 4*r.items
+	if r.passes > 1 {
+		sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.items
+	}
+	sizes[tHist-tAcc] = 4 * 16 * r.tiles
+	sizes[tScan-tAcc] = 4 * r.scanWords
+	return sizes
+}

@@ -1,0 +1,170 @@
+#version 460
+// reduce.comp: the element-wise passes of the reductions, one position per
+// output element (prepare, finish) or per slot element (fold). The phase
+// and its arguments come in the push constants' hot words (pc.hot), not
+// in the parameter array.
+//
+//   PHASE_PREPARE  (before scatter.comp; ScatterElementsUpdate-12) every
+//                  element that receives updates (count > 0) starts from
+//                  the neutral value when use_init_val is false, and the
+//                  64-bit mean sums (T_ACC) start from the element or 0.
+//   PHASE_FINISH   (after scatter.comp; mean) divides the sums by the
+//                  counts, plus one when use_init_val counts the element.
+//   PHASE_FOLD     the in-order fold, after the sort (sort.comp) listed the
+//                  update positions of every slot in index order: one
+//                  invocation per slot and inner element walks them and
+//                  folds them into the element from the first to the last,
+//                  exactly as the CPU reference does, and writes it once.
+//                  Used for float sum, sub, prod and mean in deterministic
+//                  mode (and for small plans), and wherever the atomics an
+//                  element type needs are missing.
+//
+// Slots are output elements (ELEMENT plans, A_INNER 1) or index tuples'
+// rows of A_INNER elements each (BLOCK plans). T_OWNER holds the count of
+// updates per slot (prepare, finish) or, after the scan, the first sorted
+// position of every slot and one past the last (fold).
+//
+// Variant macros: DTYPE and POS_BITS (see reduce.glsl and common.glsl);
+// the reduction is specialization constant RED.
+
+#include "common.glsl"
+#include "reduce.glsl"
+
+#define A_PHASE 0
+#define A_INNER_LO 1 // fold: elements per slot
+#define A_INNER_HI 2
+#define A_PERM 3     // fold: tensor of sorted positions; T_NONE: in order
+
+#define PHASE_PREPARE 1u
+#define PHASE_FINISH 2u
+#define PHASE_FOLD 3u
+
+bool useInit() {
+	return (pc.flags & FLAG_USE_INIT) != 0u;
+}
+
+uint countAt(pos_t s) {
+	return Word(addressOf(T_OWNER, u32Offset(s))).w;
+}
+
+// finishMean returns the mean of sum s over c operands.
+#if MEAN_ACC64
+E_T meanOf(int64_t s, uint c) {
+	// Round toward negative infinity (-2.5 -> -3).
+	int64_t n = int64_t(uint64_t(c));
+	int64_t q = s / n;
+	if (q * n != s && s < 0l) {
+		q -= 1l;
+	}
+	return E_T(uint64_t(q)) & E_MASK;
+}
+#elif IS_INT
+E_T meanOf(E_T s, uint c) {
+#if IS_SIGNED
+	int64_t v = int64_t(s), n = int64_t(uint64_t(c));
+	int64_t q = v / n;
+	if (q * n != v && v < 0l) {
+		q -= 1l;
+	}
+	return uint64_t(q);
+#else
+	return s / uint64_t(c);
+#endif
+}
+#elif IS_FLOAT
+E_T meanOf(E_T s, uint c) {
+	return divRound(s, c);
+}
+#endif
+
+void prepare(pos_t t) {
+	if (countAt(t) == 0u) {
+		return;
+	}
+#if MEAN_ACC64
+	if (RED == RED_MEAN) {
+		storeAcc(t, useInit() ? value64(loadElem(T_OUT, t)) : 0l);
+		return;
+	}
+#endif
+	if (!useInit()) {
+		storeElem(t, initNeutral());
+	}
+}
+
+void finish(pos_t t) {
+	uint c = countAt(t);
+	if (c == 0u) {
+		return;
+	}
+	if (useInit()) {
+		c++;
+	}
+#if MEAN_ACC64
+	storeElem(t, meanOf(loadAcc(t), c));
+#elif DTYPE != DT_BOOL
+	storeElem(t, meanOf(loadElem(T_OUT, t), c));
+#endif
+}
+
+void fold(pos_t p) {
+	pos_t inner = pos_t(packUint2x32(uvec2(pc.hot[A_INNER_LO], pc.hot[A_INNER_HI])));
+	pos_t s = inner == pos_t(1) ? p : p / inner;
+	pos_t k = p - s * inner;
+	uint first = countAt(s);
+	uint last = countAt(s + pos_t(1));
+	if (first == last) {
+		return; // no update: the element keeps data
+	}
+	uint perm = pc.hot[A_PERM];
+	bool init = useInit();
+	E_T acc = init ? loadElem(T_OUT, p) : initNeutral();
+#if MEAN_ACC64
+	int64_t sum = init ? value64(acc) : 0l;
+#endif
+	for (uint i = first; i < last; i++) {
+		uint pos = perm == T_NONE ? i : Word(addressOf(perm, uint64_t(i) * 4ul)).w;
+		E_T x = loadElem(T_UPD, pos_t(pos) * inner + k);
+#if MEAN_ACC64
+		if (RED == RED_MEAN) {
+			sum += value64(x);
+			continue;
+		}
+#endif
+#if DTYPE != DT_BOOL
+		if (RED == RED_SUB) {
+			x = negate(x);
+		}
+#endif
+		acc = combine(acc, x);
+	}
+#if MEAN_ACC64
+	if (RED == RED_MEAN) {
+		acc = meanOf(sum, last - first + (init ? 1u : 0u));
+	}
+#elif DTYPE != DT_BOOL
+	if (RED == RED_MEAN) {
+		acc = meanOf(acc, last - first + (init ? 1u : 0u));
+	}
+#endif
+	storeElem(p, acc);
+}
+
+void main() {
+	pos_t p = firstPosition();
+	uint64_t end = runEnd(p);
+	if (uint64_t(p) >= end || errorSet()) {
+		return;
+	}
+	loadChunks();
+	uint phase = pc.hot[A_PHASE];
+	for (; uint64_t(p) < end; p++) {
+		if (phase == PHASE_PREPARE) {
+			prepare(p);
+		} else if (phase == PHASE_FINISH) {
+			finish(p);
+		} else {
+			fold(p);
+		}
+	}
+}

@@ -1,0 +1,614 @@
+// reduce.glsl: element types and reduction steps, shared by scatter.comp
+// (reductions applied with atomics) and reduce.comp (prepare, finish and
+// the in-order fold). Include it after common.glsl.
+//
+// The results are the CPU reference's bit for bit (specs/README.md):
+// integers wrap in their width; bool sum, sub, prod, min and max are OR,
+// XOR, AND, AND and OR with results 0 or 1; a float16 or bfloat16 step is
+// computed in float32 and rounded to the type (ties to even) by bit
+// arithmetic that mirrors tensor.F16From and tensor.BF16From; float min and
+// max propagate NaN and order -0 below +0, compared as integer keys so that
+// neither NaN nor subnormals meet a hardware comparison. Sub is sum with the
+// update negated, which is exact (IEEE 754 defines x - y as x + (-y)).
+//
+// Variant macros:
+//   DTYPE     the data type, DT_BOOL ... DT_F64.
+//   ATOMICS_NATIVE  1: use the device's atomic add, min and max where they
+//             give the reduction exactly (32-bit integers; 64-bit integers;
+//             float32 and float64 add with GL_EXT_shader_atomic_float);
+//             0: compare-and-swap loops for everything.
+// Specialization constants:
+//   0  RED         the reduction (RED_SUM ... RED_MEAN)
+//   1  PRIV_WORDS  workgroup memory for FLAG_PRIVATE, in 32-bit words
+
+#define DT_BOOL 1
+#define DT_I8 2
+#define DT_U8 3
+#define DT_I16 4
+#define DT_U16 5
+#define DT_I32 6
+#define DT_U32 7
+#define DT_I64 8
+#define DT_U64 9
+#define DT_F16 10
+#define DT_BF16 11
+#define DT_F32 12
+#define DT_F64 13
+
+#ifndef ATOMICS_NATIVE
+#define ATOMICS_NATIVE 0
+#endif
+
+#if DTYPE == DT_BOOL || DTYPE == DT_I8 || DTYPE == DT_U8
+#define ELEM_BYTES 1
+#elif DTYPE == DT_I16 || DTYPE == DT_U16 || DTYPE == DT_F16 || DTYPE == DT_BF16
+#define ELEM_BYTES 2
+#elif DTYPE == DT_I32 || DTYPE == DT_U32 || DTYPE == DT_F32
+#define ELEM_BYTES 4
+#elif DTYPE == DT_I64 || DTYPE == DT_U64 || DTYPE == DT_F64
+#define ELEM_BYTES 8
+#else
+#error reduce.glsl: unknown DTYPE
+#endif
+
+#define IS_FLOAT (DTYPE >= DT_F16)
+#define IS_INT (DTYPE >= DT_I8 && DTYPE <= DT_U64)
+#define IS_SIGNED (DTYPE == DT_I8 || DTYPE == DT_I16 || DTYPE == DT_I32 || DTYPE == DT_I64)
+#define ELEM_BITS (ELEM_BYTES * 8)
+// MEAN_ACC64: the mean of integers of 32 bits or less sums exactly in 64
+// bits, in a tensor of its own (T_ACC); other means sum in the output.
+#define MEAN_ACC64 (IS_INT && ELEM_BYTES <= 4)
+
+#if ELEM_BYTES == 8
+#extension GL_EXT_shader_atomic_int64 : require
+#define E_T uint64_t
+#define E_ONE 1ul
+#define E_ZERO 0ul
+#define E_MASK 0xFFFFFFFFFFFFFFFFul
+#define E_SIGN 0x8000000000000000ul
+#else
+#define E_T uint
+#define E_ONE 1u
+#define E_ZERO 0u
+#define E_MASK ((ELEM_BITS == 32) ? 0xFFFFFFFFu : ((1u << ELEM_BITS) - 1u))
+#define E_SIGN (1u << (ELEM_BITS - 1))
+#endif
+
+#if ATOMICS_NATIVE && DTYPE == DT_F32
+#extension GL_EXT_shader_atomic_float : require
+#endif
+#if ATOMICS_NATIVE && DTYPE == DT_F64
+#extension GL_EXT_shader_atomic_float : require
+#endif
+
+layout(constant_id = 0) const uint RED = RED_SUM;
+layout(constant_id = 1) const uint PRIV_WORDS = 1u;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer WordI {
+	int w;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer WordF {
+	float f;
+};
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Word64 {
+	uint64_t v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer WordI64 {
+	int64_t v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer WordD {
+	double d;
+};
+
+// --- Float formats -------------------------------------------------------
+
+#if DTYPE == DT_F16
+// widen: float16 bits to float32 bits, exactly (subnormals become normal).
+uint widen(uint h) {
+	uint sign = (h & 0x8000u) << 16;
+	uint exp = (h >> 10) & 0x1Fu;
+	uint frac = h & 0x3FFu;
+	if (exp == 0x1Fu) {
+		return sign | 0x7F800000u | (frac << 13) | (frac != 0u ? 0x400000u : 0u);
+	}
+	if (exp == 0u) {
+		if (frac == 0u) {
+			return sign;
+		}
+		int msb = findMSB(frac); // value = frac * 2^-24 = 1.f * 2^(msb-24)
+		return sign | (uint(msb + 103) << 23) | ((frac << (23 - msb)) & 0x7FFFFFu);
+	}
+	return sign | ((exp + 112u) << 23) | (frac << 13);
+}
+
+// narrow: float32 bits to the nearest float16, ties to even; NaN stays NaN.
+// It mirrors github.com/x448/float16's f32bitsToF16bits step for step.
+uint narrow(uint u) {
+	uint sign = u & 0x80000000u;
+	uint exp = u & 0x7F800000u;
+	uint coef = u & 0x007FFFFFu;
+	if (exp == 0x7F800000u) {
+		uint nanBit = coef != 0u ? 0x200u : 0u;
+		return (sign >> 16) | 0x7C00u | nanBit | (coef >> 13);
+	}
+	uint halfSign = sign >> 16;
+	int halfExp = int(exp >> 23) - 127 + 15;
+	if (halfExp >= 0x1F) {
+		return halfSign | 0x7C00u;
+	}
+	if (halfExp <= 0) {
+		if (14 - halfExp > 24) {
+			return halfSign;
+		}
+		uint c = coef | 0x00800000u;
+		uint halfCoef = c >> uint(14 - halfExp);
+		uint roundBit = 1u << uint(13 - halfExp);
+		if ((c & roundBit) != 0u && (c & (3u * roundBit - 1u)) != 0u) {
+			halfCoef++;
+		}
+		return halfSign | halfCoef;
+	}
+	uint r = halfSign | (uint(halfExp) << 10) | (coef >> 13);
+	if ((coef & 0x1000u) != 0u && (coef & 0x2FFFu) != 0u) {
+		r++;
+	}
+	return r;
+}
+#elif DTYPE == DT_BF16
+uint widen(uint h) {
+	return h << 16;
+}
+
+// narrow mirrors tensor.BF16From: NaN stays a quiet NaN, else round to
+// nearest even.
+uint narrow(uint u) {
+	if ((u & 0x7FFFFFFFu) > 0x7F800000u) {
+		return (u >> 16) | 0x40u;
+	}
+	return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+#endif
+
+#if IS_FLOAT
+// The format's precision (significand bits), smallest normal exponent and
+// bias, for divRound.
+#if DTYPE == DT_F16
+#define F_P 11
+#define F_EMIN (-14)
+#define F_BIAS 15
+#elif DTYPE == DT_BF16
+#define F_P 8
+#define F_EMIN (-126)
+#define F_BIAS 127
+#elif DTYPE == DT_F32
+#define F_P 24
+#define F_EMIN (-126)
+#define F_BIAS 127
+#else
+#define F_P 53
+#define F_EMIN (-1022)
+#define F_BIAS 1023
+#endif
+#define F_INF (E_SIGN - (E_ONE << (F_P - 1)))  // +inf: all exponent bits
+#define F_FRAC ((E_ONE << (F_P - 1)) - E_ONE)
+
+bool isNaN(E_T x) {
+	return (x & ~E_SIGN) > F_INF;
+}
+
+// orderKey maps float bits onto unsigned integers in the order of their
+// values, -0 just below +0 (NaN excluded).
+E_T orderKey(E_T x) {
+	return (x & E_SIGN) != E_ZERO ? (~x & E_MASK) : (x | E_SIGN);
+}
+
+uint bitLen64(uint64_t x) {
+	uint hi = uint(x >> 32);
+	return hi != 0u ? uint(findMSB(hi)) + 33u : uint(findMSB(uint(x)) + 1);
+}
+
+// divRound returns x / c rounded to the nearest value of the format, ties
+// to even, for c >= 1: the mean's division, correctly rounded on every
+// device (GLSL division is not) and with subnormal results exact. The CPU
+// reference divides in float64, which rounds the same way (for float16,
+// bfloat16 and float32 via float32: each rounding has more than twice the
+// precision of the next, so the double rounding is innocuous).
+E_T divRound(E_T x, uint c) {
+	E_T sign = x & E_SIGN;
+	E_T mag = x & ~E_SIGN;
+	if (mag >= F_INF || mag == E_ZERO || c == 1u) {
+		return x; // inf, NaN, zeros and x / 1 are themselves
+	}
+	uint ef = uint(mag >> (F_P - 1));
+	uint64_t m = uint64_t(mag & F_FRAC);
+	int e = F_EMIN - (F_P - 1);
+	if (ef != 0u) {
+		m |= uint64_t(1) << (F_P - 1);
+		e = int(ef) - F_BIAS - (F_P - 1);
+	}
+	// x = m * 2^e. N = m * 2^K has 63 + bitlen(c) bits, so that the
+	// quotient Q = N / c has 63 or 64: far more than the format keeps.
+	uint cb = uint(findMSB(c)) + 1u;
+	int K = 63 + int(cb) - int(bitLen64(m));
+	uint64_t lo, hi;
+	if (K < 64) {
+		lo = m << K;
+		hi = K == 0 ? 0ul : m >> (64 - K);
+	} else {
+		lo = 0ul;
+		hi = m << (K - 64);
+	}
+	// Long division of the 96-bit N by c, one 32-bit word at a time.
+	uint w[3] = uint[3](uint(hi), uint(lo >> 32), uint(lo));
+	uint64_t r = 0ul;
+	uint q[3];
+	for (int i = 0; i < 3; i++) {
+		uint64_t cur = (r << 32) | uint64_t(w[i]);
+		uint64_t qq = cur / uint64_t(c);
+		q[i] = uint(qq);
+		r = cur - qq * uint64_t(c);
+	}
+	uint64_t Q = (uint64_t(q[1]) << 32) | uint64_t(q[2]);
+	bool sticky = r != 0ul;
+	// The value is (Q + sticky bits) * 2^(e-K); E is its exponent.
+	int L = int(bitLen64(Q));
+	int E = e - K + L - 1;
+	int s = E >= F_EMIN ? L - F_P : (F_EMIN - F_P + 1) - (e - K);
+	uint64_t kept;
+	bool up;
+	if (s > 64) {
+		return sign; // below half the smallest subnormal
+	}
+	if (s == 64) {
+		kept = 0ul;
+		up = Q > (1ul << 63) || (Q == (1ul << 63) && sticky);
+	} else {
+		kept = Q >> s;
+		uint64_t rem = Q & ((1ul << s) - 1ul);
+		uint64_t halfQ = 1ul << (s - 1);
+		up = rem > halfQ || (rem == halfQ && (sticky || (kept & 1ul) != 0ul));
+	}
+	kept += up ? 1ul : 0ul;
+	if (E < F_EMIN) {
+		return sign | E_T(kept); // a subnormal, or the smallest normal
+	}
+	if (kept == (uint64_t(1) << F_P)) {
+		kept >>= 1;
+		E++;
+	}
+	return sign | (E_T(E + F_BIAS) << (F_P - 1)) | (E_T(kept) & F_FRAC);
+}
+#endif
+
+// --- Steps ---------------------------------------------------------------
+
+#if IS_INT && IS_SIGNED
+// sext returns the element's value as a signed 64-bit integer.
+int64_t sext(E_T x) {
+#if ELEM_BYTES == 8
+	return int64_t(x);
+#else
+	int v = int(x << (32 - ELEM_BITS)) >> (32 - ELEM_BITS);
+	// Built from words: some compilers miscompile int64_t(int).
+	return int64_t(packUint2x32(uvec2(uint(v), uint(v >> 31))));
+#endif
+}
+#endif
+
+#if IS_INT
+// value64 returns the element's value widened to 64 bits (zero- or
+// sign-extended).
+int64_t value64(E_T x) {
+#if IS_SIGNED
+	return sext(x);
+#else
+	return int64_t(x);
+#endif
+}
+
+bool intLess(E_T a, E_T b) {
+#if IS_SIGNED
+	return sext(a) < sext(b);
+#else
+	return a < b;
+#endif
+}
+#endif
+
+// negate returns -x in the type (two's complement, or the sign flipped).
+E_T negate(E_T x) {
+#if IS_FLOAT
+	return x ^ E_SIGN;
+#else
+	return (E_ZERO - x) & E_MASK;
+#endif
+}
+
+// combine is one step of the reduction: the element a with the update b
+// folded in. Sub arrives here as sum (its update negated); mean as sum
+// (the division comes later).
+E_T combine(E_T a, E_T b) {
+#if DTYPE == DT_BOOL
+	bool x = a != 0u, y = b != 0u;
+	if (RED == RED_SUB) {
+		return x != y ? 1u : 0u;
+	}
+	if (RED == RED_PROD || RED == RED_MIN) {
+		return x && y ? 1u : 0u;
+	}
+	return x || y ? 1u : 0u;
+#elif IS_INT
+	if (RED == RED_PROD) {
+		return (a * b) & E_MASK;
+	}
+	if (RED == RED_MIN) {
+		return intLess(b, a) ? b : a;
+	}
+	if (RED == RED_MAX) {
+		return intLess(a, b) ? b : a;
+	}
+	return (a + b) & E_MASK;
+#else
+	if (RED == RED_MIN || RED == RED_MAX) {
+		if (isNaN(a)) {
+			return a;
+		}
+		if (isNaN(b)) {
+			return b;
+		}
+		E_T ka = orderKey(a), kb = orderKey(b);
+		if (RED == RED_MIN) {
+			return kb < ka ? b : a;
+		}
+		return kb > ka ? b : a;
+	}
+#if DTYPE == DT_F64
+	precise double r = RED == RED_PROD ? uint64BitsToDouble(a) * uint64BitsToDouble(b) : uint64BitsToDouble(a) + uint64BitsToDouble(b);
+	return doubleBitsToUint64(r);
+#elif DTYPE == DT_F32
+	precise float r = RED == RED_PROD ? uintBitsToFloat(a) * uintBitsToFloat(b) : uintBitsToFloat(a) + uintBitsToFloat(b);
+	return floatBitsToUint(r);
+#else
+	precise float x = uintBitsToFloat(widen(a)), y = uintBitsToFloat(widen(b));
+	precise float r = RED == RED_PROD ? x * y : x + y;
+	return narrow(floatBitsToUint(r));
+#endif
+#endif
+}
+
+// initNeutral is the value an element that receives updates starts from
+// when use_init_val is false: the CPU reference's neutralBits (sum 0, prod
+// 1, min +inf or the type's maximum, max -inf or the type's minimum; bool
+// false for OR, true for AND).
+E_T initNeutral() {
+	if (RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN) {
+		return E_ZERO;
+	}
+#if DTYPE == DT_BOOL
+	return RED == RED_MAX ? 0u : 1u;
+#elif IS_INT
+	if (RED == RED_PROD) {
+		return E_ONE;
+	}
+#if IS_SIGNED
+	return RED == RED_MIN ? (E_SIGN - E_ONE) : E_SIGN;
+#else
+	return RED == RED_MIN ? E_MASK : E_ZERO;
+#endif
+#else
+	if (RED == RED_PROD) {
+		return E_T(F_BIAS) << (F_P - 1); // 1.0
+	}
+	return RED == RED_MIN ? F_INF : (F_INF | E_SIGN);
+#endif
+}
+
+// identity is a value that every step leaves the other operand of, bit for
+// bit: initNeutral, except that the float sum's is -0 (-0 + x is x for
+// every x, +0 included; +0 + -0 is +0). Workgroup partial results start
+// from it.
+E_T identity() {
+#if IS_FLOAT
+	if (RED == RED_SUM || RED == RED_SUB) {
+		return E_SIGN;
+	}
+#endif
+	return initNeutral();
+}
+
+// --- Elements in memory --------------------------------------------------
+
+uint64_t elemOffset(pos_t e) {
+	return uint64_t(e) * uint64_t(ELEM_BYTES);
+}
+
+// loadElem returns element e of tensor t (zero-extended bits).
+E_T loadElem(uint t, pos_t e) {
+	uint64_t o = elemOffset(e);
+#if ELEM_BYTES == 8
+	return Word64(addressOf(t, o)).v;
+#elif ELEM_BYTES == 4
+	return loadWord(t, o);
+#else
+	return (loadWord(t, o & ~3ul) >> (uint(o & 3ul) * 8u)) & E_MASK;
+#endif
+}
+
+// storeElem writes element e of the output. Other invocations may be
+// writing the other bytes of a 1- or 2-byte element's word at the same
+// time, so that takes two atomics: clear the bits v does not set, then set
+// those it does.
+void storeElem(pos_t e, E_T v) {
+	uint64_t o = elemOffset(e);
+#if ELEM_BYTES == 8
+	Word64(addressOf(T_OUT, o)).v = v;
+#elif ELEM_BYTES == 4
+	storeWord(T_OUT, o, v);
+#else
+	uint bit = uint(o & 3ul) * 8u;
+	uint64_t a = addressOf(T_OUT, o & ~3ul);
+	uint bits = v << bit;
+	atomicAnd(Word(a).w, bits | ~(E_MASK << bit));
+	atomicOr(Word(a).w, bits);
+#endif
+}
+
+// nativeOp reports whether the device's atomic instruction computes the
+// reduction step exactly: add on integers of 32 and 64 bits (wrapping) and,
+// with ATOMICS_NATIVE variants for float32 and float64, on floats (one
+// correctly rounded addition per update, in some order); min and max on
+// integers. Float min and max never are: the atomic float min/max of
+// GL_EXT_shader_atomic_float2 leaves NaN and signed zeros unspecified, and
+// lavapipe's returns min(1, NaN) = 1 and min(+0, -0) = +0.
+bool nativeOp() {
+#if !ATOMICS_NATIVE || ELEM_BYTES < 4 || DTYPE == DT_BOOL
+	return false;
+#elif IS_INT
+	return RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN || RED == RED_MIN || RED == RED_MAX;
+#else
+	return RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN;
+#endif
+}
+
+// applyGlobal folds x into element e of the output atomically: one atomic
+// instruction where nativeOp, else a compare-and-swap loop on the element
+// (1- and 2-byte elements: on their 32-bit word). A loop whose step would
+// not change the element stops without writing: min and max of values
+// already beaten cost one load.
+void applyGlobal(pos_t e, E_T x) {
+	uint64_t o = elemOffset(e);
+#if ELEM_BYTES < 4
+	uint64_t a = addressOf(T_OUT, o & ~3ul);
+	uint bit = uint(o & 3ul) * 8u;
+	uint old = Word(a).w;
+	for (;;) {
+		uint cur = (old >> bit) & E_MASK;
+		uint nv = combine(cur, x);
+		if (nv == cur) {
+			return;
+		}
+		uint prev = atomicCompSwap(Word(a).w, old, (old & ~(E_MASK << bit)) | (nv << bit));
+		if (prev == old) {
+			return;
+		}
+		old = prev;
+	}
+#elif ELEM_BYTES == 4
+	uint64_t a = addressOf(T_OUT, o);
+#if ATOMICS_NATIVE
+	if (nativeOp()) {
+#if IS_FLOAT
+		atomicAdd(WordF(a).f, uintBitsToFloat(x));
+#elif IS_SIGNED
+		if (RED == RED_MIN) {
+			atomicMin(WordI(a).w, int(x));
+		} else if (RED == RED_MAX) {
+			atomicMax(WordI(a).w, int(x));
+		} else {
+			atomicAdd(Word(a).w, x);
+		}
+#else
+		if (RED == RED_MIN) {
+			atomicMin(Word(a).w, x);
+		} else if (RED == RED_MAX) {
+			atomicMax(Word(a).w, x);
+		} else {
+			atomicAdd(Word(a).w, x);
+		}
+#endif
+		return;
+	}
+#endif
+	uint old = Word(a).w;
+	for (;;) {
+		uint nv = combine(old, x);
+		if (nv == old) {
+			return;
+		}
+		uint prev = atomicCompSwap(Word(a).w, old, nv);
+		if (prev == old) {
+			return;
+		}
+		old = prev;
+	}
+#else
+	uint64_t a = addressOf(T_OUT, o);
+#if ATOMICS_NATIVE
+	if (nativeOp()) {
+#if IS_FLOAT
+		atomicAdd(WordD(a).d, uint64BitsToDouble(x));
+#elif IS_SIGNED
+		if (RED == RED_MIN) {
+			atomicMin(WordI64(a).v, int64_t(x));
+		} else if (RED == RED_MAX) {
+			atomicMax(WordI64(a).v, int64_t(x));
+		} else {
+			atomicAdd(Word64(a).v, x);
+		}
+#else
+		if (RED == RED_MIN) {
+			atomicMin(Word64(a).v, x);
+		} else if (RED == RED_MAX) {
+			atomicMax(Word64(a).v, x);
+		} else {
+			atomicAdd(Word64(a).v, x);
+		}
+#endif
+		return;
+	}
+#endif
+	uint64_t old = Word64(a).v;
+	for (;;) {
+		uint64_t nv = combine(old, x);
+		if (nv == old) {
+			return;
+		}
+		uint64_t prev = atomicCompSwap(Word64(a).v, old, nv);
+		if (prev == old) {
+			return;
+		}
+		old = prev;
+	}
+#endif
+}
+
+#if MEAN_ACC64
+// addWord adds v to the word at a and returns its previous value.
+uint addWord(uint64_t a, uint v) {
+#if ATOMICS_NATIVE
+	return atomicAdd(Word(a).w, v);
+#else
+	uint old = Word(a).w;
+	for (;;) {
+		uint prev = atomicCompSwap(Word(a).w, old, old + v);
+		if (prev == old) {
+			return old;
+		}
+		old = prev;
+	}
+#endif
+}
+
+// accAdd adds x to the 64-bit mean sum of element e with 32-bit atomics
+// only: the low word first, then the high word with the carry. Every
+// carry out of the low word is counted exactly once (the atomics on it are
+// totally ordered), so once all updates are in, the two words hold the
+// exact sum; no device feature beyond 32-bit atomics is needed.
+void accAdd(pos_t e, int64_t x) {
+	uint64_t a = addressOf(T_ACC, uint64_t(e) * 8ul);
+	uint lo = uint(x), hi = uint(uint64_t(x) >> 32);
+	uint old = addWord(a, lo);
+	hi += old + lo < old ? 1u : 0u;
+	if (hi != 0u) {
+		addWord(a + 4ul, hi);
+	}
+}
+
+int64_t loadAcc(pos_t e) {
+	return int64_t(Word64(addressOf(T_ACC, uint64_t(e) * 8ul)).v);
+}
+
+void storeAcc(pos_t e, int64_t v) {
+	Word64(addressOf(T_ACC, uint64_t(e) * 8ul)).v = uint64_t(v);
+}
+#endif
