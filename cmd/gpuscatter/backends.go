@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
@@ -26,7 +27,7 @@ var backendNames = []string{backendAuto, backendCPU, backendGPU}
 // no other change. An error wrapping ops.ErrNoDevice means there is no
 // usable device, which --backend auto answers by running on the CPU.
 var newGPUBackend = func(ctx context.Context) (ops.Backend, error) {
-	b, err := gpu.Open(gpu.Options{Device: deviceSelector})
+	b, err := gpu.Open(gpu.Options{Device: deviceSelector, Deterministic: deterministic})
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +41,18 @@ func deviceSpec() flagSpec {
 		return nil
 	}}
 }
+
+// deterministicSpec is the --deterministic flag: float sum, sub, prod and
+// mean reductions on the GPU fold in index order, bit-identical to the CPU.
+func deterministicSpec() flagSpec {
+	return flagSpec{name: "deterministic", boolean: true, set: func(v string) (err error) {
+		deterministic, err = strconv.ParseBool(v)
+		return err
+	}}
+}
+
+// deterministic is the --deterministic flag.
+var deterministic bool
 
 // deviceSelector is the --device flag: a Vulkan device index or part of its
 // name; empty means GPUSCATTER_DEVICE, then the best device by type.
@@ -116,7 +129,7 @@ func openGPU(ctx context.Context) (ops.Backend, error) {
 }
 
 // autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and
-// a plan the GPU backend cannot run (ops.ErrUnsupported: a reduction or size
+// a plan the GPU backend cannot run (ops.ErrUnsupported: a size or feature
 // its device lacks) on the CPU instead, noting that it did.
 type autoBackend struct {
 	gpu    ops.Backend

@@ -54,7 +54,7 @@ const mainUsage = `Usage:
   gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
-                 --out FILE.npy [--backend auto|cpu|gpu] [--device SEL]
+                 --out FILE.npy [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
   gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
                    [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
   gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
@@ -84,7 +84,7 @@ func mainUsageText() string {
 // malformed command line: one line and the usage on stderr).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
-	deviceSelector = "" // each command line sets its own --device
+	deviceSelector, deterministic = "", false // each command line sets its own
 	if len(args) == 0 {
 		return c.exit(nil, &usageError{msg: "no command given"})
 	}

@@ -47,6 +47,8 @@ Flags (each once; --name=value or --name value):
   --out FILE.npy       where to write the result
   --backend B          auto (the default: the GPU when available, else the
                        CPU, with a notice), cpu or gpu
+  --deterministic      float sum/sub/prod/mean on the GPU fold in index
+                       order, bit-identical to the CPU (slower)
   --device SEL         the Vulkan device: an index or part of its name, as
                        'gpuscatter devices' lists them (default: the
                        GPUSCATTER_DEVICE variable, then the best device)
@@ -90,7 +92,7 @@ func (f *runFlags) specs() []flagSpec {
 		f.op.spec(), f.data.spec(), f.indices.spec(), f.updates.spec(), f.axis.spec(),
 		f.reduction.spec(), f.useInitVal.spec(),
 		f.start.spec(), f.stop.spec(), f.step.spec(), f.axes.spec(),
-		f.out.spec(), f.backend.spec(), deviceSpec(),
+		f.out.spec(), f.backend.spec(), deviceSpec(), deterministicSpec(),
 	}
 }
 

@@ -723,3 +723,16 @@ func TestAutoFallsBackToCPUForUnsupportedPlans(t *testing.T) {
 	code, _, stderr = runCLI(t, args(out, "--reduction", "sum", "--backend", "gpu")...)
 	requireInputError(t, code, "", stderr, "reduction sum is not on this device")
 }
+
+func TestRunDeterministicOnTheGPU(t *testing.T) {
+	fx := newFixture(t)
+	out := filepath.Join(t.TempDir(), "out.npy")
+	code, _, stderr := runCLI(t, "run", "--op", "ScatterNDUpdate-15", "--reduction", "sum", "--data", fx.f("data"),
+		"--indices", fx.f("indices"), "--updates", fx.f("updates"), "--out", out, "--backend", "gpu", "--deterministic")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	want, err := cpuref.Run(ops.Request{Op: "ScatterNDUpdate-15", Reduction: "sum", Data: readNPY(t, fx.f("data")),
+		Indices: readNPY(t, fx.f("indices")), Updates: readNPY(t, fx.f("updates"))})
+	require.NoError(t, err)
+	requireEqualTensor(t, want, readNPY(t, out))
+}
