@@ -219,3 +219,54 @@ func TestCheckOutput(t *testing.T) {
 		assert.Contains(t, e.Msg, "out")
 	}
 }
+
+// shapeOnly returns a payload-less copy of x (nil stays nil).
+func shapeOnly(x *tensor.Tensor) *tensor.Tensor {
+	if x == nil {
+		return nil
+	}
+	return &tensor.Tensor{DType: x.DType, Shape: x.Shape}
+}
+
+// TestPrepareShapesAgreesWithPrepare: on every row of the validation
+// table whose data, indices and updates are well formed, PrepareShapes on
+// payload-less copies gives Prepare's plan or Prepare's error.
+func TestPrepareShapesAgreesWithPrepare(t *testing.T) {
+	ran := 0
+	for _, c := range opstest.ValidationCases() {
+		req := c.Request
+		wellFormed := true
+		for _, x := range []*tensor.Tensor{req.Data, req.Indices, req.Updates} {
+			wellFormed = wellFormed && (x == nil || x.Check() == nil)
+		}
+		if !wellFormed {
+			continue
+		}
+		ran++
+		want, wantErr := ops.Prepare(req)
+		desc := req
+		desc.Data, desc.Indices, desc.Updates = shapeOnly(req.Data), shapeOnly(req.Indices), shapeOnly(req.Updates)
+		got, err := ops.PrepareShapes(desc)
+		if wantErr != nil {
+			require.Error(t, err, c.Name)
+			assert.Equal(t, wantErr.Error(), err.Error(), c.Name)
+			continue
+		}
+		require.NoError(t, err, c.Name)
+		got.Data, got.Indices, got.Updates = want.Data, want.Indices, want.Updates
+		assert.Equal(t, want, got, c.Name)
+	}
+	require.Greater(t, ran, 300)
+
+	// Payloads are not read, but shapes and dtypes still are.
+	_, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18",
+		Data:    &tensor.Tensor{DType: tensor.Float32, Shape: []int{-1}},
+		Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{1}},
+		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}}})
+	require.ErrorIs(t, err, ops.ErrInvalidTensor)
+	_, err = ops.PrepareShapes(ops.Request{Op: "ScatterElements-18",
+		Data:    &tensor.Tensor{DType: tensor.Float32, Shape: []int{4}},
+		Indices: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}},
+		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}}})
+	require.ErrorIs(t, err, ops.ErrDType)
+}

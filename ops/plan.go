@@ -142,11 +142,26 @@ func (p *Plan) indexError(pos, dim int, lo, hi int64) error {
 // they are used (Plan.IndexAt). Errors are *Error values wrapping one of the
 // package's sentinels.
 func Prepare(req Request) (*Plan, error) {
+	return prepare(req, false)
+}
+
+// PrepareShapes validates req like Prepare for tensors whose payloads live
+// elsewhere (on a device): of Data, Indices and Updates it reads only the
+// dtype and shape, and their payloads may be empty. The parameter tensors
+// (axis, start, stop, step, axes) are read as Prepare reads them. The plan
+// describes the call like Prepare's, but its Data, Indices and Updates
+// carry no values: Plan.IndexAt must not be called on it, and it cannot be
+// executed by a backend that reads host memory.
+func PrepareShapes(req Request) (*Plan, error) {
+	return prepare(req, true)
+}
+
+func prepare(req Request, shapesOnly bool) (*Plan, error) {
 	op, err := Lookup(req.Op)
 	if err != nil {
 		return nil, err
 	}
-	v := validator{op: op}
+	v := validator{op: op, shapesOnly: shapesOnly}
 	if err := v.inputs(req); err != nil {
 		return nil, err
 	}
@@ -177,7 +192,12 @@ func Prepare(req Request) (*Plan, error) {
 	return p, nil
 }
 
-type validator struct{ op *Op }
+type validator struct {
+	op *Op
+	// shapesOnly: data, indices and updates are descriptions without
+	// payloads (PrepareShapes).
+	shapesOnly bool
+}
 
 func (v validator) errorf(input string, sentinel error, format string, args ...any) error {
 	return newError(v.op.Name, input, sentinel, format, args...)
@@ -210,7 +230,11 @@ func (v validator) inputs(req Request) error {
 		case !x.takes:
 			return v.errorf(x.name, ErrUnexpectedInput, "%s is not an input of %s", x.name, v.op.Name)
 		}
-		if err := x.t.Check(); err != nil {
+		check := x.t.Check
+		if v.shapesOnly && (x.name == "data" || x.name == "indices" || x.name == "updates") {
+			check = x.t.CheckShape
+		}
+		if err := check(); err != nil {
 			return &Error{Op: v.op.Name, Input: x.name, Err: ErrInvalidTensor, Msg: x.name + ": " + strings.TrimPrefix(err.Error(), tensor.ErrInvalid.Error()+": ")}
 		}
 		if x.name != "data" && x.name != "updates" && !x.t.DType.IsInteger() {

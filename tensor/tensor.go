@@ -84,16 +84,10 @@ func (t *Tensor) Rank() int { return len(t.Shape) }
 // Check reports whether t is well formed: a known dtype, a valid shape, and a
 // payload of exactly the length the shape needs.
 func (t *Tensor) Check() error {
-	if t == nil {
-		return fmt.Errorf("%w: nil tensor", ErrInvalid)
-	}
-	if !t.DType.Valid() {
-		return fmt.Errorf("%w: unknown dtype %v", ErrInvalid, t.DType)
-	}
-	n, err := NumElements(t.Shape)
-	if err != nil {
+	if err := t.CheckShape(); err != nil {
 		return err
 	}
+	n, _ := NumElements(t.Shape)
 	if t.DType == String {
 		if len(t.Strings) != n {
 			return fmt.Errorf("%w: shape %v needs %d strings, have %d", ErrInvalid, t.Shape, n, len(t.Strings))
@@ -104,6 +98,20 @@ func (t *Tensor) Check() error {
 		return fmt.Errorf("%w: shape %v of %v needs %d bytes, have %d", ErrInvalid, t.Shape, t.DType, want, len(t.Data))
 	}
 	return nil
+}
+
+// CheckShape reports whether t has a known dtype and a valid shape,
+// ignoring its payload: the check for a tensor that describes one held
+// elsewhere.
+func (t *Tensor) CheckShape() error {
+	if t == nil {
+		return fmt.Errorf("%w: nil tensor", ErrInvalid)
+	}
+	if !t.DType.Valid() {
+		return fmt.Errorf("%w: unknown dtype %v", ErrInvalid, t.DType)
+	}
+	_, err := NumElements(t.Shape)
+	return err
 }
 
 // Strides returns the row-major strides of shape, in elements.
