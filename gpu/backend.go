@@ -96,6 +96,8 @@ type Backend struct {
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
 	poolBytes int64
+
+	resident map[*Tensor]struct{} // open resident tensors
 }
 
 var _ ops.Backend = (*Backend)(nil)
@@ -191,6 +193,9 @@ func (b *Backend) Close() error {
 	var errs []error
 	if b.pending != nil {
 		errs = append(errs, b.finish())
+	}
+	for t := range b.resident {
+		b.closeResident(t)
 	}
 	if b.seq != nil {
 		errs = append(errs, b.seq.Close())

@@ -64,6 +64,54 @@ func BenchmarkExecute(b *testing.B) {
 	}
 }
 
+// BenchmarkResident measures the same requests on resident tensors: one
+// call per Run (into a separate output, data's device copy included, and in
+// place), and batches of 4 calls per submission (in place).
+func BenchmarkResident(b *testing.B) {
+	ctx := context.Background()
+	for name, req := range benchRequests() {
+		g, err := Open(Options{})
+		require.NoError(b, err)
+		up := func(x *tensor.Tensor) *Tensor {
+			if x == nil {
+				return nil
+			}
+			t, err := g.Upload(ctx, x)
+			require.NoError(b, err)
+			return t
+		}
+		c := Call{Op: req.Op, Data: up(req.Data), Indices: up(req.Indices), Updates: up(req.Updates),
+			Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step}
+		c.Out, err = g.NewTensor(ctx, req.Data.DType, req.Data.Shape)
+		require.NoError(b, err)
+		inPlace := c
+		inPlace.Out = c.Data
+		for _, v := range []struct {
+			name  string
+			c     Call
+			calls int
+		}{{"run", c, 1}, {"in-place", inPlace, 1}, {"batch4-in-place", inPlace, 4}} {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
+				require.NoError(b, g.Run(ctx, v.c)) // pipelines, first touch
+				b.SetBytes(int64(v.calls * len(req.Updates.Data)))
+				for b.Loop() {
+					batch := g.NewBatch()
+					for range v.calls {
+						if err := batch.Add(v.c); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := batch.Submit(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(g.LastStats().Device.Nanoseconds()), "device-ns/last-op")
+			})
+		}
+		require.NoError(b, g.Close())
+	}
+}
+
 // benchSumRequest is a ScatterElements-18 sum of n float32 updates at
 // random targets into a 1-D tensor of size elements (int32 indices).
 func benchSumRequest(n, size int) ops.Request {

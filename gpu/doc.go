@@ -32,6 +32,20 @@
 // chunk tables and the error word; its hot first 16 words also travel as
 // push constants (128 bytes in all, the least any device offers).
 //
+// # Resident tensors and batches
+//
+// Execute moves every input to the device and the output back on every
+// call. A Tensor instead stays in device memory until its Close:
+// Backend.Upload and Backend.NewTensor make one, Tensor.Read, Write and
+// Download move it, and a Call runs an operator on resident tensors into a
+// resident output (which may be data itself, in place). A Batch records
+// several calls, each seeing the results of the ones before it, into one
+// command buffer submitted once; Backend.Run is a batch of one. Calls are
+// validated as they are added (ops.PrepareShapes: the same rules and
+// errors as ops.Prepare, payloads left on the device), indices are checked
+// on the device as in Execute, and a bad index is read back to give the
+// CPU reference's error text. Strings cannot be resident.
+//
 // # Passes
 //
 // One Execute records every pass into one command buffer and submits it

@@ -206,191 +206,43 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 	if j.kind != shaders.Slice {
 		idxHost = p.Indices.Data
 	}
-	red := j.red
 
 	// Pipelines first: creating one can take long on a cold cache.
 	t0 := time.Now()
-	pipes := map[shaders.Key]*vk.Pipeline{}
-	need := func(k shaders.Key) error {
-		if _, ok := pipes[k]; ok {
-			return nil
-		}
-		pipe, err := b.pipeline(k)
-		if err != nil {
-			return err
-		}
-		pipes[k] = pipe
-		st.Variants = append(st.Variants, variantName(k))
-		return nil
-	}
-	resolveKey, scatterKey := j.keys()
-	if resolveKey != nil && j.resolve > 0 {
-		if err := need(*resolveKey); err != nil {
-			return err
-		}
-	}
-	if j.updates > 0 {
-		var keys []shaders.Key
-		switch {
-		case red == nil:
-			keys = append(keys, scatterKey)
-		case red.ordered:
-			keys = append(keys, sortKey(shaders.ScanUp), sortKey(shaders.ScanDown))
-			if red.passes > 0 {
-				keys = append(keys, sortKey(shaders.RadixCount), sortKey(shaders.RadixScatter))
-			}
-			keys = append(keys, red.reduceKey(j))
-		default:
-			keys = append(keys, scatterKey)
-			if red.prepare || red.finish {
-				keys = append(keys, red.reduceKey(j))
-			}
-		}
-		for _, k := range keys {
-			if err := need(k); err != nil {
-				return err
-			}
-		}
-		if red != nil {
-			st.Reduction = red.describe()
-		}
-	}
-	st.Pipelines = time.Since(t0)
-
-	// Device tensors. The parameter array, the chunk tables and the error
-	// word share one small buffer, the parameter buffer.
-	sizes := []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost)), 4 * j.resolve, 4 * j.owners}
-	if red != nil {
-		extra := red.tensorSizes()
-		sizes = append(sizes, extra[:]...)
-	}
-	tensors := make([]*devTensor, len(sizes))
-	oneChunk := true
-	for i, size := range sizes {
-		t, err := b.acquire(size)
-		if err != nil {
-			return err
-		}
-		r.tensors = append(r.tensors, t)
-		tensors[i] = t
-		oneChunk = oneChunk && len(t.bufs) <= 1
-	}
-	outT, updT, idxT, ownerT := tensors[tOut], tensors[tUpd], tensors[tIdx], tensors[tOwner]
-	flags := j.flags
-	if oneChunk {
-		flags |= flagOneChunk
-	}
-	words := append([]uint64(nil), j.params...)
-	if red != nil {
-		// The table offsets of T_ACC ... go in a list at params[P_XT].
-		words[pXT] = uint64(len(words))
-		words = append(words, make([]uint64, len(sizes)-tAcc)...)
-	}
-	tableAt := make([]uint32, len(sizes))
-	for i, t := range tensors {
-		tableAt[i] = uint32(8 * len(words))
-		words = append(words, t.addrs...)
-		if i >= tAcc {
-			words[int(words[pXT])+i-tAcc] = uint64(tableAt[i])
-		}
-	}
-	errAt := uint64(len(words)) * 8
-	paramBytes := make([]byte, errAt+8)
-	for i, w := range words {
-		binary.LittleEndian.PutUint64(paramBytes[8*i:], w)
-	}
-	binary.LittleEndian.PutUint32(paramBytes[errAt:], noError)
-	if uint64(len(paramBytes)) > 1<<b.maxShift {
-		return unsupported(p, "the chunk tables need %d bytes, more than one buffer of %d bytes; raise MaxAllocationBytes", len(paramBytes), uint64(1)<<b.maxShift)
-	}
-	paramT, err := b.acquireWhole(uint64(len(paramBytes)))
+	keys, err := b.pipelines(j, st)
 	if err != nil {
 		return err
 	}
-	r.tensors = append(r.tensors, paramT)
+	st.Pipelines = time.Since(t0)
 
-	t0 = time.Now()
-	for _, up := range []struct {
-		t    *devTensor
-		host []byte
-	}{{outT, dataHost}, {updT, updHost}, {idxT, idxHost}, {paramT, paramBytes}} {
-		if err := up.t.transfer(ctx, up.host, true); err != nil {
+	// Device tensors: data goes straight into the output's buffers.
+	var io [3]*devTensor
+	for i, size := range []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost))} {
+		if io[i], err = b.acquire(size); err != nil {
 			return err
 		}
+		r.tensors = append(r.tensors, io[i])
+	}
+	c, err := b.newCall(p, j, keys, io, nil, r)
+	if err != nil {
+		return err
+	}
+	t0 = time.Now()
+	for i, host := range [][]byte{dataHost, updHost, idxHost} {
+		if err := io[i].transfer(ctx, host, true); err != nil {
+			return err
+		}
+	}
+	if err := c.uploadParams(ctx); err != nil {
+		return err
 	}
 	st.Upload = time.Since(t0)
 
-	// Record every pass into one command buffer.
-	if b.seq == nil {
-		if b.seq, err = b.dev.NewSequence(); err != nil {
-			return wrapVK(err)
-		}
-	} else if err := b.seq.Reset(); err != nil {
-		return wrapVK(err)
+	if err := b.submit(ctx, []*call{c}, r, st); err != nil {
+		return err
 	}
-	rec := &recorder{b: b, seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps, pc: push{
-		params: paramT.addrs[0],
-		outT:   tableAt[tOut], updT: tableAt[tUpd], idxT: tableAt[tIdx], normT: tableAt[tNorm], ownerT: tableAt[tOwner],
-		errAt: uint32(errAt), shift: uint32(b.shift), errShift: j.errShift, flags: flags, run: b.run,
-	}}
-	if j.posBits == 32 {
-		rec.pc.hot = j.hot()
-		if red != nil {
-			rec.pc.hot[pXT] = uint32(words[pXT])
-		}
-	}
-	if j.owners > 0 {
-		for _, buf := range ownerT.bufs {
-			if err := rec.seq.Fill(buf, 0, 0, 0); err != nil {
-				return wrapVK(err)
-			}
-		}
-		if err := rec.stamp("clear"); err != nil {
-			return err
-		}
-	}
-	if resolveKey != nil && j.resolve > 0 {
-		if err := rec.dispatch(pipes[*resolveKey], j.resolve, nil, "resolve"); err != nil {
-			return err
-		}
-	}
-	switch {
-	case j.updates == 0:
-	case red == nil:
-		if err := rec.dispatch(pipes[scatterKey], j.scatterInvocations(), nil, "scatter"); err != nil {
-			return err
-		}
-	case red.ordered:
-		if err := rec.ordered(j, pipes); err != nil {
-			return err
-		}
-	default:
-		if err := rec.atomic(j, pipes, scatterKey); err != nil {
-			return err
-		}
-	}
-
-	seq := rec.seq
-	t0 = time.Now()
-	if err := seq.Submit(ctx); err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			r.waiting = true
-			return err
-		}
-		return wrapVK(err)
-	}
-	st.Submit = time.Since(t0)
-	st.Passes = seq.Timings()
-	for _, tm := range st.Passes {
-		st.Device += tm.Duration
-	}
-
-	var word [4]byte
-	if err := paramT.bufs[0].Download(errAt, word[:]); err != nil {
-		return wrapVK(err)
-	}
-	if w := binary.LittleEndian.Uint32(word[:]); w != noError {
-		return badIndex(p, w, j.errShift)
+	if err := c.checkIndices(); err != nil {
+		return err
 	}
 	if j.updates == 0 {
 		copyData(p, out)
@@ -400,6 +252,7 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 	// The result is complete on the device: the download ignores ctx, so
 	// that out never holds part of it.
 	t0 = time.Now()
+	outT := io[0]
 	if p.DType == tensor.String {
 		h := make([]byte, len(dataHost))
 		if err := outT.transfer(context.Background(), h, false); err != nil {
@@ -427,6 +280,226 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 	}
 	st.Download = time.Since(t0)
 	return nil
+}
+
+// callKeys are the kernel variants of one call: resolve (nil without
+// one), scatter (or gather) and the reduction's (reduce, sort).
+type callKeys struct {
+	resolve *shaders.Key
+	scatter shaders.Key
+	pipes   map[shaders.Key]*vk.Pipeline
+}
+
+// pipelines creates (or finds) the pipelines j runs.
+func (b *Backend) pipelines(j *job, st *Stats) (callKeys, error) {
+	var ck callKeys
+	ck.pipes = map[shaders.Key]*vk.Pipeline{}
+	need := func(k shaders.Key) error {
+		if _, ok := ck.pipes[k]; ok {
+			return nil
+		}
+		pipe, err := b.pipeline(k)
+		if err != nil {
+			return err
+		}
+		ck.pipes[k] = pipe
+		st.Variants = append(st.Variants, variantName(k))
+		return nil
+	}
+	ck.resolve, ck.scatter = j.keys()
+	if ck.resolve != nil && j.resolve > 0 {
+		if err := need(*ck.resolve); err != nil {
+			return ck, err
+		}
+	}
+	if j.updates == 0 {
+		return ck, nil
+	}
+	red := j.red
+	var keys []shaders.Key
+	switch {
+	case red == nil:
+		keys = append(keys, ck.scatter)
+	case red.ordered:
+		keys = append(keys, sortKey(shaders.ScanUp), sortKey(shaders.ScanDown))
+		if red.passes > 0 {
+			keys = append(keys, sortKey(shaders.RadixCount), sortKey(shaders.RadixScatter))
+		}
+		keys = append(keys, red.reduceKey(j))
+	default:
+		keys = append(keys, ck.scatter)
+		if red.prepare || red.finish {
+			keys = append(keys, red.reduceKey(j))
+		}
+	}
+	for _, k := range keys {
+		if err := need(k); err != nil {
+			return ck, err
+		}
+	}
+	if red != nil {
+		st.Reduction = red.describe()
+	}
+	return ck, nil
+}
+
+// call is one operator call ready to record: its plan and job, its kernels,
+// its device tensors by slot (T_OUT ... T_SCAN), and its parameter buffer,
+// which holds the parameter array, the chunk tables and the error word.
+type call struct {
+	p       *ops.Plan
+	j       *job
+	keys    callKeys
+	tensors []*devTensor
+	// copyFrom, when not nil, is a tensor of data's size copied into the
+	// output before the passes (a resident data tensor that is not the
+	// output).
+	copyFrom *devTensor
+	// indices, when not nil, is the resident indices tensor, read back to
+	// name a bad index.
+	indices   *devTensor
+	params    *devTensor
+	paramHost []byte
+	errAt     uint64
+	pc        push
+	label     string // prefix of the call's timestamp labels in a batch
+}
+
+// newCall acquires the scratch tensors of j (normalised indices, owner
+// words, the reduction's) into r and builds the parameter buffer. io holds
+// the output (with data in it, or to receive copyFrom), the updates and
+// the indices.
+func (b *Backend) newCall(p *ops.Plan, j *job, keys callKeys, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
+	c := &call{p: p, j: j, keys: keys, copyFrom: copyFrom, tensors: io[:]}
+	sizes := []uint64{4 * j.resolve, 4 * j.owners}
+	red := j.red
+	if red != nil {
+		extra := red.tensorSizes()
+		sizes = append(sizes, extra[:]...)
+	}
+	oneChunk := true
+	for _, size := range sizes {
+		t, err := b.acquire(size)
+		if err != nil {
+			return nil, err
+		}
+		r.tensors = append(r.tensors, t)
+		c.tensors = append(c.tensors, t)
+	}
+	for _, t := range c.tensors {
+		oneChunk = oneChunk && len(t.bufs) <= 1
+	}
+	flags := j.flags
+	if oneChunk {
+		flags |= flagOneChunk
+	}
+	words := append([]uint64(nil), j.params...)
+	if red != nil {
+		// The table offsets of T_ACC ... go in a list at params[P_XT].
+		words[pXT] = uint64(len(words))
+		words = append(words, make([]uint64, len(c.tensors)-tAcc)...)
+	}
+	tableAt := make([]uint32, len(c.tensors))
+	for i, t := range c.tensors {
+		tableAt[i] = uint32(8 * len(words))
+		words = append(words, t.addrs...)
+		if i >= tAcc {
+			words[int(words[pXT])+i-tAcc] = uint64(tableAt[i])
+		}
+	}
+	c.errAt = uint64(len(words)) * 8
+	c.paramHost = make([]byte, c.errAt+8)
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(c.paramHost[8*i:], w)
+	}
+	binary.LittleEndian.PutUint32(c.paramHost[c.errAt:], noError)
+	if uint64(len(c.paramHost)) > 1<<b.maxShift {
+		return nil, unsupported(p, "the chunk tables need %d bytes, more than one buffer of %d bytes; raise MaxAllocationBytes", len(c.paramHost), uint64(1)<<b.maxShift)
+	}
+	var err error
+	if c.params, err = b.acquireWhole(uint64(len(c.paramHost))); err != nil {
+		return nil, err
+	}
+	r.tensors = append(r.tensors, c.params)
+	c.pc = push{
+		params: c.params.addrs[0],
+		outT:   tableAt[tOut], updT: tableAt[tUpd], idxT: tableAt[tIdx], normT: tableAt[tNorm], ownerT: tableAt[tOwner],
+		errAt: uint32(c.errAt), shift: uint32(b.shift), errShift: j.errShift, flags: flags, run: b.run,
+	}
+	if j.posBits == 32 {
+		c.pc.hot = j.hot()
+		if red != nil {
+			c.pc.hot[pXT] = uint32(words[pXT])
+		}
+	}
+	return c, nil
+}
+
+// uploadParams writes the call's parameter buffer.
+func (c *call) uploadParams(ctx context.Context) error {
+	return c.params.transfer(ctx, c.paramHost, true)
+}
+
+// submit records the calls into the backend's sequence in order, submits
+// them at once and waits. When ctx is done first it returns ctx.Err() and
+// marks r waiting: the device may still use r's buffers.
+func (b *Backend) submit(ctx context.Context, calls []*call, r *execution, st *Stats) error {
+	var err error
+	if b.seq == nil {
+		if b.seq, err = b.dev.NewSequence(); err != nil {
+			return wrapVK(err)
+		}
+	} else if err := b.seq.Reset(); err != nil {
+		return wrapVK(err)
+	}
+	rec := &recorder{b: b, seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps}
+	for _, c := range calls {
+		if err := rec.record(c); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	if err := b.seq.Submit(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			r.waiting = true
+			return err
+		}
+		return wrapVK(err)
+	}
+	st.Submit = time.Since(t0)
+	st.Passes = b.seq.Timings()
+	for _, tm := range st.Passes {
+		st.Device += tm.Duration
+	}
+	return nil
+}
+
+// checkIndices reads the call's error word and returns the error of the
+// first bad index, or nil. For resident indices the values are read back
+// to name the bad one (only when there is one).
+func (c *call) checkIndices() error {
+	var word [4]byte
+	if err := c.params.bufs[0].Download(c.errAt, word[:]); err != nil {
+		return wrapVK(err)
+	}
+	w := binary.LittleEndian.Uint32(word[:])
+	if w == noError {
+		return nil
+	}
+	p := c.p
+	if c.indices != nil {
+		idx, err := tensor.New(p.Indices.DType, p.Indices.Shape)
+		if err != nil {
+			return err
+		}
+		if err := c.indices.transfer(context.Background(), idx.Data, false); err != nil {
+			return err
+		}
+		q := *p
+		q.Indices = idx
+		p = &q
+	}
+	return badIndex(p, w, c.j.errShift)
 }
 
 func variantName(k shaders.Key) string {

@@ -24,7 +24,8 @@ type recorder struct {
 	seq    *vk.Sequence
 	st     *Stats
 	stamps bool
-	pc     push // the call's push constants; dispatches vary base, end and hot
+	pc     push   // the call's push constants; dispatches vary base, end and hot
+	prefix string // the call's label prefix (batches of several calls)
 }
 
 // stamp writes a timestamp after the pass just recorded.
@@ -32,7 +33,53 @@ func (rc *recorder) stamp(label string) error {
 	if !rc.stamps || label == "" {
 		return nil
 	}
-	return wrapVK(rc.seq.Timestamp(label))
+	return wrapVK(rc.seq.Timestamp(rc.prefix + label))
+}
+
+// record records the passes of c: the copy of a resident data tensor into
+// the output, the clearing of the owner words, resolve, and the scatter
+// (or the reduction's passes).
+func (rc *recorder) record(c *call) error {
+	rc.pc, rc.prefix = c.pc, c.label
+	j := c.j
+	if c.copyFrom != nil {
+		out := c.tensors[tOut]
+		for i, buf := range c.copyFrom.bufs {
+			if err := rc.seq.Copy(buf, 0, out.bufs[i], 0, c.copyFrom.sizes[i]); err != nil {
+				return wrapVK(err)
+			}
+		}
+		if len(c.copyFrom.bufs) > 0 {
+			if err := rc.stamp("copy"); err != nil {
+				return err
+			}
+		}
+	}
+	if j.owners > 0 {
+		for _, buf := range c.tensors[tOwner].bufs {
+			if err := rc.seq.Fill(buf, 0, 0, 0); err != nil {
+				return wrapVK(err)
+			}
+		}
+		if err := rc.stamp("clear"); err != nil {
+			return err
+		}
+	}
+	if c.keys.resolve != nil && j.resolve > 0 {
+		if err := rc.dispatch(c.keys.pipes[*c.keys.resolve], j.resolve, nil, "resolve"); err != nil {
+			return err
+		}
+	}
+	switch {
+	case j.updates == 0:
+		return nil
+	case j.red == nil:
+		return rc.dispatch(c.keys.pipes[c.keys.scatter], j.scatterInvocations(), nil, "scatter")
+	case j.red.ordered:
+		return rc.ordered(j, c.keys.pipes)
+	default:
+		return rc.atomic(j, c.keys.pipes, c.keys.scatter)
+	}
 }
 
 // dispatch records pipe over positions [0, n), in as many dispatches as

@@ -1,0 +1,476 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Tensor is a tensor held in the device's memory (a resident tensor):
+// upload it once, run several operators on it (Backend.Run, Batch), and
+// download the result once, instead of moving every input and output
+// across the bus on every call as Execute does. Backend.Upload and
+// Backend.NewTensor create one; Close releases its memory, and closing the
+// Backend releases every Tensor it made. String tensors cannot be
+// resident (on the device they are handles into host memory).
+//
+// A Tensor is tied to its Backend; its methods are safe for concurrent use
+// (they serialise with the Backend's other calls).
+type Tensor struct {
+	b      *Backend
+	dtype  tensor.DType
+	shape  []int
+	dev    *devTensor
+	closed bool // guarded by b.mu
+}
+
+// DType returns the tensor's element type.
+func (t *Tensor) DType() tensor.DType { return t.dtype }
+
+// Shape returns a copy of the tensor's shape.
+func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+
+// Bytes returns the size of the tensor's payload in bytes.
+func (t *Tensor) Bytes() uint64 { return t.dev.size }
+
+// desc returns a payload-less host tensor with t's dtype and shape, the
+// form ops.PrepareShapes reads.
+func (t *Tensor) desc() *tensor.Tensor {
+	return &tensor.Tensor{DType: t.dtype, Shape: t.shape}
+}
+
+// residentError returns an error about a resident tensor argument.
+func residentError(op, input string, sentinel error, format string, args ...any) error {
+	return &ops.Error{Op: op, Input: input, Err: sentinel, Msg: "vulkan: " + fmt.Sprintf(format, args...)}
+}
+
+// newResident allocates a resident tensor of dt and shape; b.mu is held.
+func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
+	if b.closed {
+		return nil, fmt.Errorf("%w: vulkan: the backend is closed", ops.ErrNoDevice)
+	}
+	desc := &tensor.Tensor{DType: dt, Shape: shape}
+	if err := desc.CheckShape(); err != nil {
+		return nil, fmt.Errorf("%w: vulkan: resident tensor: %w", ops.ErrInvalidTensor, err)
+	}
+	if dt == tensor.String {
+		return nil, fmt.Errorf("%w: vulkan: string tensors cannot be resident on the device; use Execute", ops.ErrUnsupported)
+	}
+	if b.pending != nil {
+		if err := b.finish(); err != nil {
+			return nil, err
+		}
+	}
+	n, _ := tensor.NumElements(shape)
+	dev, err := b.acquire(uint64(n) * uint64(dt.Size()))
+	if err != nil {
+		return nil, err
+	}
+	t := &Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev}
+	if b.resident == nil {
+		b.resident = map[*Tensor]struct{}{}
+	}
+	b.resident[t] = struct{}{}
+	return t, nil
+}
+
+// NewTensor returns a zero-filled resident tensor of dt and shape, for
+// instance the output of a Call.
+func (b *Backend) NewTensor(ctx context.Context, dt tensor.DType, shape []int) (*Tensor, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, err := b.newResident(dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.zero(ctx, t.dev); err != nil {
+		b.closeResident(t)
+		return nil, err
+	}
+	return t, nil
+}
+
+// zero fills t with zero bytes on the device.
+func (b *Backend) zero(ctx context.Context, t *devTensor) (err error) {
+	if len(t.bufs) == 0 {
+		return nil
+	}
+	seq, err := b.dev.NewSequence()
+	if err != nil {
+		return wrapVK(err)
+	}
+	defer func() { err = errors.Join(err, wrapVK(seq.Close())) }()
+	for _, buf := range t.bufs {
+		if err := seq.Fill(buf, 0, 0, 0); err != nil {
+			return wrapVK(err)
+		}
+	}
+	// Zeroing is short: it is waited for even when ctx is done, so that
+	// the sequence can be closed.
+	return wrapVK(seq.Submit(context.Background()))
+}
+
+// Upload copies host tensor src into a new resident tensor.
+func (b *Backend) Upload(ctx context.Context, src *tensor.Tensor) (*Tensor, error) {
+	if err := src.Check(); err != nil {
+		return nil, fmt.Errorf("%w: vulkan: upload: %w", ops.ErrInvalidTensor, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, err := b.newResident(src.DType, src.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.dev.transfer(ctx, src.Data, true); err != nil {
+		b.closeResident(t)
+		return nil, err
+	}
+	return t, nil
+}
+
+// usable reports whether t can take part in a call; b.mu is held.
+func (t *Tensor) usable(b *Backend) error {
+	switch {
+	case t.b != b:
+		return fmt.Errorf("%w: vulkan: the tensor belongs to another backend", ops.ErrInvalidTensor)
+	case t.closed || b.closed:
+		return fmt.Errorf("%w: vulkan: the tensor is closed", ops.ErrInvalidTensor)
+	}
+	return nil
+}
+
+// sameLayout reports whether host tensor h has t's dtype and shape.
+func (t *Tensor) sameLayout(h *tensor.Tensor, what string) error {
+	if err := h.Check(); err != nil {
+		return fmt.Errorf("%w: vulkan: %s: %w", ops.ErrInvalidTensor, what, err)
+	}
+	if h.DType != t.dtype || !tensor.SameShape(h.Shape, t.shape) {
+		return fmt.Errorf("%w: vulkan: %s is %v%s, the resident tensor %v%s", ops.ErrShape, what,
+			h.DType, tensor.FormatShape(h.Shape), t.dtype, tensor.FormatShape(t.shape))
+	}
+	return nil
+}
+
+// Write copies host tensor src, of t's dtype and shape, into t. When ctx is
+// done during the copy, t holds part of src.
+func (t *Tensor) Write(ctx context.Context, src *tensor.Tensor) error {
+	if err := t.sameLayout(src, "src"); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := t.usable(b); err != nil {
+		return err
+	}
+	if b.pending != nil {
+		if err := b.finish(); err != nil {
+			return err
+		}
+	}
+	return t.dev.transfer(ctx, src.Data, true)
+}
+
+// Read copies t into host tensor dst, of t's dtype and shape. When ctx is
+// done during the copy, dst holds part of t.
+func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
+	if err := t.sameLayout(dst, "dst"); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := t.usable(b); err != nil {
+		return err
+	}
+	if b.pending != nil {
+		if err := b.finish(); err != nil {
+			return err
+		}
+	}
+	return t.dev.transfer(ctx, dst.Data, false)
+}
+
+// Download returns a host copy of t.
+func (t *Tensor) Download(ctx context.Context) (*tensor.Tensor, error) {
+	h, err := tensor.New(t.dtype, t.shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Read(ctx, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Close releases the tensor's device memory, after waiting for work in
+// flight. It is idempotent.
+func (t *Tensor) Close() error {
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	var err error
+	if b.pending != nil {
+		err = b.finish()
+	}
+	b.closeResident(t)
+	return err
+}
+
+// closeResident releases t's buffers; b.mu is held and the device does not
+// use them.
+func (b *Backend) closeResident(t *Tensor) {
+	t.closed = true
+	b.releaseTensor(t.dev)
+	delete(b.resident, t)
+	b.trimPool()
+}
+
+// Call is one operator call on resident tensors: the fields of
+// ops.Request, with Data, Indices and Updates on the device, and Out, the
+// resident tensor that receives the result. Out must have data's dtype and
+// shape; it may be Data itself (in place: data's copy is skipped), but it
+// must not be Indices or Updates.
+type Call struct {
+	Op                     string
+	Data, Indices, Updates *Tensor
+	Out                    *Tensor
+	// Axis, Start, Stop, Step and Axes are host tensors, as in ops.Request.
+	Axis, Start, Stop, Step, Axes *tensor.Tensor
+	Reduction                     string
+	UseInitVal                    *bool
+}
+
+// Batch records operator calls on resident tensors and runs them in one
+// submission to the device, in order, each call seeing the results of the
+// ones before it (the output of one may be an input of the next). Add
+// validates each call as it is added; Submit runs them.
+type Batch struct {
+	b     *Backend
+	calls []batched
+}
+
+type batched struct {
+	c Call
+	p *ops.Plan
+}
+
+// NewBatch returns an empty batch of calls for b.
+func (b *Backend) NewBatch() *Batch { return &Batch{b: b} }
+
+// Len returns the number of calls added since the last Submit.
+func (bt *Batch) Len() int { return len(bt.calls) }
+
+// Add validates c and appends it to the batch. The errors are Prepare's
+// (*ops.Error wrapping ops' sentinels), plus ops.ErrMissingInput for a nil
+// tensor, ops.ErrInvalidTensor for a closed one or one of another Backend,
+// and ops.ErrOutput for an output of the wrong dtype or shape or one that
+// is also an input other than Data.
+func (bt *Batch) Add(c Call) error {
+	p, err := bt.b.prepareCall(c)
+	if err != nil {
+		return err
+	}
+	bt.calls = append(bt.calls, batched{c: c, p: p})
+	return nil
+}
+
+// prepareCall validates c and returns its plan.
+func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
+	o, err := ops.Lookup(c.Op)
+	if err != nil {
+		return nil, err
+	}
+	op := o.Name
+	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
+		Reduction: c.Reduction, UseInitVal: c.UseInitVal}
+	b.mu.Lock()
+	for _, in := range []struct {
+		name string
+		t    *Tensor
+		dst  **tensor.Tensor
+	}{{"data", c.Data, &req.Data}, {"indices", c.Indices, &req.Indices}, {"updates", c.Updates, &req.Updates}, {"out", c.Out, nil}} {
+		if in.t == nil {
+			continue // Prepare names a missing input; out is checked below
+		}
+		if err := in.t.usable(b); err != nil {
+			b.mu.Unlock()
+			return nil, &ops.Error{Op: op, Input: in.name, Err: ops.ErrInvalidTensor, Msg: in.name + ": " + err.Error()}
+		}
+		if in.dst != nil {
+			*in.dst = in.t.desc()
+		}
+	}
+	b.mu.Unlock()
+	p, err := ops.PrepareShapes(req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Out == nil:
+		return nil, residentError(op, "out", ops.ErrOutput, "out is nil")
+	case c.Out == c.Updates:
+		return nil, residentError(op, "out", ops.ErrOutput, "out is the updates tensor; it may only be data (in place)")
+	case c.Out == c.Indices:
+		return nil, residentError(op, "out", ops.ErrOutput, "out is the indices tensor; it may only be data (in place)")
+	case c.Out.dtype != p.DType || !tensor.SameShape(c.Out.shape, p.Shape):
+		return nil, residentError(op, "out", ops.ErrOutput, "out is %v%s, want %v%s (the dtype and shape of data)",
+			c.Out.dtype, tensor.FormatShape(c.Out.shape), p.DType, tensor.FormatShape(p.Shape))
+	}
+	return p, nil
+}
+
+// Run runs one call on resident tensors: a batch of one.
+func (b *Backend) Run(ctx context.Context, c Call) error {
+	bt := b.NewBatch()
+	if err := bt.Add(c); err != nil {
+		return err
+	}
+	return bt.Submit(ctx)
+}
+
+// Submit runs the batch's calls in one submission and waits for them; the
+// batch is then empty, whatever the outcome. When a call finds a bad
+// index, Submit returns the error Execute would give (the CPU reference's
+// text) for the first such call, prefixed with its place in the batch:
+// the calls before it completed, its output holds a copy of its data (or,
+// in place, is unchanged), and the calls after it ran on whatever their
+// inputs then held, so their outputs should be discarded. When ctx is done
+// first, Submit returns ctx.Err() and the device finishes the work in the
+// background; the tensors' contents are then unspecified until the next
+// call on the Backend returns.
+func (bt *Batch) Submit(ctx context.Context) error {
+	calls := bt.calls
+	bt.calls = nil
+	if len(calls) == 0 {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	start := time.Now()
+	b := bt.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("%w: vulkan: the backend is closed", ops.ErrNoDevice)
+	}
+	if b.pending != nil {
+		if err := b.finish(); err != nil {
+			return err
+		}
+	}
+	st := Stats{}
+	r := &execution{}
+	err := b.runBatch(ctx, calls, r, &st)
+	if r.waiting {
+		b.pending = r
+		return err
+	}
+	for _, t := range r.tensors {
+		b.releaseTensor(t)
+	}
+	b.trimPool()
+	if err != nil {
+		return err
+	}
+	st.Total = time.Since(start)
+	b.stats = st
+	return nil
+}
+
+// callError prefixes err with the call's place in a batch of several.
+func callError(k, n int, err error) error {
+	if n == 1 || err == nil {
+		return err
+	}
+	return fmt.Errorf("batch call %d of %d: %w", k+1, n, err)
+}
+
+func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, st *Stats) error {
+	built := make([]*call, 0, len(calls))
+	t0 := time.Now()
+	for k, bc := range calls {
+		c := bc.c
+		for _, t := range []*Tensor{c.Data, c.Indices, c.Updates, c.Out} {
+			if t == nil {
+				continue
+			}
+			if err := t.usable(b); err != nil {
+				return callError(k, len(calls), &ops.Error{Op: bc.p.Op.Name, Err: ops.ErrInvalidTensor, Msg: err.Error()})
+			}
+		}
+		j, err := newJob(bc.p)
+		if err != nil {
+			return callError(k, len(calls), err)
+		}
+		if b.forceWide {
+			j.posBits = 64
+		}
+		if bc.p.Reduction != ops.None {
+			if err := b.planReduction(bc.p, j); err != nil {
+				return callError(k, len(calls), err)
+			}
+		}
+		keys, err := b.pipelines(j, st)
+		if err != nil {
+			return callError(k, len(calls), err)
+		}
+		io := [3]*devTensor{c.Out.dev, c.Updates.dev, {}}
+		if c.Indices != nil {
+			io[2] = c.Indices.dev
+		}
+		var from *devTensor
+		if c.Data != c.Out {
+			from = c.Data.dev
+		}
+		call, err := b.newCall(bc.p, j, keys, io, from, r)
+		if err != nil {
+			return callError(k, len(calls), err)
+		}
+		if c.Indices != nil {
+			call.indices = c.Indices.dev
+		}
+		if len(calls) > 1 {
+			call.label = fmt.Sprintf("%d:", k+1)
+		}
+		built = append(built, call)
+	}
+	st.Pipelines = time.Since(t0)
+	t0 = time.Now()
+	for _, c := range built {
+		if err := c.uploadParams(ctx); err != nil {
+			return err
+		}
+	}
+	st.Upload = time.Since(t0)
+	if err := b.submit(ctx, built, r, st); err != nil {
+		return err
+	}
+	for k, c := range built {
+		if err := c.checkIndices(); err != nil {
+			return callError(k, len(calls), err)
+		}
+	}
+	return nil
+}

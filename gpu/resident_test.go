@@ -1,0 +1,345 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// numericDTypes are the dtypes a resident tensor can have: all but string.
+func numericDTypes() []tensor.DType {
+	var dts []tensor.DType
+	for _, dt := range tensor.DTypes() {
+		if dt != tensor.String {
+			dts = append(dts, dt)
+		}
+	}
+	return dts
+}
+
+// upload uploads x (nil stays nil) and closes it at the end of the test.
+func upload(t *testing.T, b *Backend, x *tensor.Tensor) *Tensor {
+	t.Helper()
+	if x == nil {
+		return nil
+	}
+	r, err := b.Upload(context.Background(), x)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, r.Close()) })
+	return r
+}
+
+// residentCall uploads req's tensors and returns the call with a fresh,
+// zeroed output (or data itself when inPlace).
+func residentCall(t *testing.T, b *Backend, req ops.Request, inPlace bool) Call {
+	t.Helper()
+	c := Call{Op: req.Op, Data: upload(t, b, req.Data), Indices: upload(t, b, req.Indices), Updates: upload(t, b, req.Updates),
+		Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	c.Out = c.Data
+	if !inPlace && req.Data != nil {
+		out, err := b.NewTensor(context.Background(), req.Data.DType, req.Data.Shape)
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, out.Close()) })
+		c.Out = out
+	}
+	return c
+}
+
+// download returns the host copy of r.
+func download(t *testing.T, r *Tensor) *tensor.Tensor {
+	t.Helper()
+	h, err := r.Download(context.Background())
+	require.NoError(t, err)
+	return h
+}
+
+// TestResidentMatchesReference runs random requests of every operator and
+// numeric dtype on resident tensors, into a separate output and in place,
+// with default and 4 KiB buffers, and compares each result with cpuref's;
+// the inputs must come back unchanged.
+func TestResidentMatchesReference(t *testing.T) {
+	for _, cfg := range []struct {
+		name string
+		opts Options
+	}{{"default", Options{}}, {"chunks4KiB", Options{MaxAllocationBytes: testChunk}}} {
+		t.Run(cfg.name, func(t *testing.T) {
+			b := openTest(t, cfg.opts)
+			rng := rand.New(rand.NewSource(testSeed(t, 11)))
+			gen := opstest.Config{DTypes: numericDTypes(), MaxElements: 2000, MaxDim: 12}
+			for i := 0; i < 150; i++ {
+				req := opstest.RandomRequest(rng, gen)
+				want, err := ops.Run(context.Background(), cpuref.New(), req)
+				require.NoError(t, err, opstest.Describe(req))
+				inPlace := i%3 == 2
+				c := residentCall(t, b, req, inPlace)
+				require.NoError(t, b.Run(context.Background(), c), opstest.Describe(req))
+				if d := opstest.Diff(download(t, c.Out), want); d != "" {
+					t.Fatalf("case %d (in place %v): %s\n%s", i, inPlace, d, opstest.Describe(req))
+				}
+				if !inPlace {
+					assert.True(t, opstest.Same(download(t, c.Data), req.Data), "data changed")
+				}
+				assert.True(t, opstest.Same(download(t, c.Updates), req.Updates), "updates changed")
+				if c.Indices != nil {
+					assert.True(t, opstest.Same(download(t, c.Indices), req.Indices), "indices changed")
+				}
+			}
+		})
+	}
+}
+
+// TestResidentValidationTable runs the validation table through resident
+// calls: every row whose tensors can be uploaded (well formed, not
+// strings) must give the error Execute gives, or cpuref's result.
+func TestResidentValidationTable(t *testing.T) {
+	b := openTest(t, Options{})
+	ran := 0
+	for _, c := range opstest.ValidationCases() {
+		req := c.Request
+		uploadable := true
+		for _, x := range []*tensor.Tensor{req.Data, req.Indices, req.Updates} {
+			uploadable = uploadable && (x == nil || (x.Check() == nil && x.DType != tensor.String))
+		}
+		if !uploadable || req.Data == nil {
+			continue // Execute's conformance suite covers these rows
+		}
+		ran++
+		t.Run(c.Name, func(t *testing.T) {
+			call := residentCall(t, b, req, false)
+			err := b.Run(context.Background(), call)
+			if c.Err != nil {
+				opstest.RequireCaseError(t, c, err)
+				return
+			}
+			require.NoError(t, err)
+			want, err := ops.Run(context.Background(), cpuref.New(), req)
+			require.NoError(t, err)
+			assert.Empty(t, opstest.Diff(download(t, call.Out), want))
+		})
+	}
+	require.Greater(t, ran, 250, "rows run through resident calls")
+}
+
+// TestBatchChainsCalls records three operators in one submission, each
+// reading the previous one's output, and compares the result with the
+// same chain on cpuref.
+func TestBatchChainsCalls(t *testing.T) {
+	b := openTest(t, Options{})
+	ctx := context.Background()
+	data := tensor.MustFromSlice([]int{4, 5}, []float32{
+		0, 1, 2, 3, 4,
+		5, 6, 7, 8, 9,
+		10, 11, 12, 13, 14,
+		15, 16, 17, 18, 19})
+	req1 := ops.Request{Op: "ScatterNDUpdate-15", Data: data,
+		Indices: tensor.MustFromSlice([]int{2, 1}, []int64{3, -4}),
+		Updates: tensor.MustFromSlice([]int{2, 5}, []float32{1, 1, 1, 1, 1, 2, 2, 2, 2, 2}), Reduction: "sum"}
+	req2 := ops.Request{Op: "ScatterElements-18",
+		Indices: tensor.MustFromSlice([]int{1, 5}, []int32{0, 3, 2, 1, 0}),
+		Updates: tensor.MustFromSlice([]int{1, 5}, []float32{-1, -2, -3, -4, -5}), Reduction: "max"}
+	req3 := ops.Request{Op: "SliceScatter-15",
+		Updates: tensor.MustFromSlice([]int{2, 2}, []float32{100, 200, 300, 400}),
+		Start:   tensor.MustFromSlice([]int{2}, []int64{0, 1}), Stop: tensor.MustFromSlice([]int{2}, []int64{4, 5}),
+		Step: tensor.MustFromSlice([]int{2}, []int64{2, 2})}
+
+	// The chain on the CPU.
+	ref := cpuref.New()
+	want := data
+	for _, req := range []*ops.Request{&req1, &req2, &req3} {
+		req.Data = want
+		var err error
+		want, err = ops.Run(ctx, ref, *req)
+		require.NoError(t, err)
+	}
+
+	c1 := residentCall(t, b, req1, false)
+	c2 := Call{Op: req2.Op, Data: c1.Out, Indices: upload(t, b, req2.Indices), Updates: upload(t, b, req2.Updates), Reduction: "max"}
+	out2, err := b.NewTensor(ctx, tensor.Float32, []int{4, 5})
+	require.NoError(t, err)
+	defer out2.Close()
+	c2.Out = out2
+	c3 := Call{Op: req3.Op, Data: out2, Out: out2, Updates: upload(t, b, req3.Updates), Start: req3.Start, Stop: req3.Stop, Step: req3.Step}
+
+	batch := b.NewBatch()
+	for _, c := range []Call{c1, c2, c3} {
+		require.NoError(t, batch.Add(c))
+	}
+	require.Equal(t, 3, batch.Len())
+	require.NoError(t, batch.Submit(ctx))
+	assert.Equal(t, 0, batch.Len(), "Submit empties the batch")
+	assert.Empty(t, opstest.DiffExact(download(t, out2), want))
+	assert.True(t, opstest.Same(download(t, c1.Data), data), "the first call's data is unchanged")
+
+	// One submission: every pass of the three calls is in one sequence.
+	labels := map[string]bool{}
+	for _, p := range b.LastStats().Passes {
+		labels[strings.SplitN(p.Label, ":", 2)[0]] = true
+	}
+	if b.Device().Capabilities().Timestamps {
+		assert.Equal(t, map[string]bool{"1": true, "2": true, "3": true}, labels)
+	}
+
+	// An empty batch is a no-op.
+	require.NoError(t, batch.Submit(ctx))
+}
+
+// TestBatchIndexError: a bad index in the second of three calls gives the
+// error Execute gives for that call, prefixed with its place; the first
+// call's output is complete and the second's holds its data.
+func TestBatchIndexError(t *testing.T) {
+	b := openTest(t, Options{})
+	ctx := context.Background()
+	data := tensor.MustFromSlice([]int{6}, []int32{1, 2, 3, 4, 5, 6})
+	good := ops.Request{Op: "ScatterElements-18", Data: data,
+		Indices: tensor.MustFromSlice([]int{2}, []int64{0, 5}), Updates: tensor.MustFromSlice([]int{2}, []int32{10, 60})}
+	bad := good
+	bad.Indices = tensor.MustFromSlice([]int{3}, []int64{1, 6, -9})
+	bad.Updates = tensor.MustFromSlice([]int{3}, []int32{7, 8, 9})
+	_, wantErr := ops.Run(ctx, cpuref.New(), bad)
+	require.ErrorIs(t, wantErr, ops.ErrIndexRange)
+
+	c1 := residentCall(t, b, good, false)
+	c2 := residentCall(t, b, bad, false)
+	c2.Data = c1.Out
+	c3 := residentCall(t, b, good, false)
+	c3.Data = c2.Out
+	batch := b.NewBatch()
+	for _, c := range []Call{c1, c2, c3} {
+		require.NoError(t, batch.Add(c))
+	}
+	err := batch.Submit(ctx)
+	require.ErrorIs(t, err, ops.ErrIndexRange)
+	assert.Equal(t, "batch call 2 of 3: "+wantErr.Error(), err.Error())
+	var e *ops.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "indices", e.Input)
+
+	want1, err := ops.Run(ctx, cpuref.New(), good)
+	require.NoError(t, err)
+	assert.Empty(t, opstest.DiffExact(download(t, c1.Out), want1))
+	assert.Empty(t, opstest.DiffExact(download(t, c2.Out), want1), "the failing call's output holds its data")
+
+	// Alone, the bad call gives exactly Execute's error, and an in-place
+	// output is left as it was.
+	c2.Out = c2.Data
+	err = b.Run(ctx, c2)
+	assert.Equal(t, wantErr.Error(), err.Error())
+	assert.Empty(t, opstest.DiffExact(download(t, c1.Out), want1))
+}
+
+// TestResidentErrors covers the resident API's own errors.
+func TestResidentErrors(t *testing.T) {
+	ctx := context.Background()
+	b := openTest(t, Options{})
+	req := ops.Request{Op: "ScatterElements-18",
+		Data:    tensor.MustFromSlice([]int{4}, []float32{1, 2, 3, 4}),
+		Indices: tensor.MustFromSlice([]int{2}, []int64{0, 1}), Updates: tensor.MustFromSlice([]int{2}, []float32{5, 6})}
+	c := residentCall(t, b, req, false)
+
+	check := func(c Call, sentinel error, input, text string) {
+		t.Helper()
+		err := b.Run(ctx, c)
+		require.ErrorIs(t, err, sentinel)
+		var e *ops.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, input, e.Input)
+		assert.Contains(t, err.Error(), text)
+	}
+	bad := c
+	bad.Out = nil
+	check(bad, ops.ErrOutput, "out", "out is nil")
+	bad.Out = c.Updates
+	check(bad, ops.ErrOutput, "out", "out is the updates tensor")
+	bad.Out = c.Indices
+	check(bad, ops.ErrOutput, "out", "out is the indices tensor")
+	wrong, err := b.NewTensor(ctx, tensor.Float32, []int{5})
+	require.NoError(t, err)
+	bad.Out = wrong
+	check(bad, ops.ErrOutput, "out", "out is float32[5], want float32[4]")
+	bad = c
+	bad.Data = nil
+	check(bad, ops.ErrMissingInput, "data", "data is required")
+	bad = c
+	bad.Op = "NoSuchOp"
+	require.ErrorIs(t, b.Run(ctx, bad), ops.ErrUnknownOp)
+
+	// A closed tensor, in Add and between Add and Submit.
+	require.NoError(t, wrong.Close())
+	require.NoError(t, wrong.Close(), "Close is idempotent")
+	bad = c
+	bad.Data, bad.Out = wrong, wrong
+	check(bad, ops.ErrInvalidTensor, "data", "closed")
+	scratch, err := b.Upload(ctx, req.Updates)
+	require.NoError(t, err)
+	bad = c
+	bad.Updates = scratch
+	batch := b.NewBatch()
+	require.NoError(t, batch.Add(bad))
+	require.NoError(t, scratch.Close())
+	require.ErrorIs(t, batch.Submit(ctx), ops.ErrInvalidTensor)
+	_, err = wrong.Download(ctx)
+	require.ErrorIs(t, err, ops.ErrInvalidTensor)
+
+	// Strings cannot be resident; malformed host tensors are refused.
+	_, err = b.Upload(ctx, &tensor.Tensor{DType: tensor.String, Shape: []int{1}, Strings: []string{"a"}})
+	require.ErrorIs(t, err, ops.ErrUnsupported)
+	_, err = b.Upload(ctx, &tensor.Tensor{DType: tensor.Float32, Shape: []int{3}, Data: make([]byte, 4)})
+	require.ErrorIs(t, err, ops.ErrInvalidTensor)
+	_, err = b.NewTensor(ctx, tensor.Float32, []int{-1})
+	require.ErrorIs(t, err, ops.ErrInvalidTensor)
+
+	// Read and Write need the tensor's dtype and shape.
+	require.ErrorIs(t, c.Data.Write(ctx, tensor.MustFromSlice([]int{3}, []float32{1, 2, 3})), ops.ErrShape)
+	require.ErrorIs(t, c.Data.Read(ctx, tensor.MustFromSlice([]int{4}, []int32{1, 2, 3, 4})), ops.ErrShape)
+	src := tensor.MustFromSlice([]int{4}, []float32{9, 8, 7, 6})
+	require.NoError(t, c.Data.Write(ctx, src))
+	assert.True(t, opstest.Same(download(t, c.Data), src))
+	assert.Equal(t, []int{4}, c.Data.Shape())
+	assert.Equal(t, tensor.Float32, c.Data.DType())
+	assert.Equal(t, uint64(16), c.Data.Bytes())
+
+	// A tensor of another backend.
+	other := openTest(t, Options{})
+	foreign, err := other.Upload(ctx, req.Data)
+	require.NoError(t, err)
+	bad = c
+	bad.Data = foreign
+	check(bad, ops.ErrInvalidTensor, "data", "another backend")
+
+	// A done context: nothing runs.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, b.Run(done, c), context.Canceled)
+
+	// Closing the backend releases its tensors; using one is an error.
+	require.NoError(t, other.Close())
+	_, err = foreign.Download(ctx)
+	require.ErrorIs(t, err, ops.ErrInvalidTensor)
+	require.NoError(t, foreign.Close())
+	_, err = other.Upload(ctx, req.Data)
+	require.True(t, errors.Is(err, ops.ErrNoDevice), "%v", err)
+}
+
+// TestResidentZeroSize: empty tensors upload, run and download.
+func TestResidentZeroSize(t *testing.T) {
+	b := openTest(t, Options{})
+	req := ops.Request{Op: "ScatterNDUpdate-15",
+		Data:    &tensor.Tensor{DType: tensor.Float32, Shape: []int{0, 3}},
+		Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{0, 1}},
+		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{0, 3}}}
+	c := residentCall(t, b, req, false)
+	require.NoError(t, b.Run(context.Background(), c))
+	got := download(t, c.Out)
+	assert.Equal(t, []int{0, 3}, got.Shape)
+}
