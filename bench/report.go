@@ -80,6 +80,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("device copy of the same traffic: %s ms; device time is %.2fx that",
 				ms(x.DeviceCopyTime), x.DeviceOverCopy))
 		}
+		if x.ResidentTime > 0 {
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
+				ms(x.ResidentTime), r.speedupOf(x.Workload, x.ResidentTime)))
+		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
 		}
@@ -206,6 +210,7 @@ type jsonResult struct {
 	Phases           []jsonPhase `json:"phases"`
 	DeviceCopyMS     float64     `json:"device_copy_ms,omitempty"`
 	DeviceOverCopy   float64     `json:"device_over_copy,omitempty"`
+	ResidentMS       float64     `json:"resident_ms,omitempty"`
 	Bytes            int64       `json:"bytes"`
 	GBps             float64     `json:"gbps"`
 	MemcpyGBps       float64     `json:"memcpy_gbps"`
@@ -226,11 +231,23 @@ type jsonPhase struct {
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// speedupOf returns the reference's median time on workload over d (0
+// when there is none).
+func (r *Report) speedupOf(workload string, d time.Duration) float64 {
+	for _, x := range r.Results {
+		if x.Workload == workload && x.Median > 0 && d > 0 {
+			return x.Median.Seconds() / d.Seconds()
+		}
+	}
+	return 0
+}
+
 // MarshalJSON encodes the report as WriteJSON writes it: per workload and
 // backend the fields workload, description, backend ("cpu", "gpu"),
 // device, median_ms, min_ms, max_ms, times_ms, device_ms (0 when the
 // backend does not time its device), phases ([] likewise), device_copy_ms
-// and device_over_copy (device backends that time a device copy), bytes, gbps,
+// and device_over_copy (device backends that time a device copy),
+// resident_ms (backends that keep inputs on the device), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
 // max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
 // and skipped or error when set.
@@ -246,7 +263,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			Workload: x.Workload, Description: x.Description, Backend: x.Backend, Device: x.Device,
 			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
 			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
-			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy,
+			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime),
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,

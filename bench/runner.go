@@ -39,6 +39,18 @@ type DeviceCopier interface {
 	CopyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error)
 }
 
+// ResidentRunner is implemented by device backends that can keep a call's
+// inputs in device memory (the Vulkan backend's resident tensors). Run
+// times, next to each workload's end-to-end Execute, the same call on
+// inputs already on the device: no host transfer, the output written to
+// device memory (data's copy into it included). RunResident uploads req's
+// inputs once, runs one untimed call and then repeats timed ones, and
+// downloads the last output into out; it returns the wall time of each
+// timed call.
+type ResidentRunner interface {
+	RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -124,6 +136,10 @@ type Result struct {
 	// a DeviceCopier); DeviceOverCopy is DeviceTime over it.
 	DeviceCopyTime time.Duration
 	DeviceOverCopy float64
+	// ResidentTime is the median wall time of the call on inputs already
+	// in device memory (0 when the backend is not a ResidentRunner); its
+	// output is verified like the others.
+	ResidentTime time.Duration
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -371,6 +387,11 @@ func (r *runner) workload() ([]Result, error) {
 					res.DeviceOverCopy = res.DeviceTime.Seconds() / d.Seconds()
 				}
 			}
+			if rr, ok := t.Backend.(ResidentRunner); ok && ti > 0 {
+				if err := r.resident(rr, t, req, ref, out, &res); err != nil {
+					return nil, err
+				}
+			}
 			if ti > 0 && res.Median > 0 && results[0].Median > 0 {
 				res.Speedup = results[0].Median.Seconds() / res.Median.Seconds()
 			}
@@ -378,6 +399,34 @@ func (r *runner) workload() ([]Result, error) {
 		results[ti] = res
 	}
 	return results, nil
+}
+
+// resident times req on inputs resident on t's device and verifies the
+// output; it returns an error only when ctx is done.
+func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out *tensor.Tensor, res *Result) error {
+	r.progress(t.Label, "resident", 0)
+	poison(out, ref)
+	times, err := rr.RunResident(r.ctx, req, r.opt.Repeats, out)
+	switch {
+	case err != nil && r.ctx.Err() != nil:
+		return r.ctx.Err()
+	case errors.Is(err, ops.ErrUnsupported):
+		return nil // e.g. strings, which cannot be resident
+	case err != nil:
+		res.Error = "resident inputs: " + oneLine(err.Error())
+		res.Verified = false
+		return nil
+	}
+	res.ResidentTime = median(times)
+	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
+	if err != nil {
+		return err
+	}
+	if c.Mismatches > 0 {
+		res.Comparison.worst(c)
+		res.Verified = false
+	}
+	return nil
 }
 
 // memoryCheck returns why r.w cannot run in the memory left, or "".

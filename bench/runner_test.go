@@ -493,6 +493,86 @@ func TestDeviceCopyYardstick(t *testing.T) {
 	assert.Contains(t, b.String(), "device copy of the same traffic: 2.000 ms; device time is 2.50x that")
 }
 
+// residentFake is a fake that is a ResidentRunner: it runs the request on
+// the CPU reference, then alters the output as fake.after says, or fails
+// with err.
+type residentFake struct {
+	*fake
+	err   error
+	calls *int
+}
+
+func (f residentFake) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error) {
+	*f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	p, err := ops.Prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.fake.Execute(ctx, p, out); err != nil {
+		return nil, err
+	}
+	times := make([]time.Duration, repeats)
+	for i := range times {
+		times[i] = time.Duration(i+1) * time.Millisecond
+	}
+	return times, nil
+}
+
+// TestResidentTimes: a ResidentRunner's time is reported and its output
+// verified; a wrong output fails the result, ErrUnsupported leaves no time.
+func TestResidentTimes(t *testing.T) {
+	calls := 0
+	f := &fake{}
+	tgt := gpuTarget(f)
+	tgt.Backend = residentFake{fake: f, calls: &calls}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls, "the reference is not asked")
+	gpu := rep.Results[1]
+	assert.Equal(t, 2*time.Millisecond, gpu.ResidentTime, "the median of 1, 2 and 3 ms")
+	assert.True(t, gpu.Verified)
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	assert.Contains(t, b.String(), "inputs resident on the device: 2.000 ms per call (no host transfers)")
+	js, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"resident_ms":2`)
+
+	// The resident output is checked like the others: one wrong element
+	// fails the result.
+	calls = 0
+	wrongAfter := 0
+	f2 := &fake{}
+	tgt = gpuTarget(f2)
+	tgt.Backend = residentFake{fake: f2, calls: &calls}
+	f2.after = func(out *tensor.Tensor) {
+		if calls > 0 { // only the resident run
+			wrongAfter++
+			tensor.View[float32](out)[5]++
+		}
+	}
+	rep, err = Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 1, wrongAfter)
+	assert.False(t, rep.Results[1].Verified)
+	assert.Equal(t, int64(1), rep.Results[1].Comparison.Mismatches)
+
+	// Unsupported: no resident time, still verified; another error fails.
+	tgt.Backend = residentFake{fake: &fake{Backend: cpuref.New(), name: "x"}, calls: &calls, err: ops.ErrUnsupported}
+	rep, err = Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	assert.Zero(t, rep.Results[1].ResidentTime)
+	assert.True(t, rep.Results[1].Verified)
+	tgt.Backend = residentFake{fake: &fake{Backend: cpuref.New(), name: "x"}, calls: &calls, err: errors.New("boom")}
+	rep, err = Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	assert.True(t, rep.Results[1].Failed())
+	assert.Equal(t, "resident inputs: boom", rep.Results[1].Error)
+}
+
 func TestReportJSONAndTable(t *testing.T) {
 	f := &fake{after: func(out *tensor.Tensor) { tensor.View[float32](out)[0] = float32(math.NaN()) }}
 	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(f)}, quick(t, "SE"), testOptions())

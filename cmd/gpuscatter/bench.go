@@ -19,6 +19,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 var benchCommand = &command{
@@ -37,7 +38,10 @@ GPU; no file I/O, no device start-up), device time where the backend
 measures it, effective bandwidth (data read + output written + updates read
 + indices read, over the median time), the bandwidth of a parallel memory
 copy measured in the same run and the fraction of it reached, the GPU's
-speedup over the CPU, and whether the outputs matched.
+speedup over the CPU, and whether the outputs matched. Under each GPU row:
+the device time by phase, a device-to-device copy of the same traffic (the
+yardstick for copy-bound workloads), and the time of the call on inputs
+already resident on the device (no host transfers), also verified.
 
 Outputs must match bit for bit (any NaN equals any NaN), except float sum,
 sub, prod and mean reductions on the GPU, whose order of additions may
@@ -418,6 +422,52 @@ func (g gpuTimer) LastDeviceTimings() []bench.Phase {
 		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
 	}
 	return phases
+}
+
+// RunResident uploads req's inputs to the device once, runs the call on
+// them once untimed and then repeats times into an output on the device,
+// and downloads the last output into out (bench.ResidentRunner).
+func (g gpuTimer) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	var open []*gpu.Tensor
+	defer func() {
+		for _, t := range open {
+			err = errors.Join(err, t.Close())
+		}
+	}()
+	up := func(x *tensor.Tensor) (*gpu.Tensor, error) {
+		if x == nil {
+			return nil, nil
+		}
+		t, err := g.Upload(ctx, x)
+		if err == nil {
+			open = append(open, t)
+		}
+		return t, err
+	}
+	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	for _, in := range []struct {
+		host *tensor.Tensor
+		dev  **gpu.Tensor
+	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
+		if *in.dev, err = up(in.host); err != nil {
+			return nil, err
+		}
+	}
+	if c.Out, err = g.NewTensor(ctx, out.DType, out.Shape); err != nil {
+		return nil, err
+	}
+	open = append(open, c.Out)
+	for i := 0; i <= repeats; i++ {
+		start := time.Now()
+		if err := g.Run(ctx, c); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			times = append(times, time.Since(start))
+		}
+	}
+	return times, c.Out.Read(ctx, out)
 }
 
 // failures returns an error naming the results that failed or did not
