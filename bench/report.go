@@ -81,7 +81,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				ms(x.DeviceCopyTime), x.DeviceOverCopy))
 		}
 		if x.ResidentTime > 0 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
 				ms(x.ResidentTime), r.speedupOf(x.Workload, x.ResidentTime)))
 		}
 		if x.Tolerance > 0 {

@@ -42,11 +42,12 @@ type DeviceCopier interface {
 // ResidentRunner is implemented by device backends that can keep a call's
 // inputs in device memory (the Vulkan backend's resident tensors). Run
 // times, next to each workload's end-to-end Execute, the same call on
-// inputs already on the device: no host transfer, the output written to
-// device memory (data's copy into it included). RunResident uploads req's
-// inputs once, runs one untimed call and then repeats timed ones, and
-// downloads the last output into out; it returns the wall time of each
-// timed call.
+// inputs already on the device, the way a runtime that keeps its tensors
+// there runs it: no host transfer. RunResident uploads req's inputs once,
+// runs one untimed call and then repeats timed ones, and downloads the
+// last output into out; it returns the wall time of each timed call. The
+// Vulkan backend's runs in place (the output is data's tensor, restored
+// before each call, untimed), so no copy of data is timed either.
 type ResidentRunner interface {
 	RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error)
 }
