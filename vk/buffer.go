@@ -503,15 +503,12 @@ func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) 
 		if err := check("vkBeginCommandBuffer", r); err != nil {
 			return err
 		}
-		region := []vulkan.BufferCopy{{Size: vulkan.DeviceSize(n)}}
 		if upload {
-			region[0].DstOffset = vulkan.DeviceSize(offset + done)
-			vulkan.CmdCopyBuffer(x.cmd, x.staging.handle, b.handle, 1, region)
+			d.cmdCopyBuffer(x.cmd, x.staging.handle, b.handle, 0, offset+done, n)
 		} else {
-			region[0].SrcOffset = vulkan.DeviceSize(offset + done)
-			vulkan.CmdCopyBuffer(x.cmd, b.handle, x.staging.handle, 1, region)
+			d.cmdCopyBuffer(x.cmd, b.handle, x.staging.handle, offset+done, 0, n)
 		}
-		memoryBarrier(x.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
+		d.memoryBarrier(x.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
 			vulkan.AccessFlags(vulkan.AccessTransferWriteBit), allAccess|hostAccess)
 		if err := check("vkEndCommandBuffer", vulkan.EndCommandBuffer(x.cmd)); err != nil {
 			return err

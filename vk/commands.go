@@ -20,15 +20,6 @@ const (
 	fenceSlice = 2 * time.Millisecond
 )
 
-// memoryBarrier records a global memory barrier.
-func memoryBarrier(cmd vulkan.CommandBuffer, src, dst vulkan.PipelineStageFlags, srcAccess, dstAccess vulkan.AccessFlags) {
-	vulkan.CmdPipelineBarrier(cmd, src, dst, 0, 1, []vulkan.MemoryBarrier{{
-		SType:         vulkan.StructureTypeMemoryBarrier,
-		SrcAccessMask: srcAccess,
-		DstAccessMask: dstAccess,
-	}}, 0, nil, 0, nil)
-}
-
 func (d *Device) newCommandPool() (vulkan.CommandPool, error) {
 	ci := vulkan.CommandPoolCreateInfo{
 		SType:            vulkan.StructureTypeCommandPoolCreateInfo,
@@ -83,11 +74,7 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 		return err
 	}
 	d.queueMu.Lock()
-	r := vulkan.QueueSubmit(d.queue, 1, []vulkan.SubmitInfo{{
-		SType:              vulkan.StructureTypeSubmitInfo,
-		CommandBufferCount: 1,
-		PCommandBuffers:    []vulkan.CommandBuffer{cmd},
-	}}, fence)
+	r := d.submitOne(d.queue, cmd, fence)
 	d.queueMu.Unlock()
 	d.noteResult(r)
 	return check("vkQueueSubmit", r)

@@ -3,6 +3,7 @@ package vk
 /*
 #include <stdlib.h>
 #include "gsvk.h"
+#include "gscall.h"
 */
 import "C"
 
@@ -88,6 +89,8 @@ type Device struct {
 	live   map[string]int
 
 	lost atomic.Bool
+
+	fns *C.gsDeviceFns // entry points of gscall.c (C memory)
 
 	// opMu is held for reading by every operation on the device or its
 	// objects and for writing by Close, so Close never runs under an
@@ -369,33 +372,16 @@ func (d *Device) createDevice() error {
 		add("VK_KHR_portability_subset")
 	}
 
-	base := vulkan.PhysicalDeviceFeatures{
-		ShaderInt64:   p.base.ShaderInt64,
-		ShaderFloat64: p.base.ShaderFloat64,
-		ShaderInt16:   p.base.ShaderInt16,
-	}
-	ci := vulkan.DeviceCreateInfo{
-		SType:                vulkan.StructureTypeDeviceCreateInfo,
-		PNext:                head,
-		QueueCreateInfoCount: 1,
-		PQueueCreateInfos: []vulkan.DeviceQueueCreateInfo{{
-			SType:            vulkan.StructureTypeDeviceQueueCreateInfo,
-			QueueFamilyIndex: uint32(p.queue),
-			QueueCount:       1,
-			PQueuePriorities: []float32{1},
-		}},
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: cstrs(exts),
-		PEnabledFeatures:        []vulkan.PhysicalDeviceFeatures{base},
-	}
-	var h vulkan.Device
-	r := vulkan.CreateDevice(p.handle, &ci, nil, &h)
-	ci.Free()
+	h, r := createDevice(d.inst.handle, p.handle, uint32(p.queue), head, exts,
+		p.base.ShaderInt64 == vulkan.True, p.base.ShaderFloat64 == vulkan.True, p.base.ShaderInt16 == vulkan.True)
 	if err := check("vkCreateDevice", r); err != nil {
 		return err
 	}
 	d.handle = h
 	d.track("VkDevice", 1)
+	if err := d.loadFns(); err != nil {
+		return err
+	}
 	d.queueFamily = uint32(p.queue)
 	var q vulkan.Queue
 	vulkan.GetDeviceQueue(h, d.queueFamily, 0, &q)
@@ -472,6 +458,7 @@ func (d *Device) teardown() error {
 	if d.handle != nil {
 		vulkan.DestroyDevice(d.handle, nil)
 		d.handle = nil
+		d.freeFns()
 		d.track("VkDevice", -1)
 	}
 	if d.inst != nil {

@@ -3,6 +3,7 @@ package vk
 /*
 #include <stdlib.h>
 #include "gsvk.h"
+#include "gscall.h"
 */
 import "C"
 
@@ -337,26 +338,14 @@ const (
 	extStorageBufClass = "VK_KHR_storage_buffer_storage_class"
 )
 
-func deviceExtensions(pd vulkan.PhysicalDevice) (map[string]bool, error) {
-	var n uint32
-	if err := check("vkEnumerateDeviceExtensionProperties", vulkan.EnumerateDeviceExtensionProperties(pd, "", &n, nil)); err != nil {
+func deviceExtensions(inst vulkan.Instance, pd vulkan.PhysicalDevice) (map[string]bool, error) {
+	props, err := enumerate("vkEnumerateDeviceExtensionProperties", func(n *C.uint32_t, out *C.gsExtensionProperties) C.int32_t {
+		return C.gs_device_extensions(unsafe.Pointer(inst), unsafe.Pointer(pd), n, out)
+	})
+	if err != nil {
 		return nil, err
 	}
-	props := make([]vulkan.ExtensionProperties, n)
-	if n > 0 {
-		r := vulkan.EnumerateDeviceExtensionProperties(pd, "", &n, props)
-		if r != vulkan.Incomplete {
-			if err := check("vkEnumerateDeviceExtensionProperties", r); err != nil {
-				return nil, err
-			}
-		}
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vulkan.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out, nil
+	return extensionNames(props), nil
 }
 
 // featureMask returns the feature structures the device understands: core
@@ -421,7 +410,7 @@ func probe(inst *instance, pd vulkan.PhysicalDevice, index int) (*physical, erro
 	if inst.apiVersion < p.apiVersion {
 		p.apiVersion = inst.apiVersion
 	}
-	exts, err := deviceExtensions(pd)
+	exts, err := deviceExtensions(inst.handle, pd)
 	if err != nil {
 		return nil, err
 	}
@@ -446,15 +435,14 @@ func probe(inst *instance, pd vulkan.PhysicalDevice, index int) (*physical, erro
 	}
 	mem.Free()
 
-	var nq uint32
-	vulkan.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
-	qfs := make([]vulkan.QueueFamilyProperties, nq)
-	if nq > 0 {
-		vulkan.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qfs)
+	qfs, err := enumerate("vkGetPhysicalDeviceQueueFamilyProperties", func(n *C.uint32_t, out *C.gsQueueFamilyProperties) C.int32_t {
+		return C.gs_queue_families(unsafe.Pointer(inst.handle), unsafe.Pointer(pd), n, out)
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i := range qfs[:nq] {
-		qfs[i].Deref()
-		p.families = append(p.families, queueFamily{flags: qfs[i].QueueFlags, count: qfs[i].QueueCount, timestampBits: qfs[i].TimestampValidBits})
+	for _, q := range qfs {
+		p.families = append(p.families, queueFamily{flags: vulkan.QueueFlags(q.queueFlags), count: uint32(q.queueCount), timestampBits: uint32(q.timestampValidBits)})
 	}
 	p.queue = pickQueueFamily(p.families)
 

@@ -3,6 +3,7 @@ package vk
 /*
 #include <stdlib.h>
 #include "gsvk.h"
+#include "gscall.h"
 */
 import "C"
 
@@ -30,23 +31,6 @@ func makeVersion(major, minor, patch uint32) uint32 {
 
 func versionString(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v>>22&0x7f, v>>12&0x3ff, v&0xfff)
-}
-
-// cstr returns s terminated by NUL, as vulkan-go passes Go strings to C
-// without copying them.
-func cstr(s string) string {
-	return s + "\x00"
-}
-
-func cstrs(ss []string) []string {
-	if len(ss) == 0 {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = cstr(s)
-	}
-	return out
 }
 
 // instance is a VkInstance with the optional validation messenger.
@@ -83,51 +67,32 @@ func bindInstance(h vulkan.Instance) error {
 }
 
 func instanceLayers() (map[string]bool, error) {
-	var n uint32
-	if err := check("vkEnumerateInstanceLayerProperties", vulkan.EnumerateInstanceLayerProperties(&n, nil)); err != nil {
+	props, err := enumerate("vkEnumerateInstanceLayerProperties", func(n *C.uint32_t, out *C.gsLayerProperties) C.int32_t {
+		return C.gs_instance_layers(n, out)
+	})
+	if err != nil {
 		return nil, err
 	}
-	props := make([]vulkan.LayerProperties, n)
-	if n > 0 {
-		r := vulkan.EnumerateInstanceLayerProperties(&n, props)
-		if r != vulkan.Incomplete {
-			if err := check("vkEnumerateInstanceLayerProperties", r); err != nil {
-				return nil, err
-			}
-		}
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vulkan.ToString(props[i].LayerName[:])] = true
+	out := make(map[string]bool, len(props))
+	for i := range props {
+		out[C.GoString(&props[i].layerName[0])] = true
 	}
 	return out, nil
 }
 
 func instanceExtensions(layer string) (map[string]bool, error) {
-	var n uint32
-	var name string
+	var name *C.char
 	if layer != "" {
-		name = cstr(layer)
+		name = C.CString(layer)
+		defer C.free(unsafe.Pointer(name))
 	}
-	if err := check("vkEnumerateInstanceExtensionProperties", vulkan.EnumerateInstanceExtensionProperties(name, &n, nil)); err != nil {
+	props, err := enumerate("vkEnumerateInstanceExtensionProperties", func(n *C.uint32_t, out *C.gsExtensionProperties) C.int32_t {
+		return C.gs_instance_extensions(name, n, out)
+	})
+	if err != nil {
 		return nil, err
 	}
-	props := make([]vulkan.ExtensionProperties, n)
-	if n > 0 {
-		r := vulkan.EnumerateInstanceExtensionProperties(name, &n, props)
-		if r != vulkan.Incomplete {
-			if err := check("vkEnumerateInstanceExtensionProperties", r); err != nil {
-				return nil, err
-			}
-		}
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vulkan.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out, nil
+	return extensionNames(props), nil
 }
 
 // newInstance creates a Vulkan instance. With validation it enables the
@@ -197,28 +162,7 @@ func newInstance(validation bool) (inst *instance, err error) {
 		pNext = unsafe.Pointer(inst.msgInfo)
 	}
 
-	app := vulkan.ApplicationInfo{
-		SType:              vulkan.StructureTypeApplicationInfo,
-		PApplicationName:   cstr("gpuscatter"),
-		ApplicationVersion: 1,
-		PEngineName:        cstr("gpuscatter"),
-		EngineVersion:      1,
-		ApiVersion:         api,
-	}
-	ci := vulkan.InstanceCreateInfo{
-		SType:                   vulkan.StructureTypeInstanceCreateInfo,
-		PNext:                   pNext,
-		Flags:                   flags,
-		PApplicationInfo:        &app,
-		EnabledLayerCount:       uint32(len(layers)),
-		PpEnabledLayerNames:     cstrs(layers),
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: cstrs(exts),
-	}
-	var h vulkan.Instance
-	r := vulkan.CreateInstance(&ci, nil, &h)
-	ci.Free()
-	app.Free()
+	h, r := createInstance(pNext, uint32(flags), api, layers, exts)
 	if err := check("vkCreateInstance", r); err != nil {
 		if r == vulkan.ErrorIncompatibleDriver {
 			return inst, fmt.Errorf("%w: no Vulkan driver is installed (for a CPU device install Debian package mesa-vulkan-drivers): %v", ErrNoDevice, err)

@@ -186,44 +186,14 @@ func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline
 		d.track("VkShaderModule", -1)
 	}()
 
-	bindings := make([]vulkan.DescriptorSetLayoutBinding, spec.Bindings)
-	for i := range bindings {
-		bindings[i] = vulkan.DescriptorSetLayoutBinding{
-			Binding:         uint32(i),
-			DescriptorType:  vulkan.DescriptorTypeStorageBuffer,
-			DescriptorCount: 1,
-			StageFlags:      vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit),
-		}
-	}
-	dslci := vulkan.DescriptorSetLayoutCreateInfo{
-		SType:        vulkan.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: uint32(len(bindings)),
-		PBindings:    bindings,
-	}
-	var dsl vulkan.DescriptorSetLayout
-	r = vulkan.CreateDescriptorSetLayout(d.handle, &dslci, nil, &dsl)
-	dslci.Free()
+	dsl, r := d.createSetLayout(spec.Bindings)
 	if err := check("vkCreateDescriptorSetLayout", r); err != nil {
 		return p, err
 	}
 	p.dsl = dsl
 	d.track("VkDescriptorSetLayout", 1)
 
-	plci := vulkan.PipelineLayoutCreateInfo{
-		SType:          vulkan.StructureTypePipelineLayoutCreateInfo,
-		SetLayoutCount: 1,
-		PSetLayouts:    []vulkan.DescriptorSetLayout{dsl},
-	}
-	if spec.PushConstantSize > 0 {
-		plci.PushConstantRangeCount = 1
-		plci.PPushConstantRanges = []vulkan.PushConstantRange{{
-			StageFlags: vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit),
-			Size:       spec.PushConstantSize,
-		}}
-	}
-	var layout vulkan.PipelineLayout
-	r = vulkan.CreatePipelineLayout(d.handle, &plci, nil, &layout)
-	plci.Free()
+	layout, r := d.createPipelineLayout(dsl, spec.PushConstantSize)
 	if err := check("vkCreatePipelineLayout", r); err != nil {
 		return p, err
 	}

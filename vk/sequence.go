@@ -218,7 +218,7 @@ func (s *Sequence) beforeCommand() error {
 		return err
 	}
 	if s.needBarrier {
-		memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
+		s.d.memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
 		s.needBarrier = false
 	}
 	return nil
@@ -241,7 +241,7 @@ func (s *Sequence) Barrier() error {
 		return err
 	}
 	if s.commands > 0 {
-		memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
+		s.d.memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
 		s.needBarrier = false
 	}
 	return nil
@@ -291,7 +291,7 @@ func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 				ErrUnsupported, g, i, d.limits.MaxWorkGroupCount[i])
 		}
 	}
-	infos := make([]vulkan.DescriptorBufferInfo, len(bindings))
+	infos := make([]bufferRange, len(bindings))
 	for i, bd := range bindings {
 		if err := s.checkBuffer(bd.Buffer); err != nil {
 			return fmt.Errorf("vk: Dispatch: binding %d: %w", i, err)
@@ -315,11 +315,7 @@ func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 			return fmt.Errorf("%w: Dispatch: binding %d: range of %d bytes exceeds the binding limit of %d bytes",
 				ErrUnsupported, i, rng, d.limits.MaxBindingBytes)
 		}
-		infos[i] = vulkan.DescriptorBufferInfo{
-			Buffer: bd.Buffer.handle,
-			Offset: vulkan.DeviceSize(bd.Offset),
-			Range:  vulkan.DeviceSize(rng),
-		}
+		infos[i] = bufferRange{buffer: bd.Buffer.handle, offset: bd.Offset, size: rng}
 	}
 
 	if err := s.beforeCommand(); err != nil {
@@ -331,18 +327,9 @@ func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 		if err != nil {
 			return err
 		}
-		writes := make([]vulkan.WriteDescriptorSet, len(infos))
-		for i := range infos {
-			writes[i] = vulkan.WriteDescriptorSet{
-				SType:           vulkan.StructureTypeWriteDescriptorSet,
-				DstSet:          set,
-				DstBinding:      uint32(i),
-				DescriptorCount: 1,
-				DescriptorType:  vulkan.DescriptorTypeStorageBuffer,
-				PBufferInfo:     infos[i : i+1],
-			}
+		if err := d.writeStorageBuffers(set, infos); err != nil {
+			return err
 		}
-		vulkan.UpdateDescriptorSets(d.handle, uint32(len(writes)), writes, 0, nil)
 		vulkan.CmdBindDescriptorSets(s.cmd, vulkan.PipelineBindPointCompute, p.layout, 0, 1,
 			[]vulkan.DescriptorSet{set}, 0, nil)
 	}
@@ -377,15 +364,7 @@ func (s *Sequence) allocateSet(p *Pipeline) (vulkan.DescriptorSet, error) {
 				s.descPool++
 				continue
 			}
-			ai := vulkan.DescriptorSetAllocateInfo{
-				SType:              vulkan.StructureTypeDescriptorSetAllocateInfo,
-				DescriptorPool:     dp.handle,
-				DescriptorSetCount: 1,
-				PSetLayouts:        []vulkan.DescriptorSetLayout{p.dsl},
-			}
-			var set vulkan.DescriptorSet
-			r := vulkan.AllocateDescriptorSets(d.handle, &ai, &set)
-			ai.Free()
+			set, r := d.allocateSet(dp.handle, p.dsl)
 			switch r {
 			case vulkan.Success:
 				dp.usedSets++
@@ -403,17 +382,8 @@ func (s *Sequence) allocateSet(p *Pipeline) (vulkan.DescriptorSet, error) {
 			perSet = 8
 		}
 		dp := descriptorPool{sets: descriptorSetsPerPool, descriptors: descriptorSetsPerPool * perSet}
-		ci := vulkan.DescriptorPoolCreateInfo{
-			SType:         vulkan.StructureTypeDescriptorPoolCreateInfo,
-			MaxSets:       dp.sets,
-			PoolSizeCount: 1,
-			PPoolSizes: []vulkan.DescriptorPoolSize{{
-				Type:            vulkan.DescriptorTypeStorageBuffer,
-				DescriptorCount: dp.descriptors,
-			}},
-		}
-		r := vulkan.CreateDescriptorPool(d.handle, &ci, nil, &dp.handle)
-		ci.Free()
+		var r vulkan.Result
+		dp.handle, r = d.createDescriptorPool(dp.sets, dp.descriptors)
 		if err := check("vkCreateDescriptorPool", r); err != nil {
 			return nil, err
 		}
@@ -483,11 +453,7 @@ func (s *Sequence) Copy(src *Buffer, srcOff uint64, dst *Buffer, dstOff uint64, 
 	if err := s.beforeCommand(); err != nil {
 		return err
 	}
-	vulkan.CmdCopyBuffer(s.cmd, src.handle, dst.handle, 1, []vulkan.BufferCopy{{
-		SrcOffset: vulkan.DeviceSize(srcOff),
-		DstOffset: vulkan.DeviceSize(dstOff),
-		Size:      vulkan.DeviceSize(size),
-	}})
+	s.d.cmdCopyBuffer(s.cmd, src.handle, dst.handle, srcOff, dstOff, size)
 	s.afterCommand()
 	return nil
 }
@@ -547,7 +513,7 @@ func (s *Sequence) Timestamp(label string) (err error) {
 // end closes the command buffer with a barrier that makes every write
 // visible to the host and to later submissions.
 func (s *Sequence) end() error {
-	memoryBarrier(s.cmd, allCompute, allCompute|hostStage, writeAccess, allAccess|hostAccess)
+	s.d.memoryBarrier(s.cmd, allCompute, allCompute|hostStage, writeAccess, allAccess|hostAccess)
 	if err := check("vkEndCommandBuffer", vulkan.EndCommandBuffer(s.cmd)); err != nil {
 		return err
 	}

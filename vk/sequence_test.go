@@ -3,6 +3,7 @@ package vk
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -547,4 +548,63 @@ func TestLongChainOfDispatches(t *testing.T) {
 	}
 	require.NoError(t, s.Submit(testContext(t)))
 	assert.Equal(t, 2, d.LiveObjects()["VkDescriptorPool"])
+}
+
+// gcStorm runs garbage collections back to back until the test ends.
+func gcStorm(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+	})
+}
+
+// TestCallsSurviveGC opens devices (instance and device creation, the
+// enumerations) and records and submits sequences with descriptor sets,
+// copies, fills and barriers, staged transfers included, while garbage
+// collections run back to back: no structure a call reads or writes may
+// be freed during it (see gscall.h), and every result must be right.
+func TestCallsSurviveGC(t *testing.T) {
+	gcStorm(t)
+	for round := 0; round < 3; round++ {
+		_, err := Devices()
+		require.NoError(t, err)
+		d := openTest(t, Options{NoUnifiedMemory: round == 1})
+		const n, local = 256, 32
+		in := make([]uint32, n)
+		for i := range in {
+			in[i] = uint32(i*3 + round)
+		}
+		src := upload(t, d, u32bytes(in))
+		mid, err := d.NewBuffer(4 * n)
+		require.NoError(t, err)
+		dst, err := d.NewBuffer(4 * n)
+		require.NoError(t, err)
+		p := copyPipeline(t, d, local)
+		for i := 0; i < 100; i++ {
+			s, err := d.NewSequence()
+			require.NoError(t, err)
+			require.NoError(t, s.Fill(dst, 0, 0, 0))
+			require.NoError(t, s.Dispatch(p, []Binding{{Buffer: src}, {Buffer: mid}}, push(n, uint32(i)), [3]uint32{n / local, 1, 1}))
+			require.NoError(t, s.Copy(mid, 0, dst, 0, 4*n))
+			require.NoError(t, s.Submit(testContext(t)))
+			out := bytesU32(download(t, dst, 0, 4*n))
+			for k := range out {
+				require.Equal(t, in[k]+uint32(i), out[k], "round %d, iteration %d, element %d", round, i, k)
+			}
+			require.NoError(t, s.Close())
+		}
+	}
 }

@@ -52,9 +52,10 @@ func TestShadersUpToDate(t *testing.T) {
 	}
 }
 
-// TestStructLayouts compiles testdata/layout_check.c, which asserts that the
-// structures in gsvk.h match the Khronos headers.
-func TestStructLayouts(t *testing.T) {
+// TestHeaderLayouts compiles the testdata/*layout_check.c files, which
+// assert that the structures and constants of this package's C headers
+// (gsvk.h, gsaddr.h, gspipe.h, gscall.h) match the Khronos headers.
+func TestHeaderLayouts(t *testing.T) {
 	cc := tool(t, "cc", "gcc")
 	if _, err := os.Stat("/usr/include/vulkan/vulkan.h"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -62,7 +63,11 @@ func TestStructLayouts(t *testing.T) {
 		}
 		t.Skip("vulkan/vulkan.h not found; install Debian package libvulkan-dev")
 	}
-	cmd := exec.Command(cc, "-std=c11", "-fsyntax-only", "-Wall", "-Werror", "testdata/layout_check.c")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	for _, file := range []string{"layout_check.c", "address_layout_check.c", "pipeline_layout_check.c", "call_layout_check.c"} {
+		t.Run(file, func(t *testing.T) {
+			cmd := exec.Command(cc, "-std=c11", "-fsyntax-only", "-Wall", "-Werror", "testdata/"+file)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		})
+	}
 }
