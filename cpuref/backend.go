@@ -61,16 +61,8 @@ func Run(req ops.Request) (*tensor.Tensor, error) {
 // out-of-range index is reported, before anything is written, as the error
 // p.IndexAt gives for the first bad position.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
-	if p == nil {
-		return &ops.Error{Input: "plan", Err: ops.ErrMissingInput, Msg: "cpuref: plan is nil"}
-	}
-	if err := p.CheckOutput(out); err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
+	ctx, err := ops.BeginExecute(ctx, "cpuref", p, out)
+	if err != nil {
 		return err
 	}
 	w := b.Workers

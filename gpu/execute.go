@@ -98,34 +98,18 @@ func (p *push) bytes() []byte {
 // buffers are reclaimed by the next call or Close.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	start := time.Now()
-	if p == nil {
-		return &ops.Error{Input: "plan", Err: ops.ErrMissingInput, Msg: "vulkan: plan is nil"}
-	}
-	if err := p.CheckOutput(out); err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	j, err := newJob(p)
+	ctx, err := ops.BeginExecute(ctx, "vulkan", p, out)
 	if err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.forceWide {
-		j.posBits = 64
-	}
 	if b.closed {
 		return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrNoDevice, Msg: "vulkan: the backend is closed"}
 	}
-	if p.Reduction != ops.None {
-		if err := b.planReduction(p, j); err != nil {
-			return err
-		}
+	j, err := b.jobFor(p)
+	if err != nil {
+		return err
 	}
 	if b.pending != nil {
 		if err := b.finish(); err != nil {
@@ -137,9 +121,19 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 		copyData(p, out)
 		return nil
 	}
-	stats := Stats{}
+	return b.track(start, func(r *execution, st *Stats) error {
+		return b.execute(ctx, p, j, out, r, st)
+	})
+}
+
+// track runs f with a fresh execution and Stats, then gives the execution's
+// buffers back, or keeps them pending when f returned before the device
+// finished (ctx done), and keeps the Stats of a call that succeeded. b.mu
+// is held.
+func (b *Backend) track(start time.Time, f func(r *execution, st *Stats) error) error {
+	st := Stats{}
 	r := &execution{}
-	err = b.execute(ctx, p, j, out, r, &stats)
+	err := f(r, &st)
 	if r.waiting {
 		// The device may still use the buffers: keep them until it is done.
 		b.pending = r
@@ -152,9 +146,27 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	if err != nil {
 		return err
 	}
-	stats.Total = time.Since(start)
-	b.stats = stats
+	st.Total = time.Since(start)
+	b.stats = st
 	return nil
+}
+
+// jobFor translates p into a job for this device, its reduction planned;
+// b.mu is held.
+func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
+	j, err := newJob(p)
+	if err != nil {
+		return nil, err
+	}
+	if b.forceWide {
+		j.posBits = 64
+	}
+	if p.Reduction != ops.None {
+		if err := b.planReduction(p, j); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
 }
 
 // finish waits for an execution whose Submit returned early and releases its

@@ -162,30 +162,19 @@ func (t *Tensor) sameLayout(h *tensor.Tensor, what string) error {
 // Write copies host tensor src, of t's dtype and shape, into t. When ctx is
 // done during the copy, t holds part of src.
 func (t *Tensor) Write(ctx context.Context, src *tensor.Tensor) error {
-	if err := t.sameLayout(src, "src"); err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	b := t.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := t.usable(b); err != nil {
-		return err
-	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return err
-		}
-	}
-	return t.dev.transfer(ctx, src.Data, true)
+	return t.transferHost(ctx, src, "src", true)
 }
 
 // Read copies t into host tensor dst, of t's dtype and shape. When ctx is
 // done during the copy, dst holds part of t.
 func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
-	if err := t.sameLayout(dst, "dst"); err != nil {
+	return t.transferHost(ctx, dst, "dst", false)
+}
+
+// transferHost copies host tensor h (named what in errors) into t, or t
+// into h, once the device is done with t.
+func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string, upload bool) error {
+	if err := t.sameLayout(h, what); err != nil {
 		return err
 	}
 	if ctx == nil {
@@ -202,7 +191,7 @@ func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
 			return err
 		}
 	}
-	return t.dev.transfer(ctx, dst.Data, false)
+	return t.dev.transfer(ctx, h.Data, upload)
 }
 
 // Download returns a host copy of t.
@@ -380,23 +369,9 @@ func (bt *Batch) Submit(ctx context.Context) error {
 			return err
 		}
 	}
-	st := Stats{}
-	r := &execution{}
-	err := b.runBatch(ctx, calls, r, &st)
-	if r.waiting {
-		b.pending = r
-		return err
-	}
-	for _, t := range r.tensors {
-		b.releaseTensor(t)
-	}
-	b.trimPool()
-	if err != nil {
-		return err
-	}
-	st.Total = time.Since(start)
-	b.stats = st
-	return nil
+	return b.track(start, func(r *execution, st *Stats) error {
+		return b.runBatch(ctx, calls, r, st)
+	})
 }
 
 // callError prefixes err with the call's place in a batch of several.
@@ -420,17 +395,9 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 				return callError(k, len(calls), &ops.Error{Op: bc.p.Op.Name, Err: ops.ErrInvalidTensor, Msg: err.Error()})
 			}
 		}
-		j, err := newJob(bc.p)
+		j, err := b.jobFor(bc.p)
 		if err != nil {
 			return callError(k, len(calls), err)
-		}
-		if b.forceWide {
-			j.posBits = 64
-		}
-		if bc.p.Reduction != ops.None {
-			if err := b.planReduction(bc.p, j); err != nil {
-				return callError(k, len(calls), err)
-			}
 		}
 		keys, err := b.pipelines(j, st)
 		if err != nil {

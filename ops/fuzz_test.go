@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"reflect"
 	"testing"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
@@ -459,6 +460,7 @@ func prod(s []int) int {
 // without panicking, with the result (or index error) that Naive gives.
 func checkFuzzRequest(t *testing.T, req ops.Request) {
 	p, err := ops.Prepare(req)
+	checkPrepareShapes(t, req, p, err)
 	if err != nil {
 		var e *ops.Error
 		if !errors.As(err, &e) {
@@ -491,6 +493,35 @@ func checkFuzzRequest(t *testing.T, req ops.Request) {
 	default:
 		if d := opstest.Diff(got, want); d != "" {
 			t.Fatalf("cpuref and naive differ: %s\nrequest: %s", d, opstest.Describe(req))
+		}
+	}
+}
+
+// checkPrepareShapes: where data, indices and updates are well formed,
+// PrepareShapes on payload-less copies gives Prepare's outcome (p, err).
+func checkPrepareShapes(t *testing.T, req ops.Request, p *ops.Plan, err error) {
+	desc := req
+	for _, x := range []**tensor.Tensor{&desc.Data, &desc.Indices, &desc.Updates} {
+		if *x == nil {
+			continue
+		}
+		if (*x).Check() != nil {
+			return
+		}
+		*x = &tensor.Tensor{DType: (*x).DType, Shape: (*x).Shape}
+	}
+	q, qerr := ops.PrepareShapes(desc)
+	switch {
+	case err != nil && qerr != nil:
+		if err.Error() != qerr.Error() {
+			t.Fatalf("Prepare: %v\nPrepareShapes: %v", err, qerr)
+		}
+	case err != nil || qerr != nil:
+		t.Fatalf("Prepare: %v\nPrepareShapes: %v\nrequest: %s", err, qerr, opstest.Describe(req))
+	default:
+		q.Data, q.Indices, q.Updates = p.Data, p.Indices, p.Updates
+		if !reflect.DeepEqual(p, q) {
+			t.Fatalf("plans differ:\n  Prepare:       %+v\n  PrepareShapes: %+v", p, q)
 		}
 	}
 }
