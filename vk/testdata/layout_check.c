@@ -9,9 +9,7 @@
 
 #include "../gsvk.h"
 
-#define SAME_SIZE(a, b) _Static_assert(sizeof(a) == sizeof(b), "size of " #a)
-#define SAME_OFFSET(a, b, m) _Static_assert(offsetof(a, m) == offsetof(b, m), "offset of " #a "." #m)
-#define SAME_VALUE(a, b) _Static_assert((a) == (b), #a)
+#include "layout_check.h"
 
 SAME_SIZE(gsPhysicalDeviceFeatures2, VkPhysicalDeviceFeatures2);
 SAME_OFFSET(gsPhysicalDeviceFeatures2, VkPhysicalDeviceFeatures2, pNext);
