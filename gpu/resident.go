@@ -342,9 +342,9 @@ func (b *Backend) Run(ctx context.Context, c Call) error {
 // the calls before it completed, its output holds a copy of its data (or,
 // in place, is unchanged), and the calls after it ran on whatever their
 // inputs then held, so their outputs should be discarded. When ctx is done
-// first, Submit returns ctx.Err() and the device finishes the work in the
-// background; the tensors' contents are then unspecified until the next
-// call on the Backend returns.
+// first, Submit returns ctx.Err(): if it was done before the submission,
+// no call ran; otherwise every call runs to its end in the background,
+// and the next use of the Backend or its tensors waits for it.
 func (bt *Batch) Submit(ctx context.Context) error {
 	calls := bt.calls
 	bt.calls = nil

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -342,4 +343,47 @@ func TestResidentZeroSize(t *testing.T) {
 	require.NoError(t, b.Run(context.Background(), c))
 	got := download(t, c.Out)
 	assert.Equal(t, []int{0, 3}, got.Shape)
+}
+
+// TestBatchHonoursContext: a deadline that expires during a large batch
+// returns the context's error. The batch then ran completely (the device
+// finishes in the background, and the next use of the tensors waits for
+// it) or, when the deadline passed before the submission, not at all;
+// never in part. A later batch runs normally.
+func TestBatchHonoursContext(t *testing.T) {
+	b := openTest(t, Options{})
+	n := 4 << 20
+	data, _ := tensor.New(tensor.Float32, []int{n})
+	upd, _ := tensor.New(tensor.Float32, []int{n})
+	idx, _ := tensor.New(tensor.Int32, []int{n})
+	for i := range tensor.View[int32](idx) {
+		tensor.View[int32](idx)[i] = int32(n - 1 - i)
+		tensor.View[float32](upd)[i] = float32(i)
+	}
+	req := ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd}
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	c := residentCall(t, b, req, true) // in place: rerunning gives the same result
+	for _, d := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 200 * time.Millisecond, time.Minute} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		batch := b.NewBatch()
+		for range 3 {
+			require.NoError(t, batch.Add(c))
+		}
+		err := batch.Submit(ctx)
+		cancel()
+		got := download(t, c.Data)
+		t.Logf("deadline %v: %v (result complete: %v)", d, err, opstest.DiffExact(got, want) == "")
+		if err == nil {
+			assert.Empty(t, opstest.DiffExact(got, want), "after a deadline of %v", d)
+			continue
+		}
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		if opstest.DiffExact(got, want) != "" {
+			assert.Empty(t, opstest.DiffExact(got, data), "after a deadline of %v: neither the result nor data", d)
+			require.NoError(t, c.Data.Write(context.Background(), data))
+		}
+	}
+	require.NoError(t, b.Run(context.Background(), c))
+	assert.Empty(t, opstest.DiffExact(download(t, c.Data), want))
 }
