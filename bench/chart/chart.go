@@ -1,7 +1,9 @@
 // Package chart draws the figures of a bench.Report as a PNG bar chart:
 // for each workload one bar per backend (the CPU and the GPU side by side)
-// showing effective bandwidth in GB/s, with the bandwidth of a parallel
-// memory copy drawn as a horizontal reference line across each group.
+// showing effective bandwidth in GB/s, plus one for a device backend's
+// calls on inputs resident on the device where it timed them, with the
+// bandwidth of a parallel memory copy drawn as a horizontal reference line
+// across each group.
 //
 // It is a package of its own so that importing bench (for bench.Phase and
 // bench.DeviceTimer, say) does not pull in the plotting library and its
@@ -23,7 +25,11 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 )
 
-// palette colours the backends in the order they appear in the report.
+// residentSuffix names the series of a backend's calls on inputs resident
+// on its device (bench.Result.ResidentTime).
+const residentSuffix = " resident, in place"
+
+// palette colours the series (backends, then resident runs) in the order they appear in the report.
 var palette = []color.Color{
 	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue: the reference
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
@@ -34,22 +40,25 @@ var palette = []color.Color{
 // Render draws r as a PNG image into w. Results that were skipped or failed
 // have no bar. It fails when r has no results.
 func Render(w io.Writer, r *bench.Report) error {
-	var workloads, backends []string
-	wi, bi := map[string]int{}, map[string]int{}
-	for _, x := range r.Results {
-		if _, ok := wi[x.Workload]; !ok {
-			wi[x.Workload] = len(workloads)
-			workloads = append(workloads, x.Workload)
+	var workloads, series []string
+	wi, si := map[string]int{}, map[string]int{}
+	add := func(list *[]string, index map[string]int, name string) {
+		if _, ok := index[name]; !ok {
+			index[name] = len(*list)
+			*list = append(*list, name)
 		}
-		if _, ok := bi[x.Backend]; !ok {
-			bi[x.Backend] = len(backends)
-			backends = append(backends, x.Backend)
+	}
+	for _, x := range r.Results {
+		add(&workloads, wi, x.Workload)
+		add(&series, si, x.Backend)
+		if x.ResidentTime > 0 {
+			add(&series, si, x.Backend+residentSuffix)
 		}
 	}
 	if len(workloads) == 0 {
 		return fmt.Errorf("chart: the report has no results")
 	}
-	gbps := make([]plotter.Values, len(backends))
+	gbps := make([]plotter.Values, len(series))
 	for i := range gbps {
 		gbps[i] = make(plotter.Values, len(workloads))
 	}
@@ -59,9 +68,14 @@ func Render(w io.Writer, r *bench.Report) error {
 		if x.Skipped != "" || x.Error != "" {
 			continue
 		}
-		gbps[bi[x.Backend]][wi[x.Workload]] = x.GBps
+		gbps[si[x.Backend]][wi[x.Workload]] = x.GBps
 		memcpy[wi[x.Workload]] = x.MemcpyGBps
 		top = max(top, x.GBps, x.MemcpyGBps)
+		if x.ResidentTime > 0 {
+			g := float64(x.Bytes) / x.ResidentTime.Seconds() / 1e9
+			gbps[si[x.Backend+residentSuffix]][wi[x.Workload]] = g
+			top = max(top, g)
+		}
 	}
 
 	p := plot.New()
@@ -75,7 +89,7 @@ func Render(w io.Writer, r *bench.Report) error {
 	p.Add(plotter.NewGrid())
 
 	group := vg.Points(60)
-	width := group / vg.Length(len(backends))
+	width := group / vg.Length(len(series))
 	for i, vals := range gbps {
 		bars, err := plotter.NewBarChart(vals, width)
 		if err != nil {
@@ -85,7 +99,7 @@ func Render(w io.Writer, r *bench.Report) error {
 		bars.Color = palette[i%len(palette)]
 		bars.Offset = -group/2 + width*vg.Length(i) + width/2
 		p.Add(bars)
-		p.Legend.Add(backends[i]+" GB/s", bars)
+		p.Legend.Add(series[i]+" GB/s", bars)
 	}
 	// The memory copy: one segment across each group.
 	var legendLine *plotter.Line

@@ -17,7 +17,8 @@ import (
 func report() *bench.Report {
 	return &bench.Report{Results: []bench.Result{
 		{Workload: "SE", Backend: "cpu", Median: time.Millisecond, GBps: 10, MemcpyGBps: 40, Verified: true},
-		{Workload: "SE", Backend: "gpu", Median: time.Millisecond, GBps: 30, MemcpyGBps: 40, Verified: true},
+		{Workload: "SE", Backend: "gpu", Median: time.Millisecond, GBps: 30, MemcpyGBps: 40, Verified: true,
+			Bytes: 50e6, ResidentTime: time.Millisecond},
 		{Workload: "SU1", Backend: "cpu", Skipped: "skipped: needs about 3.6 GB of memory, 1.0 GB available"},
 		{Workload: "SU1", Backend: "gpu", Skipped: "skipped: needs about 3.6 GB of memory, 1.0 GB available"},
 		{Workload: "SS", Backend: "cpu", GBps: 12, MemcpyGBps: 40, Verified: true},
@@ -43,6 +44,9 @@ func TestRenderDrawsAPNG(t *testing.T) {
 		}
 	}
 	assert.Greater(t, len(colours), 3)
+	for name, c := range map[string][3]uint32{"cpu": {0x1f, 0x77, 0xb4}, "gpu": {0xff, 0x7f, 0x0e}, "gpu resident": {0x2c, 0xa0, 0x2c}} {
+		assert.True(t, colours[c], "no bar of the %s series", name)
+	}
 }
 
 func TestRenderNeedsResults(t *testing.T) {
