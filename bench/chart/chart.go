@@ -82,7 +82,7 @@ func Render(w io.Writer, r *bench.Report) error {
 	p.Title.Text = "gpuscatter bench: effective bandwidth"
 	p.Y.Label.Text = "GB/s (data + output + updates + indices)"
 	p.Y.Min = 0
-	p.Y.Max = math.Max(top*1.25, 1e-3) // room for the legend
+	p.Y.Max = math.Max(top*1.4, 1e-3) // room for the legend
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
