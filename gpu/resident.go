@@ -250,7 +250,8 @@ type Call struct {
 // Batch records operator calls on resident tensors and runs them in one
 // submission to the device, in order, each call seeing the results of the
 // ones before it (the output of one may be an input of the next). Add
-// validates each call as it is added; Submit runs them.
+// validates each call as it is added; Submit runs them. A Batch holds no
+// device resources between calls and is used by one goroutine at a time.
 type Batch struct {
 	b     *Backend
 	calls []batched
