@@ -59,6 +59,16 @@ type Options struct {
 // neighbouring invocations on neighbouring memory, so they run 1.
 const cpuRun = 16
 
+// The least number of columns for which an Element plan with reduction
+// none walks its columns (Backend.planWalk): on a CPU device four
+// workgroups per thread of a large machine is plenty (lavapipe runs a
+// workgroup per thread); a GPU wants its every lane busy, which takes
+// tens of thousands of invocations.
+const (
+	cpuWalkMin = 1 << 10
+	gpuWalkMin = 1 << 16
+)
+
 // Backend runs ops plans on a Vulkan device (ops.Backend). Execute calls are
 // serialised; a Backend may be shared by several goroutines.
 type Backend struct {
@@ -71,6 +81,9 @@ type Backend struct {
 	// run is the number of consecutive positions one invocation handles:
 	// cpuRun on CPU devices, 1 on GPUs.
 	run uint32
+	// walkMin is the least number of columns for which Element plans
+	// walk them (planWalk): cpuWalkMin or gpuWalkMin; tests change it.
+	walkMin uint64
 	// forceWide makes every job use 64-bit positions (tests).
 	forceWide bool
 	pipes     map[shaders.Key]*vk.Pipeline
@@ -156,6 +169,7 @@ func Open(opts Options) (*Backend, error) {
 		pooled:    map[*vk.Buffer]uint64{},
 		poolLimit: opts.MaxPoolBytes,
 		run:       1,
+		walkMin:   gpuWalkMin,
 
 		deterministic: opts.Deterministic,
 		forceCAS:      opts.ForceCAS,
@@ -163,6 +177,7 @@ func Open(opts Options) (*Backend, error) {
 	}
 	if dev.Info().Type == vk.DeviceCPU {
 		b.run = cpuRun
+		b.walkMin = cpuWalkMin
 	}
 	if b.poolLimit == 0 {
 		b.poolLimit = 4 << 30

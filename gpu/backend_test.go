@@ -232,6 +232,62 @@ func TestDifferentialNone(t *testing.T) {
 		differentialNone(t, b, seed+9, 1500, small)
 		assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
 	})
+	// Element plans walk their columns whenever updates can collide.
+	t.Run("walk", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.walkMin = 1
+		differentialNone(t, b, seed+10, 3000, small)
+	})
+	t.Run("walkWideChunked", func(t *testing.T) {
+		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b.walkMin, b.forceWide = 1, true
+		differentialNone(t, b, seed+11, 600, large)
+	})
+	t.Run("walkGrids", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.walkMin = 1
+		b.maxGroups = [3]uint32{1, 2, 65535}
+		differentialNone(t, b, seed+12, 1000, large)
+	})
+}
+
+// TestPlanWalk checks which Element plans walk their columns: those with
+// reduction none, colliding updates and at least walkMin columns.
+func TestPlanWalk(t *testing.T) {
+	b := openTest(t, Options{})
+	plan := func(op, red string, data, idx []int, axis int) *job {
+		t.Helper()
+		d, _ := tensor.New(tensor.Float32, data)
+		i, _ := tensor.New(tensor.Int64, idx)
+		u, _ := tensor.New(tensor.Float32, idx)
+		p, err := ops.Prepare(ops.Request{Op: op, Data: d, Indices: i, Updates: u, Axis: tensor.Scalar(int64(axis)), Reduction: red})
+		require.NoError(t, err)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		j, err := b.jobFor(p)
+		require.NoError(t, err)
+		return j
+	}
+	b.walkMin = 64
+	j := plan("ScatterElements-18", "", []int{16, 64}, []int{8, 64}, 0)
+	assert.True(t, j.walk, "64 columns of 8 updates")
+	assert.Zero(t, j.owners, "a walk needs no owner words")
+	assert.Equal(t, uint64(64), j.scatterInvocations())
+	assert.Zero(t, j.flags&flagOwner)
+	assert.NotZero(t, j.flags&flagWalk)
+
+	j = plan("ScatterElements-18", "", []int{16, 64}, []int{8, 63}, 0)
+	assert.False(t, j.walk, "63 columns: fewer than walkMin")
+	assert.Equal(t, uint64(16*64), j.owners)
+
+	j = plan("ScatterElements-18", "", []int{16, 64}, []int{1, 64}, 0)
+	assert.False(t, j.walk, "one update per column never collides")
+
+	j = plan("ScatterElements-18", "add", []int{16, 64}, []int{8, 64}, 0)
+	assert.False(t, j.walk, "reductions use their own passes")
+
+	j = plan("ScatterElements-18", "", []int{64, 16}, []int{64, 8}, 1)
+	assert.True(t, j.walk, "axis 1: columns are the rows")
 }
 
 // TestIndexErrorsMatchReference checks, for every kind and index dtype,
@@ -240,9 +296,13 @@ func TestDifferentialNone(t *testing.T) {
 // and the bad one at the end of a large index tensor.
 func TestIndexErrorsMatchReference(t *testing.T) {
 	ctx := context.Background()
-	for _, wide := range []bool{false, true} {
+	for _, cfg := range []struct{ wide, walk bool }{{false, false}, {true, false}, {false, true}} {
+		wide := cfg.wide
 		b := openTest(t, Options{MaxAllocationBytes: testChunk})
 		b.forceWide = wide
+		if cfg.walk {
+			b.walkMin = 1
+		}
 		ref := cpuref.New()
 		for _, idt := range []tensor.DType{tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64} {
 			for _, op := range []string{"ScatterUpdate-3", "ScatterNDUpdate-15", "ScatterElementsUpdate-12", "ScatterND-11"} {
@@ -284,7 +344,7 @@ func TestIndexErrorsMatchReference(t *testing.T) {
 					before := out.Clone()
 					gerr := b.Execute(ctx, p, out)
 					require.ErrorIs(t, gerr, ops.ErrIndexRange)
-					assert.Equal(t, werr.Error(), gerr.Error(), "%s %v at %d wide=%v", op, idt, where, wide)
+					assert.Equal(t, werr.Error(), gerr.Error(), "%s %v at %d %+v", op, idt, where, cfg)
 					assert.True(t, tensor.Equal(out, before), "out untouched")
 				}
 			}

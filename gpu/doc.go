@@ -62,8 +62,13 @@
 //     when its j+1 owns the slot, so the last update in index order wins;
 //     or, for ScatterUpdate and ScatterNDUpdate plans with more updates
 //     than outputs, gather (gather.comp) visits each output unit once and
-//     copies the update its row's owner names. Both do nothing once the
-//     error word is set.
+//     copies the update its row's owner names. Element plans whose updates
+//     can collide but that have many columns (o, k) (at least 1024 on CPU
+//     devices, 65536 on GPUs) claim no owner words: their scatter runs one
+//     invocation per column, which applies the column's J updates in index
+//     order (updates of different columns never meet), so the clear, the
+//     atomicMax per index and the owner reads, random accesses all, are
+//     skipped. All of these do nothing once the error word is set.
 //
 // After the fence, a set error word makes Execute scan the few index
 // positions it names on the host with ops.Plan.IndexAt, return that error
@@ -75,7 +80,8 @@
 // With reduction none, data movement depends only on the element size, so
 // all dtypes share the kernels; contiguous runs (ScatterUpdate and
 // ScatterNDUpdate blocks, SliceScatter rows with step 1) move as units of
-// up to 16 bytes. Positions are 32-bit when every count is at most 2^31
+// up to 16 bytes; a SliceScatter invocation steps along the innermost
+// dimension and maps a position to its target only where a row starts. Positions are 32-bit when every count is at most 2^31
 // and 64-bit otherwise. Dispatches larger than maxComputeWorkGroupCount
 // become 2-D or 3-D grids and several dispatches. On CPU devices (lavapipe)
 // each invocation handles a run of 16 consecutive positions.

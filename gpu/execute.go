@@ -166,7 +166,24 @@ func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
 			return nil, err
 		}
 	}
+	b.planWalk(j)
 	return j, nil
+}
+
+// planWalk makes an Element plan with reduction none and colliding updates
+// walk its columns when it has enough of them to keep the device busy: each
+// scatter invocation then applies one column's updates in index order, so
+// the last one wins without the owner words, their clearing, and the
+// atomicMax per index in resolve, whose random accesses dominate the plan
+// on every device. Plans with few columns (a long 1-D index tensor) keep
+// the owner words, which spread the work over every update.
+func (b *Backend) planWalk(j *job) {
+	if j.kind != shaders.Element || j.red != nil || j.flags&flagOwner == 0 || j.columns() < b.walkMin {
+		return
+	}
+	j.walk = true
+	j.flags = j.flags&^flagOwner | flagWalk
+	j.owners = 0
 }
 
 // finish waits for an execution whose Submit returned early and releases its

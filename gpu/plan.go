@@ -54,6 +54,7 @@ const (
 	flagXTables  = 1 << 6
 	flagUseInit  = 1 << 7
 	flagPrivate  = 1 << 8
+	flagWalk     = 1 << 9
 )
 
 // narrowLimit is the largest count for which kernels use 32-bit positions:
@@ -75,8 +76,12 @@ type dim struct {
 // parameter array the kernels read. It depends only on the plan's shapes,
 // dtypes and attributes, never on index values.
 type job struct {
-	kind      shaders.Kind
-	gather    bool // Block plans with more updates than outputs: gather.comp
+	kind   shaders.Kind
+	gather bool // Block plans with more updates than outputs: gather.comp
+	// walk: an Element plan with reduction none whose scatter pass runs
+	// one invocation per column (o, k), walking its J updates in index
+	// order, instead of claiming owner words (see Backend.planWalk).
+	walk      bool
 	posBits   int
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen
 
@@ -366,10 +371,23 @@ func (j *job) keys() (resolve *shaders.Key, scatter shaders.Key) {
 	return resolve, scatter
 }
 
+// columns returns the number of columns (o, k) of an Element plan: its
+// updates over J.
+func (j *job) columns() uint64 {
+	if j.params[pJ] == 0 {
+		return 0
+	}
+	return j.updates / j.params[pJ]
+}
+
 // scatterInvocations returns the invocations of the scatter or gather pass:
-// one per update, or for gather one per output element (per 32-bit output
-// word for elements of 1 and 2 bytes).
+// one per update, one per column when the scatter walks columns, or for
+// gather one per output element (per 32-bit output word for elements of 1
+// and 2 bytes).
 func (j *job) scatterInvocations() uint64 {
+	if j.walk {
+		return j.columns()
+	}
 	if !j.gather {
 		return j.updates
 	}

@@ -73,6 +73,9 @@ func (rc *recorder) record(c *call) error {
 	switch {
 	case j.updates == 0:
 		return nil
+	case j.walk:
+		// A column is a run of J updates already: one per invocation.
+		return rc.dispatchRun(c.keys.pipes[c.keys.scatter], j.scatterInvocations(), 1, nil, "scatter")
 	case j.red == nil:
 		return rc.dispatch(c.keys.pipes[c.keys.scatter], j.scatterInvocations(), nil, "scatter")
 	case j.red.ordered:
@@ -86,12 +89,19 @@ func (rc *recorder) record(c *call) error {
 // the device's limits need. args, when not nil, replace the hot words (the
 // reduce and sort kernels' arguments). A label stamps the pass.
 func (rc *recorder) dispatch(pipe *vk.Pipeline, n uint64, args []uint32, label string) error {
+	return rc.dispatchRun(pipe, n, rc.pc.run, args, label)
+}
+
+// dispatchRun is dispatch with run consecutive positions per invocation
+// instead of the backend's.
+func (rc *recorder) dispatchRun(pipe *vk.Pipeline, n uint64, run uint32, args []uint32, label string) error {
 	pc := rc.pc
+	pc.run = run
 	if args != nil {
 		pc.hot = [hotWords]uint32{}
 		copy(pc.hot[:], args)
 	}
-	for _, d := range splitDispatch(n, pipe.Spec().LocalSize[0], rc.b.run, rc.b.maxGroups) {
+	for _, d := range splitDispatch(n, pipe.Spec().LocalSize[0], run, rc.b.maxGroups) {
 		pc.base, pc.end = d.base, d.end
 		if err := rc.seq.Dispatch(pipe, nil, pc.bytes(), d.groups); err != nil {
 			return wrapVK(err)

@@ -66,6 +66,7 @@
 #define FLAG_XTABLES 64u  // the reduction tensors (T_ACC ...) are present
 #define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
 #define FLAG_PRIVATE 256u // scatter: accumulate in workgroup memory first
+#define FLAG_WALK 512u    // ELEMENT scatter: one position per column (walkColumn)
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words), shared
 // with gpu/plan.go. An update position u splits as u = (o*J + j)*Inner + k;

@@ -18,7 +18,9 @@
 //
 // With reduction none and duplicate targets the last update in index order
 // wins (the contract's order): resolve.comp stored j+1 of the last update
-// for every slot in the owner words, and only that update writes.
+// for every slot in the owner words, and only that update writes; or, for
+// ELEMENT plans with many columns (FLAG_WALK), each invocation walks one
+// column's updates in index order and no owner words are needed.
 //
 // With a reduction every update is folded into its target atomically, so
 // the fold order is the device's: exact for integers, bool, min and max,
@@ -191,12 +193,57 @@ void scatterPrivate() {
 #endif
 #endif
 
+#if KIND == KIND_SLICE
+// sliceRun applies the updates at positions [u, end). Update u lands on
+// BASE + affine(u); the run steps along the innermost dimension and maps
+// a position through affine only where it enters a new row (the divisions
+// cost more than the move on CPU devices).
+void sliceRun(pos_t u, uint64_t end) {
+	pos_t base = pos_t(param(S_BASE));
+	uint n = uint(param(S_NDIMS));
+	pos_t size0 = n > 0u ? pos_t(param(S_DIMS_AT)) : pos_t(1);
+	pos_t stride0 = n > 0u ? pos_t(param(S_DIMS_AT + 2u)) : pos_t(0);
+	pos_t k0 = n > 0u ? u - udiv(u, param(S_DIMS_AT), param(S_DIMS_AT + 1u)) * size0 : pos_t(0);
+	pos_t t = base + affine(u, n, S_DIMS_AT);
+	for (;;) {
+		apply(u, t);
+		if (uint64_t(++u) >= end) {
+			return;
+		}
+		if (++k0 == size0) {
+			k0 = pos_t(0);
+			t = base + affine(u, n, S_DIMS_AT);
+		} else {
+			t += stride0;
+		}
+	}
+}
+#else
+#if KIND == KIND_ELEMENT && !defined(DTYPE)
+// walkColumn applies, in index order, the J updates of column
+// c = o*Inner + k: positions u = (o*J + j)*Inner + k for j = 0 ... J-1
+// (FLAG_WALK: positions are columns). Updates of different columns never
+// land on the same element, so each column's last update in index order
+// wins without owner words or atomics.
+void walkColumn(pos_t c) {
+	pos_t inner = pos_t(param(P_INNER));
+	pos_t o = udiv(c, param(P_INNER), param(P_MAGIC_INNER));
+	pos_t k = c - o * inner;
+	pos_t jn = pos_t(param(P_J));
+	pos_t first = target(o, k, 0u);
+	pos_t vs = pos_t(param(P_VSTRIDE));
+	pos_t u = o * jn * inner + k;
+	for (pos_t j = pos_t(0); j < jn; j++) {
+		apply(u, first + pos_t(Word(addressOf(T_NORM, u32Offset(u))).w) * vs);
+		u += inner;
+	}
+}
+#endif
+
 // scatterOne applies the update at position u.
 void scatterOne(pos_t u) {
 #ifdef DTYPE
 	reduceOne(u);
-#elif KIND == KIND_SLICE
-	apply(u, pos_t(param(S_BASE)) + affine(u, uint(param(S_NDIMS)), S_DIMS_AT));
 #else
 	pos_t o, j, k;
 	split(u, o, j, k);
@@ -218,6 +265,7 @@ void scatterOne(pos_t u) {
 #endif
 #endif
 }
+#endif
 
 void main() {
 #if defined(DTYPE) && ELEM_BYTES <= 4 && DTYPE != DT_BOOL
@@ -244,7 +292,19 @@ void main() {
 	}
 #endif
 	loadChunks();
+#if KIND == KIND_SLICE
+	sliceRun(u, end);
+#else
+#if KIND == KIND_ELEMENT && !defined(DTYPE)
+	if ((pc.flags & FLAG_WALK) != 0u) {
+		for (; uint64_t(u) < end; u++) {
+			walkColumn(u);
+		}
+		return;
+	}
+#endif
 	for (; uint64_t(u) < end; u++) {
 		scatterOne(u);
 	}
+#endif
 }
