@@ -86,7 +86,7 @@ type Backend struct {
 	walkMin uint64
 	// forceWide makes every job use 64-bit positions (tests).
 	forceWide bool
-	pipes     map[shaders.Key]*vk.Pipeline
+	pipes     map[pipeKey]*vk.Pipeline
 	seq       *vk.Sequence
 	pending   *execution // one whose Submit returned early (ctx done); see finish
 	closed    bool
@@ -165,7 +165,7 @@ func Open(opts Options) (*Backend, error) {
 		shift:     chunkShift(dev.Limits().MaxAllocationBytes),
 		maxShift:  chunkShift(dev.Limits().MaxAllocationBytes),
 		maxGroups: dev.Limits().MaxWorkGroupCount,
-		pipes:     map[shaders.Key]*vk.Pipeline{},
+		pipes:     map[pipeKey]*vk.Pipeline{},
 		pooled:    map[*vk.Buffer]uint64{},
 		poolLimit: opts.MaxPoolBytes,
 		run:       1,
@@ -225,9 +225,18 @@ func (b *Backend) Close() error {
 	return wrapVK(errors.Join(errs...))
 }
 
-// pipeline returns the pipeline of variant k, creating it on first use.
-func (b *Backend) pipeline(k shaders.Key) (*vk.Pipeline, error) {
-	if p, ok := b.pipes[k]; ok {
+// pipeKey names a pipeline: a kernel variant specialised for a call's
+// flags.
+type pipeKey struct {
+	key   shaders.Key
+	flags uint32
+}
+
+// pipeline returns the pipeline of variant k for calls with the given
+// flags, creating it on first use.
+func (b *Backend) pipeline(k shaders.Key, flags uint32) (*vk.Pipeline, error) {
+	pk := pipeKey{k, flags}
+	if p, ok := b.pipes[pk]; ok {
 		return p, nil
 	}
 	v, err := shaders.Lookup(k)
@@ -241,11 +250,11 @@ func (b *Backend) pipeline(k shaders.Key) (*vk.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize, SpecConstants: v.SpecConstants})
+	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize, SpecConstants: v.Specialize(flags)})
 	if err != nil {
 		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", v.Name, err))
 	}
-	b.pipes[k] = p
+	b.pipes[pk] = p
 	return p, nil
 }
 

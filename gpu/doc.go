@@ -30,7 +30,13 @@
 //
 // One small parameter buffer per call holds the plan's parameters, the
 // chunk tables and the error word; its hot first 16 words also travel as
-// push constants (128 bytes in all, the least any device offers).
+// push constants (124 bytes in all, within the 128 every device offers).
+// The call's flags (which tensors exist, whether updates collide, whether
+// every tensor is one chunk, ...) are a specialization constant: each
+// kernel's pipeline is built per set of flags, so the driver drops the
+// code of unset ones. CPU devices run both sides of a branch under a mask
+// even when no invocation takes one, so that code cost as much as the
+// work (3-5x on lavapipe for resolve and the Element scatters).
 //
 // # Resident tensors and batches
 //

@@ -59,14 +59,14 @@ type execution struct {
 
 // pushSize is the size of the push-constant block (Push in
 // shaders/src/common.glsl).
-const pushSize = 128
+const pushSize = 124
 
 // push is the push-constant block of one dispatch.
 type push struct {
-	params, base, end                  uint64
-	outT, updT, idxT, normT, ownerT    uint32 // chunk tables, in the parameter buffer
-	errAt, shift, errShift, flags, run uint32
-	hot                                [hotWords]uint32
+	params, base, end               uint64
+	outT, updT, idxT, normT, ownerT uint32 // chunk tables, in the parameter buffer
+	errAt, shift, errShift, run     uint32
+	hot                             [hotWords]uint32
 }
 
 func (p *push) bytes() []byte {
@@ -75,11 +75,12 @@ func (p *push) bytes() []byte {
 	le.PutUint64(b[0:], p.params)
 	le.PutUint64(b[8:], p.base)
 	le.PutUint64(b[16:], p.end)
-	for i, v := range []uint32{p.outT, p.updT, p.idxT, p.normT, p.ownerT, p.errAt, p.shift, p.errShift, p.flags, p.run} {
+	fixed := []uint32{p.outT, p.updT, p.idxT, p.normT, p.ownerT, p.errAt, p.shift, p.errShift, p.run}
+	for i, v := range fixed {
 		le.PutUint32(b[24+4*i:], v)
 	}
 	for i, v := range p.hot {
-		le.PutUint32(b[64+4*i:], v)
+		le.PutUint32(b[24+4*len(fixed)+4*i:], v)
 	}
 	return b
 }
@@ -236,26 +237,26 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 		idxHost = p.Indices.Data
 	}
 
-	// Pipelines first: creating one can take long on a cold cache.
-	t0 := time.Now()
-	keys, err := b.pipelines(j, st)
-	if err != nil {
-		return err
-	}
-	st.Pipelines = time.Since(t0)
-
 	// Device tensors: data goes straight into the output's buffers.
 	var io [3]*devTensor
+	var err error
 	for i, size := range []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost))} {
 		if io[i], err = b.acquire(size); err != nil {
 			return err
 		}
 		r.tensors = append(r.tensors, io[i])
 	}
-	c, err := b.newCall(p, j, keys, io, nil, r)
+	c, err := b.newCall(p, j, io, nil, r)
 	if err != nil {
 		return err
 	}
+	// Pipelines before the uploads: creating one can take long on a cold
+	// cache.
+	t0 := time.Now()
+	if c.keys, err = b.pipelines(j, c.flags, st); err != nil {
+		return err
+	}
+	st.Pipelines = time.Since(t0)
 	t0 = time.Now()
 	for i, host := range [][]byte{dataHost, updHost, idxHost} {
 		if err := io[i].transfer(ctx, host, true); err != nil {
@@ -312,22 +313,23 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 }
 
 // callKeys are the kernel variants of one call: resolve (nil without
-// one), scatter (or gather) and the reduction's (reduce, sort).
+// one), scatter (or gather) and the reduction's (reduce, sort), with their
+// pipelines for the call's flags.
 type callKeys struct {
 	resolve *shaders.Key
 	scatter shaders.Key
 	pipes   map[shaders.Key]*vk.Pipeline
 }
 
-// pipelines creates (or finds) the pipelines j runs.
-func (b *Backend) pipelines(j *job, st *Stats) (callKeys, error) {
+// pipelines creates (or finds) the pipelines j runs with the given flags.
+func (b *Backend) pipelines(j *job, flags uint32, st *Stats) (callKeys, error) {
 	var ck callKeys
 	ck.pipes = map[shaders.Key]*vk.Pipeline{}
 	need := func(k shaders.Key) error {
 		if _, ok := ck.pipes[k]; ok {
 			return nil
 		}
-		pipe, err := b.pipeline(k)
+		pipe, err := b.pipeline(k, flags)
 		if err != nil {
 			return err
 		}
@@ -391,6 +393,7 @@ type call struct {
 	paramHost []byte
 	errAt     uint64
 	pc        push
+	flags     uint32 // FLAG_*: the kernels' specialization (pipelines)
 	label     string // prefix of the call's timestamp labels in a batch
 }
 
@@ -398,8 +401,8 @@ type call struct {
 // words, the reduction's) into r and builds the parameter buffer. io holds
 // the output (with data in it, or to receive copyFrom), the updates and
 // the indices.
-func (b *Backend) newCall(p *ops.Plan, j *job, keys callKeys, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
-	c := &call{p: p, j: j, keys: keys, copyFrom: copyFrom, tensors: io[:]}
+func (b *Backend) newCall(p *ops.Plan, j *job, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
+	c := &call{p: p, j: j, copyFrom: copyFrom, tensors: io[:]}
 	sizes := []uint64{4 * j.resolve, 4 * j.owners}
 	red := j.red
 	if red != nil {
@@ -418,9 +421,9 @@ func (b *Backend) newCall(p *ops.Plan, j *job, keys callKeys, io [3]*devTensor, 
 	for _, t := range c.tensors {
 		oneChunk = oneChunk && len(t.bufs) <= 1
 	}
-	flags := j.flags
+	c.flags = j.flags
 	if oneChunk {
-		flags |= flagOneChunk
+		c.flags |= flagOneChunk
 	}
 	words := append([]uint64(nil), j.params...)
 	if red != nil {
@@ -453,7 +456,7 @@ func (b *Backend) newCall(p *ops.Plan, j *job, keys callKeys, io [3]*devTensor, 
 	c.pc = push{
 		params: c.params.addrs[0],
 		outT:   tableAt[tOut], updT: tableAt[tUpd], idxT: tableAt[tIdx], normT: tableAt[tNorm], ownerT: tableAt[tOwner],
-		errAt: uint32(c.errAt), shift: uint32(b.shift), errShift: j.errShift, flags: flags, run: b.run,
+		errAt: uint32(c.errAt), shift: uint32(b.shift), errShift: j.errShift, run: b.run,
 	}
 	if j.posBits == 32 {
 		c.pc.hot = j.hot()

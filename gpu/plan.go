@@ -43,7 +43,8 @@ const (
 // push constants (Push.hot in shaders/src/common.glsl).
 const hotWords = 16
 
-// Push-constant flags, as FLAG_* in shaders/src/common.glsl.
+// Flags of a call, as FLAG_* in shaders/src/common.glsl: the kernels'
+// specialization constant shaders.FlagsConstant.
 const (
 	flagNegative = 1 << 0
 	flagOwner    = 1 << 1

@@ -400,10 +400,6 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 		if err != nil {
 			return callError(k, len(calls), err)
 		}
-		keys, err := b.pipelines(j, st)
-		if err != nil {
-			return callError(k, len(calls), err)
-		}
 		io := [3]*devTensor{c.Out.dev, c.Updates.dev, {}}
 		if c.Indices != nil {
 			io[2] = c.Indices.dev
@@ -412,8 +408,11 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 		if c.Data != c.Out {
 			from = c.Data.dev
 		}
-		call, err := b.newCall(bc.p, j, keys, io, from, r)
+		call, err := b.newCall(bc.p, j, io, from, r)
 		if err != nil {
+			return callError(k, len(calls), err)
+		}
+		if call.keys, err = b.pipelines(j, call.flags, st); err != nil {
 			return callError(k, len(calls), err)
 		}
 		if c.Indices != nil {

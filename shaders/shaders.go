@@ -205,6 +205,20 @@ type Variant struct {
 	SpecConstants []uint32
 }
 
+// FlagsConstant is the ID of the specialization constant that holds a
+// call's flags (FLAG_* in src/common.glsl): every kernel reads them as a
+// constant, so a pipeline serves one set of flags.
+const FlagsConstant = 2
+
+// Specialize returns the specialization constants of a pipeline of v for
+// a call with the given flags: v's own, then the flags at FlagsConstant.
+func (v Variant) Specialize(flags uint32) []uint32 {
+	spec := make([]uint32, FlagsConstant+1)
+	copy(spec, v.SpecConstants)
+	spec[FlagsConstant] = flags
+	return spec
+}
+
 // ErrNoVariant is wrapped by Lookup's error for a key with no kernel.
 var ErrNoVariant = errors.New("shaders: no such variant")
 

@@ -56,7 +56,14 @@
 #define RED_MAX 5
 #define RED_MEAN 6
 
-// Push-constant flags, shared with gpu/plan.go.
+// The call's flags (FLAG_*) are specialization constant 2, not a push
+// constant: the driver folds them and drops the code of the flags a call
+// does not set. On CPU devices a branch is not skipped when no invocation
+// takes it: both sides run under a mask, so code behind an unset flag
+// would cost as much as the work itself.
+layout(constant_id = 2) const uint FLAGS = 0u;
+
+// Flags, shared with gpu/plan.go.
 #define FLAG_NEGATIVE 1u // indices may count from the end: [-s, s-1]
 #define FLAG_OWNER 2u    // updates may collide: the last one wins
 #define FLAG_MAPS 4u     // ELEMENT: the outer and inner maps are lists
@@ -114,8 +121,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Word4 {
 	uvec4 v;
 };
 
-// The push constants of every kernel (128 bytes, the minimum every device
-// offers; gpu/execute.go packs them).
+// The push constants of every kernel (124 bytes, within the 128 every
+// device offers; gpu/execute.go packs them).
 layout(push_constant, std430) uniform Push {
 	uint64_t params; // address of the parameter buffer
 	uint64_t base;   // first position of this dispatch
@@ -130,7 +137,6 @@ layout(push_constant, std430) uniform Push {
 	uint errAt;
 	uint shift;    // log2 of the chunk size in bytes
 	uint errShift; // the error word holds (first bad position) >> errShift
-	uint flags;
 	uint run;    // consecutive positions per invocation
 	uint hot[16]; // the parameter array's first 16 words (POS_BITS 32)
 } pc;
@@ -187,8 +193,8 @@ uint tableAt(uint t) {
 uint64_t firstChunk[NUM_TENSORS];
 
 void loadChunks() {
-	if ((pc.flags & FLAG_ONE_CHUNK) != 0u) {
-		uint n = (pc.flags & FLAG_XTABLES) != 0u ? uint(NUM_TENSORS) : 5u;
+	if ((FLAGS & FLAG_ONE_CHUNK) != 0u) {
+		uint n = (FLAGS & FLAG_XTABLES) != 0u ? uint(NUM_TENSORS) : 5u;
 		for (uint t = 0u; t < n; t++) {
 			firstChunk[t] = U64s(pc.params + uint64_t(tableAt(t))).v[0];
 		}
@@ -197,7 +203,7 @@ void loadChunks() {
 
 // addressOf returns the device address of byte offset o of tensor t.
 uint64_t addressOf(uint t, uint64_t o) {
-	if ((pc.flags & FLAG_ONE_CHUNK) != 0u) {
+	if ((FLAGS & FLAG_ONE_CHUNK) != 0u) {
 		return firstChunk[t] + o;
 	}
 	uint64_t mask = (uint64_t(1) << pc.shift) - uint64_t(1);
@@ -294,7 +300,7 @@ void split(pos_t u, out pos_t o, out pos_t j, out pos_t k) {
 // normalised index value v.
 pos_t target(pos_t o, pos_t k, uint v) {
 	pos_t t = pos_t(v) * pos_t(param(P_VSTRIDE));
-	if ((pc.flags & FLAG_MAPS) != 0u) {
+	if ((FLAGS & FLAG_MAPS) != 0u) {
 		uint n = uint(param(P_NOUTER)), at = uint(param(P_MAPS_AT));
 		return t + affine(o, n, at) + affine(k, uint(param(P_NINNER)), at + 3u * n);
 	}

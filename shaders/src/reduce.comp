@@ -40,7 +40,7 @@
 #define PHASE_FOLD 3u
 
 bool useInit() {
-	return (pc.flags & FLAG_USE_INIT) != 0u;
+	return (FLAGS & FLAG_USE_INIT) != 0u;
 }
 
 uint countAt(pos_t s) {

@@ -19,8 +19,8 @@
 //
 // Indices are read as 32-bit words, so devices need no 8- or 16-bit storage.
 // A bad index never faults or clamps: the invocation lowers the error word
-// to (its position >> errShift) and writes nothing else; the host then finds
-// the exact first bad position and reports it.
+// to (its first bad position >> errShift) and claims or counts nothing for
+// it; the host then finds the exact first bad position and reports it.
 
 #include "common.glsl"
 
@@ -62,63 +62,72 @@ int64_t readIndex(uint64_t pos, out bool exact) {
 #endif
 }
 
-// check normalises index v into a dimension of size s, or reports position
-// pos as bad and returns false.
-bool check(inout int64_t v, bool exact, int64_t s, uint64_t pos) {
-	int64_t lo = (pc.flags & FLAG_NEGATIVE) != 0u ? -s : 0l;
-	if (!exact || v < lo || v >= s) {
-		atomicMin(Word(errorAddress()).w, uint(pos >> pc.errShift));
-		return false;
-	}
-	if (v < 0l) {
-		v += s;
-	}
-	return true;
+// normalise maps index v into a dimension of size s, counting from the
+// end when it is negative, and reports whether it was in range. It does not
+// branch: on CPU devices a divergent branch per index (and an atomic inside
+// one) costs several times the index's load.
+bool normalise(inout int64_t v, bool exact, int64_t s) {
+	int64_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? -s : 0l;
+	bool ok = exact && v >= lo && v < s;
+	v += v < 0l ? s : 0l;
+	return ok;
 }
 
 // resolveOne resolves position p: a tuple (BLOCK) or an index (ELEMENT).
-void resolveOne(pos_t p) {
+// It returns the position of the first bad index element it met, or
+// noBad. The normalised value of a bad index is garbage: no pass reads it
+// once the error word is set.
+const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
+
+uint64_t resolveOne(pos_t p) {
 #if KIND == KIND_BLOCK
 	// The tuple's components sit at p*k ... p*k+k-1.
 	uint k = uint(param(P_TUPLE));
 	uint at = uint(param(P_TUPLE_AT));
 	uint64_t row = 0ul;
+	uint64_t bad = noBad;
 	for (uint c = 0u; c < k; c++) {
 		uint64_t pos = uint64_t(p) * uint64_t(k) + uint64_t(c);
 		bool exact;
 		int64_t v = readIndex(pos, exact);
 		int64_t s = int64_t(param(at + c));
-		if (!check(v, exact, s, pos)) {
-			return;
+		if (!normalise(v, exact, s)) {
+			bad = min(bad, pos);
 		}
 		row = row * uint64_t(s) + uint64_t(v);
 	}
 	Word(addressOf(T_NORM, u32Offset(p))).w = uint(row);
-	if ((pc.flags & FLAG_OWNER) != 0u) {
+	if (bad != noBad) {
+		return bad;
+	}
+	if ((FLAGS & FLAG_OWNER) != 0u) {
 		atomicMax(Word(addressOf(T_OWNER, row * 4ul)).w, uint(p) + 1u);
-	} else if ((pc.flags & FLAG_COUNT) != 0u) {
+	} else if ((FLAGS & FLAG_COUNT) != 0u) {
 		atomicAdd(Word(addressOf(T_OWNER, row * 4ul)).w, 1u);
 	}
+	return noBad;
 #elif KIND == KIND_ELEMENT
 	bool exact;
 	int64_t v = readIndex(uint64_t(p), exact);
-	if (!check(v, exact, int64_t(param(P_ROWS)), uint64_t(p))) {
-		return;
-	}
-	if ((pc.flags & (FLAG_OWNER | FLAG_COUNT | FLAG_TARGET)) == 0u) {
+	bool ok = normalise(v, exact, int64_t(param(P_ROWS)));
+	if ((FLAGS & (FLAG_OWNER | FLAG_COUNT | FLAG_TARGET)) == 0u) {
 		Word(addressOf(T_NORM, u32Offset(p))).w = uint(v);
-		return;
+		return ok ? noBad : uint64_t(p);
+	}
+	if (!ok) {
+		return uint64_t(p);
 	}
 	pos_t o, j, k;
 	split(p, o, j, k);
 	pos_t t = target(o, k, uint(v));
 	// The in-order fold sorts updates by target (which then fits 32 bits).
-	Word(addressOf(T_NORM, u32Offset(p))).w = (pc.flags & FLAG_TARGET) != 0u ? uint(t) : uint(v);
-	if ((pc.flags & FLAG_OWNER) != 0u) {
+	Word(addressOf(T_NORM, u32Offset(p))).w = (FLAGS & FLAG_TARGET) != 0u ? uint(t) : uint(v);
+	if ((FLAGS & FLAG_OWNER) != 0u) {
 		atomicMax(Word(addressOf(T_OWNER, u32Offset(t))).w, uint(j) + 1u);
-	} else if ((pc.flags & FLAG_COUNT) != 0u) {
+	} else if ((FLAGS & FLAG_COUNT) != 0u) {
 		atomicAdd(Word(addressOf(T_OWNER, u32Offset(t))).w, 1u);
 	}
+	return noBad;
 #else
 #error resolve.comp: unknown KIND
 #endif
@@ -131,7 +140,12 @@ void main() {
 		return;
 	}
 	loadChunks();
+	// One atomic per run at most: the run's first bad position.
+	uint64_t bad = noBad;
 	for (; uint64_t(p) < end; p++) {
-		resolveOne(p);
+		bad = min(bad, resolveOne(p));
+	}
+	if (bad != noBad) {
+		atomicMin(Word(errorAddress()).w, uint(bad >> pc.errShift));
 	}
 }

@@ -249,14 +249,14 @@ void scatterOne(pos_t u) {
 	split(u, o, j, k);
 #if KIND == KIND_BLOCK
 	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
-	if ((pc.flags & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
+	if ((FLAGS & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
 		return;
 	}
 	apply(u, target(o, k, v));
 #elif KIND == KIND_ELEMENT
 	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
 	pos_t t = target(o, k, v);
-	if ((pc.flags & FLAG_OWNER) != 0u && owner(t) != uint(j) + 1u) {
+	if ((FLAGS & FLAG_OWNER) != 0u && owner(t) != uint(j) + 1u) {
 		return;
 	}
 	apply(u, t);
@@ -269,7 +269,7 @@ void scatterOne(pos_t u) {
 
 void main() {
 #if defined(DTYPE) && ELEM_BYTES <= 4 && DTYPE != DT_BOOL
-	if ((pc.flags & FLAG_PRIVATE) != 0u) {
+	if ((FLAGS & FLAG_PRIVATE) != 0u) {
 		// Uniform: every invocation reads the same words.
 		if (errorSet()) {
 			return;
@@ -296,7 +296,7 @@ void main() {
 	sliceRun(u, end);
 #else
 #if KIND == KIND_ELEMENT && !defined(DTYPE)
-	if ((pc.flags & FLAG_WALK) != 0u) {
+	if ((FLAGS & FLAG_WALK) != 0u) {
 		for (; uint64_t(u) < end; u++) {
 			walkColumn(u);
 		}
