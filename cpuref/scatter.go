@@ -3,6 +3,7 @@ package cpuref
 import (
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
+	"unsafe"
 )
 
 // The scatters are generic over E, the element's storage: a type of the
@@ -317,7 +318,9 @@ func axisMoves[E any](x *exec, out, upd []E, idx, keep []int, distinct bool) err
 // covers whole merge, with the next one if its step is 1, into contiguous
 // runs; the dimension before them is walked with its stride, and the ones
 // before that are rows. When the slice covers all of data, the copy of data
-// is skipped.
+// is skipped; otherwise, where the slice has enough coordinates along the
+// first dimension, the copy is interleaved with the moves (see
+// sliceMoves), so that the rows the slice writes are still in the caches.
 func (x *exec) slice() error {
 	p := x.p
 	run, d := 1, len(p.Shape)-1
@@ -331,33 +334,62 @@ func (x *exec) slice() error {
 		base = p.SliceStart[d] * p.Strides[d]
 		d--
 	}
-	if p.NumUpdates() < x.out.Len() {
-		if err := x.copyData(); err != nil {
-			return err
+	s := sliceJob{d: d, run: run, base: base}
+	if p.NumUpdates() < x.out.Len() && !x.inPlace {
+		// Interleave when every task can take a range of first-dimension
+		// coordinates (d < 0: the slice is one contiguous block, copied
+		// around as a whole).
+		s.tasks = x.want(p.NumUpdates())
+		s.fused = d >= 0 && p.SliceCount[0] >= s.tasks && p.DType != tensor.String
+		if !s.fused {
+			if err := x.copyData(); err != nil {
+				return err
+			}
 		}
+	} else if err := x.ctx.Err(); err != nil {
+		return err
 	}
-	out, upd := x.out, x.p.Updates
+	out, upd, dat := x.out, x.p.Updates, x.p.Data
 	if x.p.DType == tensor.String {
-		return sliceMoves(x, out.Strings, upd.Strings, d, run, base)
+		return sliceMoves(x, out.Strings, upd.Strings, dat.Strings, s)
 	}
 	switch x.p.DType.Size() {
 	case 1:
-		return sliceMoves(x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data), d, run, base)
+		return sliceMoves(x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data), viewAs[uint8](dat.Data), s)
 	case 2:
-		return sliceMoves(x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data), d, run, base)
+		return sliceMoves(x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data), viewAs[uint16](dat.Data), s)
 	case 4:
-		return sliceMoves(x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data), d, run, base)
+		return sliceMoves(x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data), viewAs[uint32](dat.Data), s)
 	case 8:
-		return sliceMoves(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), d, run, base)
+		return sliceMoves(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), viewAs[uint64](dat.Data), s)
 	}
-	return sliceMoves(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), d, run, base)
+	return sliceMoves(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), viewAs[[2]uint64](dat.Data), s)
+}
+
+// sliceJob is the shape of a slice's moves (see slice).
+type sliceJob struct {
+	d, run, base int
+	// fused: the copy of data is interleaved with the moves, over tasks
+	// ranges of first-dimension slice coordinates.
+	fused bool
+	tasks int
 }
 
 // sliceMoves writes the slice: dimensions 0..d-1 are rows, dimension d
 // (none when d < 0) is walked with its stride, and each of its coordinates
 // takes a contiguous run of updates starting at base.
-func sliceMoves[E any](x *exec, out, upd []E, d, run, base int) error {
+//
+// Fused, each task takes a range of slice coordinates c0 along dimension
+// 0 and, for each, copies from data the rows of dimension 0 that c0 owns
+// (its own, up to the next coordinate's; the first and the last also own
+// the rows before and after the slice) and then writes c0's updates into
+// them while they are in the caches. Every row is copied exactly once,
+// and each is copied before the updates land on it: the traffic is that
+// of one pass over data, updates and out, not a copy and then a second,
+// scattered pass over the rows.
+func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 	p := x.p
+	d, run, base := s.d, s.run, s.base
 	count, stride := 1, 0
 	if d >= 0 {
 		count = p.SliceCount[d]
@@ -371,10 +403,9 @@ func sliceMoves[E any](x *exec, out, upd []E, d, run, base int) error {
 	for _, c := range rowShape {
 		rows *= c
 	}
-	// The slice selects distinct elements, so tasks may split any dimension.
-	g := planGrid(rows, count, run, true, x.want(len(upd)), x.g.run)
-	if !forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
-		oLo, oHi, mLo, mHi, kLo, kHi := g.task(t)
+	// move writes the updates of rows [oLo, oHi), coordinates [mLo, mHi)
+	// of dimension d and elements [kLo, kHi) of each run.
+	move := func(oLo, oHi, mLo, mHi, kLo, kHi int) {
 		n := kHi - kLo
 		coord := make([]int, len(rowShape))
 		tensor.Unravel(oLo, rowShape, coord)
@@ -385,9 +416,7 @@ func sliceMoves[E any](x *exec, out, upd []E, d, run, base int) error {
 			}
 			src := row * count * run
 			if run == 1 {
-				for c := mLo; c < mHi; c++ {
-					out[off+c*stride] = upd[src+c]
-				}
+				storeStrided(out, off+mLo*stride, stride, upd[src+mLo:src+mHi])
 			} else {
 				for c := mLo; c < mHi; c++ {
 					dst, s := off+c*stride+kLo, src+c*run+kLo
@@ -401,8 +430,68 @@ func sliceMoves[E any](x *exec, out, upd []E, d, run, base int) error {
 				coord[i] = 0
 			}
 		}
-	}) {
+	}
+	var ok bool
+	if s.fused {
+		n0, s0, t0, dim0, row0 := p.SliceCount[0], p.SliceStart[0], p.SliceStep[0], p.Shape[0], p.Strides[0]
+		perC0 := rows / n0 // rows of dimensions 0..d-1 per coordinate c0 (d >= 1)
+		ok = forEach(x.scatterDone(), x.w, s.tasks, func(t int) {
+			lo, hi := part(t, n0, s.tasks)
+			for c0 := lo; c0 < hi; c0++ {
+				// The rows of dimension 0 that c0 owns: [a, b).
+				var a, b int
+				if t0 > 0 {
+					a, b = s0+c0*t0, s0+(c0+1)*t0
+					if c0 == 0 {
+						a = 0
+					}
+					if c0 == n0-1 {
+						b = dim0
+					}
+				} else {
+					a, b = s0+(c0+1)*t0+1, s0+c0*t0+1
+					if c0 == n0-1 {
+						a = 0
+					}
+					if c0 == 0 {
+						b = dim0
+					}
+				}
+				copy(out[a*row0:b*row0], dat[a*row0:b*row0])
+				if s.d == 0 {
+					move(0, 1, c0, c0+1, 0, run)
+				} else {
+					move(c0*perC0, (c0+1)*perC0, 0, count, 0, run)
+				}
+			}
+		})
+	} else {
+		// The slice selects distinct elements, so tasks may split any
+		// dimension.
+		g := planGrid(rows, count, run, true, x.want(len(upd)), x.g.run)
+		ok = forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
+			move(g.task(t))
+		})
+	}
+	if !ok {
 		return x.cancelled()
 	}
 	return nil
+}
+
+// storeStrided sets out[first + i*stride] = u[i] for every i. It checks
+// the first and last positions once and then writes without a bounds check
+// per element: the strided loop of a SliceScatter with a step on the last
+// axis is otherwise bound by the checks.
+func storeStrided[E any](out []E, first, stride int, u []E) {
+	if len(u) == 0 {
+		return
+	}
+	last := first + (len(u)-1)*stride
+	_, _ = out[first], out[last] // every position lies between these two
+	base := unsafe.Pointer(unsafe.SliceData(out))
+	size := int(unsafe.Sizeof(u[0]))
+	for i, v := range u {
+		*(*E)(unsafe.Add(base, (first+i*stride)*size)) = v
+	}
 }
