@@ -92,6 +92,13 @@ func TestDifferential(t *testing.T) {
 			opstest.RunDifferential(t, openTest(t, cfg.opts), cpuref.New(), seed+int64(i), 4000)
 		})
 	}
+	// Every Element plan walks its columns: reductions folded in index
+	// order give the CPU reference's bits, float ones included.
+	t.Run("walk", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.walkMin = 1
+		opstest.RunDifferential(t, b, cpuref.New(), seed+int64(len(configs)), 4000)
+	})
 }
 
 // differentialNone runs n seeded random requests with reduction none
@@ -252,15 +259,17 @@ func TestDifferentialNone(t *testing.T) {
 }
 
 // TestPlanWalk checks which Element plans walk their columns: those with
-// reduction none, colliding updates and at least walkMin columns.
+// at least walkMin columns, with reduction none when updates can collide,
+// and with every reduction unless 8-byte elements meet a device without
+// 64-bit atomics.
 func TestPlanWalk(t *testing.T) {
 	b := openTest(t, Options{})
-	plan := func(op, red string, data, idx []int, axis int) *job {
+	plan := func(dt tensor.DType, red string, data, idx []int, axis int) *job {
 		t.Helper()
-		d, _ := tensor.New(tensor.Float32, data)
+		d, _ := tensor.New(dt, data)
 		i, _ := tensor.New(tensor.Int64, idx)
-		u, _ := tensor.New(tensor.Float32, idx)
-		p, err := ops.Prepare(ops.Request{Op: op, Data: d, Indices: i, Updates: u, Axis: tensor.Scalar(int64(axis)), Reduction: red})
+		u, _ := tensor.New(dt, idx)
+		p, err := ops.Prepare(ops.Request{Op: "ScatterElements-18", Data: d, Indices: i, Updates: u, Axis: tensor.Scalar(int64(axis)), Reduction: red})
 		require.NoError(t, err)
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -268,26 +277,42 @@ func TestPlanWalk(t *testing.T) {
 		require.NoError(t, err)
 		return j
 	}
+	f32 := tensor.Float32
 	b.walkMin = 64
-	j := plan("ScatterElements-18", "", []int{16, 64}, []int{8, 64}, 0)
+	j := plan(f32, "", []int{16, 64}, []int{8, 64}, 0)
 	assert.True(t, j.walk, "64 columns of 8 updates")
 	assert.Zero(t, j.owners, "a walk needs no owner words")
 	assert.Equal(t, uint64(64), j.scatterInvocations())
 	assert.Zero(t, j.flags&flagOwner)
 	assert.NotZero(t, j.flags&flagWalk)
 
-	j = plan("ScatterElements-18", "", []int{16, 64}, []int{8, 63}, 0)
+	j = plan(f32, "", []int{16, 64}, []int{8, 63}, 0)
 	assert.False(t, j.walk, "63 columns: fewer than walkMin")
 	assert.Equal(t, uint64(16*64), j.owners)
 
-	j = plan("ScatterElements-18", "", []int{16, 64}, []int{1, 64}, 0)
+	j = plan(f32, "", []int{16, 64}, []int{1, 64}, 0)
 	assert.False(t, j.walk, "one update per column never collides")
 
-	j = plan("ScatterElements-18", "add", []int{16, 64}, []int{8, 64}, 0)
-	assert.False(t, j.walk, "reductions use their own passes")
-
-	j = plan("ScatterElements-18", "", []int{64, 16}, []int{64, 8}, 1)
+	j = plan(f32, "", []int{64, 16}, []int{64, 8}, 1)
 	assert.True(t, j.walk, "axis 1: columns are the rows")
+
+	for _, red := range []string{"add", "mul", "max", "min"} {
+		j = plan(f32, red, []int{16, 64}, []int{8, 64}, 0)
+		require.NotNil(t, j.red)
+		assert.True(t, j.walk && j.red.walk, red)
+		assert.Equal(t, "walk", j.red.describe(), red)
+		assert.False(t, j.red.ordered || j.red.private, red)
+		assert.NotZero(t, j.flags&flagWalk, red)
+		assert.Equal(t, uint64(64), j.scatterInvocations(), red)
+	}
+	j = plan(f32, "add", []int{16, 64}, []int{8, 63}, 0)
+	assert.False(t, j.walk, "63 columns")
+	assert.Equal(t, "ordered", j.red.describe(), "a small float sum folds in order")
+
+	b.noInt64Atomics = true
+	j = plan(tensor.Int64, "add", []int{16, 64}, []int{8, 64}, 0)
+	assert.False(t, j.walk, "8-byte kernels declare 64-bit atomics")
+	assert.Equal(t, "ordered", j.red.describe())
 }
 
 // TestIndexErrorsMatchReference checks, for every kind and index dtype,

@@ -108,7 +108,7 @@
 // division is not correctly rounded). Sub folds the negated update, which
 // IEEE 754 defines to be the same. The kernels are variants of
 // shaders/src/scatter.comp and reduce.comp per dtype, the reduction a
-// specialization constant. A plan runs on one of two paths:
+// specialization constant. A plan runs on one of three paths:
 //
 // Atomics. resolve counts the updates per target where the plan needs the
 // counts (mean; use_init_val false); a prepare pass (reduce.comp) starts
@@ -157,6 +157,19 @@
 // elements take it on devices without Int64BufferAtomics. It takes at most
 // 2^31 updates and slots; larger plans that need it fail with an error
 // wrapping ops.ErrUnsupported.
+//
+// Column walk. Element plans with many columns (o, k) (at least 1024 on
+// CPU devices, 65536 on GPUs; the same rule as for reduction none) take
+// neither: their scatter runs one invocation per column, which folds the
+// column's updates into their targets in index order with plain loads and
+// stores (targets of different columns never meet; 1- and 2-byte elements
+// still write their bits of a shared word atomically, and integer means
+// sum in the 64-bit accumulators as on the atomics). The prepare and
+// finish passes are the atomic path's. Every result, float sum, sub, prod
+// and mean included, is the CPU reference's bit for bit, in every mode
+// (Stats.Reduction "walk"). 8-byte plans on devices without
+// Int64BufferAtomics fold in order instead: the kernel is a variant of the
+// atomic scatter, whose 8-byte code declares 64-bit atomics.
 //
 // # Rounding of float reductions on the atomics
 //

@@ -34,8 +34,9 @@ type Stats struct {
 	// Variants names the kernels used.
 	Variants []string
 	// Reduction says how a reduction ran: "ordered" (the in-order fold),
-	// "native" or "cas" (atomics; "+private" when workgroups accumulated
-	// in their own memory first); empty for reduction none.
+	// "walk" (column by column in index order), "native" or "cas"
+	// (atomics; "+private" when workgroups accumulated in their own memory
+	// first); empty for reduction none.
 	Reduction string
 }
 
@@ -171,15 +172,24 @@ func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
 	return j, nil
 }
 
+// walks reports whether Element plan j has enough columns (o, k) to keep
+// the device busy with one scatter invocation per column: at least
+// b.walkMin. Such a plan's scatter walks each column's J updates in index
+// order (updates of different columns never meet), which needs neither
+// the owner words of reduction none, nor atomics for a reduction, nor the
+// sort of the in-order fold. Plans with few columns (a long 1-D index
+// tensor) spread the work over every update instead.
+func (b *Backend) walks(j *job) bool {
+	return j.kind == shaders.Element && j.updates > 0 && j.columns() >= b.walkMin
+}
+
 // planWalk makes an Element plan with reduction none and colliding updates
-// walk its columns when it has enough of them to keep the device busy: each
-// scatter invocation then applies one column's updates in index order, so
-// the last one wins without the owner words, their clearing, and the
-// atomicMax per index in resolve, whose random accesses dominate the plan
-// on every device. Plans with few columns (a long 1-D index tensor) keep
-// the owner words, which spread the work over every update.
+// walk its columns where walks allows: the last update wins without the
+// owner words, their clearing, and the atomicMax per index in resolve,
+// whose random accesses dominate the plan on every device. (planReduction
+// decides for reductions.)
 func (b *Backend) planWalk(j *job) {
-	if j.kind != shaders.Element || j.red != nil || j.flags&flagOwner == 0 || j.columns() < b.walkMin {
+	if j.red != nil || j.flags&flagOwner == 0 || !b.walks(j) {
 		return
 	}
 	j.walk = true

@@ -73,11 +73,8 @@ func (rc *recorder) record(c *call) error {
 	switch {
 	case j.updates == 0:
 		return nil
-	case j.walk:
-		// A column is a run of J updates already: one per invocation.
-		return rc.dispatchRun(c.keys.pipes[c.keys.scatter], j.scatterInvocations(), 1, nil, "scatter")
 	case j.red == nil:
-		return rc.dispatch(c.keys.pipes[c.keys.scatter], j.scatterInvocations(), nil, "scatter")
+		return rc.scatter(c.keys.pipes[c.keys.scatter], j)
 	case j.red.ordered:
 		return rc.ordered(j, c.keys.pipes)
 	default:
@@ -111,7 +108,18 @@ func (rc *recorder) dispatchRun(pipe *vk.Pipeline, n uint64, run uint32, args []
 	return rc.stamp(label)
 }
 
-// atomic records an atomic reduction: prepare, scatter, finish.
+// scatter records the scatter (or gather) pass of reduction none or of an
+// atomic or walked reduction, its workgroup-memory form aside.
+func (rc *recorder) scatter(pipe *vk.Pipeline, j *job) error {
+	if j.walk {
+		// A column is a run of J updates already: one per invocation.
+		return rc.dispatchRun(pipe, j.scatterInvocations(), 1, nil, "scatter")
+	}
+	return rc.dispatch(pipe, j.scatterInvocations(), nil, "scatter")
+}
+
+// atomic records an atomic (or walked) reduction: prepare, scatter,
+// finish.
 func (rc *recorder) atomic(j *job, pipes map[shaders.Key]*vk.Pipeline, scatterKey shaders.Key) error {
 	r := j.red
 	reduce := pipes[r.reduceKey(j)]
@@ -132,7 +140,7 @@ func (rc *recorder) atomic(j *job, pipes map[shaders.Key]*vk.Pipeline, scatterKe
 		if err := rc.stamp("scatter"); err != nil {
 			return err
 		}
-	} else if err := rc.dispatch(pipes[scatterKey], j.updates, nil, "scatter"); err != nil {
+	} else if err := rc.scatter(pipes[scatterKey], j); err != nil {
 		return err
 	}
 	if r.finish {

@@ -62,6 +62,9 @@ type reduction struct {
 	useInit bool
 
 	ordered bool
+	// walk: an Element plan whose scatter walks its columns, folding
+	// each column's updates in index order (Backend.walks).
+	walk    bool
 	atomics shaders.Atomics
 	private bool
 	groups  uint32 // private: workgroups of the scatter pass
@@ -102,10 +105,18 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 		return nil // resolve alone checks the indices
 	}
 	elem := uint64(p.DType.Size())
+	no64 := elem == 8 && (!caps.Int64BufferAtomics || b.noInt64Atomics)
 	switch {
+	case b.walks(j) && !no64:
+		// Folds in index order with no atomics, so deterministic modes
+		// need nothing more; but the kernel is a variant of the atomic
+		// scatter, whose 8-byte code declares 64-bit atomics.
+		r.walk = true
+		j.walk = true
+		j.flags |= flagWalk
 	case floatOrderSensitive(p.DType, p.Reduction) && (b.deterministic || j.updates <= b.orderedMax):
 		r.ordered = true
-	case elem == 8 && (!caps.Int64BufferAtomics || b.noInt64Atomics):
+	case no64:
 		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in
 		// order, which needs none.
 		r.ordered = true
@@ -141,7 +152,7 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 	}
 	// Workgroup-memory accumulation when many updates share few outputs.
 	tile := groupSize * uint64(b.run)
-	if !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
+	if !r.walk && !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
 		j.outputs*elem <= shaders.PrivateWords*4 && j.updates >= privateMinRatio*j.outputs {
 		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
 		if groups <= uint64(b.maxGroups[0]) {
@@ -208,6 +219,9 @@ func (r *reduction) reduceKey(j *job) shaders.Key {
 func (r *reduction) describe() string {
 	if r.ordered {
 		return "ordered"
+	}
+	if r.walk {
+		return "walk"
 	}
 	s := r.atomics.String()
 	if r.private {

@@ -24,17 +24,37 @@ var reductionOps = []string{"ScatterNDUpdate-15", "ScatterElementsUpdate-12", "S
 
 // reductionConfigs are the device configurations the reduction tests run
 // in: native atomics and compare-and-swap loops, each with and without
-// the workgroup-memory accumulation, and deterministic mode.
+// the workgroup-memory accumulation, deterministic mode, and every Element
+// plan walking its columns (walkMin 1).
 var reductionConfigs = []struct {
 	name      string
 	opts      Options
 	noPrivate bool
+	walk      bool
 }{
-	{"native", Options{}, false},
-	{"native-global", Options{}, true},
-	{"cas", Options{ForceCAS: true}, false},
-	{"cas-global", Options{ForceCAS: true}, true},
-	{"deterministic", Options{Deterministic: true}, false},
+	{"native", Options{}, false, false},
+	{"native-global", Options{}, true, false},
+	{"cas", Options{ForceCAS: true}, false, false},
+	{"cas-global", Options{ForceCAS: true}, true, false},
+	{"deterministic", Options{Deterministic: true}, false, false},
+	{"walk", Options{}, false, true},
+}
+
+// openReduction opens a backend in a configuration of reductionConfigs.
+func openReduction(t *testing.T, opts Options, noPrivate, walk bool) *Backend {
+	b := openTest(t, opts)
+	b.noPrivate = noPrivate
+	if walk {
+		b.walkMin = 1
+	}
+	return b
+}
+
+// exactPath reports whether a reduction path must give the CPU
+// reference's bits for float sum, sub, prod and mean: the in-order fold,
+// the column walk (also in index order), and reduction none ("").
+func exactPath(path string) bool {
+	return path == "ordered" || path == "walk" || path == ""
 }
 
 // floatAt returns element i of a float tensor as float64 (exactly).
@@ -408,8 +428,7 @@ func TestReductionsUnderContention(t *testing.T) {
 	}
 	for ci, cfg := range reductionConfigs {
 		t.Run(cfg.name, func(t *testing.T) {
-			b := openTest(t, cfg.opts)
-			b.noPrivate = cfg.noPrivate
+			b := openReduction(t, cfg.opts, cfg.noPrivate, cfg.walk)
 			b.orderedMax = 0 // -short plans are small
 			rng := rand.New(rand.NewSource(seed + int64(ci)))
 			paths := map[string]int{}
@@ -426,9 +445,12 @@ func TestReductionsUnderContention(t *testing.T) {
 				path := b.LastStats().Reduction
 				paths[path]++
 				what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
-				bounded += checkReduction(t, p, got, want, path == "ordered", what)
-				if floatOrderSensitive(p.DType, p.Reduction) {
-					assert.Equal(t, cfg.opts.Deterministic, path == "ordered", what)
+				bounded += checkReduction(t, p, got, want, exactPath(path), what)
+				switch {
+				case cfg.walk && c.op == "ScatterElementsUpdate-12":
+					assert.Equal(t, "walk", path, what)
+				case floatOrderSensitive(p.DType, p.Reduction):
+					assert.Equal(t, cfg.opts.Deterministic, exactPath(path), what)
 				}
 			}
 			t.Logf("%d cases by path %v, %d elements checked against the bound", len(cases), paths, bounded)
@@ -541,8 +563,7 @@ func TestReductionTable(t *testing.T) {
 	ref := cpuref.New()
 	for _, cfg := range reductionConfigs {
 		t.Run(cfg.name, func(t *testing.T) {
-			b := openTest(t, cfg.opts)
-			b.noPrivate = cfg.noPrivate
+			b := openReduction(t, cfg.opts, cfg.noPrivate, cfg.walk)
 			if !cfg.opts.Deterministic {
 				b.orderedMax = 0
 			}
@@ -569,8 +590,7 @@ func TestReductionIndexErrors(t *testing.T) {
 	ref := cpuref.New()
 	for _, cfg := range reductionConfigs {
 		t.Run(cfg.name, func(t *testing.T) {
-			b := openTest(t, cfg.opts)
-			b.noPrivate = cfg.noPrivate
+			b := openReduction(t, cfg.opts, cfg.noPrivate, cfg.walk)
 			rng := rand.New(rand.NewSource(5))
 			for _, c := range []struct {
 				op, red string
@@ -671,13 +691,9 @@ func TestReductionDeviceShapes(t *testing.T) {
 		{"run3", testChunk, func(b *Backend) { b.run = 3 }},
 		{"grids", 0, func(b *Backend) { b.maxGroups = [3]uint32{1, 2, 65535} }},
 	} {
-		for _, det := range []bool{false, true} {
-			name := shape.name + "/atomics"
-			if det {
-				name = shape.name + "/deterministic"
-			}
-			t.Run(name, func(t *testing.T) {
-				b := openTest(t, Options{Deterministic: det, MaxAllocationBytes: shape.alloc})
+		for _, mode := range []string{"atomics", "deterministic", "walk"} {
+			t.Run(shape.name+"/"+mode, func(t *testing.T) {
+				b := openReduction(t, Options{Deterministic: mode == "deterministic", MaxAllocationBytes: shape.alloc}, false, mode == "walk")
 				shape.tweak(b)
 				b.orderedMax = 0
 				rng := rand.New(rand.NewSource(seed + int64(i)))
@@ -694,7 +710,7 @@ func TestReductionDeviceShapes(t *testing.T) {
 					}
 					got, want := runBoth(t, b, p)
 					path := b.LastStats().Reduction
-					checkReduction(t, p, got, want, path == "ordered" || path == "",
+					checkReduction(t, p, got, want, exactPath(path),
 						fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req)))
 				}
 			})

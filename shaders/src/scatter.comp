@@ -20,7 +20,9 @@
 // wins (the contract's order): resolve.comp stored j+1 of the last update
 // for every slot in the owner words, and only that update writes; or, for
 // ELEMENT plans with many columns (FLAG_WALK), each invocation walks one
-// column's updates in index order and no owner words are needed.
+// column's updates in index order and no owner words are needed. The walk
+// serves reductions too: each column folds its updates in index order,
+// as the CPU reference does, with no atomics.
 //
 // With a reduction every update is folded into its target atomically, so
 // the fold order is the device's: exact for integers, bool, min and max,
@@ -108,6 +110,22 @@ void reduceOne(pos_t u) {
 	}
 #endif
 	applyGlobal(t, x);
+}
+
+// foldOwned folds update u into output element t, which no other
+// invocation updates (FLAG_WALK: a column's targets are its own): a plain
+// read-modify-write, in the order the column is walked. (1- and 2-byte
+// elements still write their bits of the word atomically: the word's
+// other bytes belong to other columns.)
+void foldOwned(pos_t u, pos_t t) {
+	E_T x = updateAt(u);
+#if MEAN_ACC64
+	if (RED == RED_MEAN) {
+		accAdd(t, value64(x));
+		return;
+	}
+#endif
+	storeElem(t, combine(loadElem(T_OUT, t), x));
 }
 
 #if ELEM_BYTES <= 4 && DTYPE != DT_BOOL
@@ -219,12 +237,13 @@ void sliceRun(pos_t u, uint64_t end) {
 	}
 }
 #else
-#if KIND == KIND_ELEMENT && !defined(DTYPE)
+#if KIND == KIND_ELEMENT
 // walkColumn applies, in index order, the J updates of column
 // c = o*Inner + k: positions u = (o*J + j)*Inner + k for j = 0 ... J-1
 // (FLAG_WALK: positions are columns). Updates of different columns never
 // land on the same element, so each column's last update in index order
-// wins without owner words or atomics.
+// wins, or its updates fold in index order, without owner words or
+// atomics.
 void walkColumn(pos_t c) {
 	pos_t inner = pos_t(param(P_INNER));
 	pos_t o = udiv(c, param(P_INNER), param(P_MAGIC_INNER));
@@ -234,7 +253,12 @@ void walkColumn(pos_t c) {
 	pos_t vs = pos_t(param(P_VSTRIDE));
 	pos_t u = o * jn * inner + k;
 	for (pos_t j = pos_t(0); j < jn; j++) {
-		apply(u, first + pos_t(Word(addressOf(T_NORM, u32Offset(u))).w) * vs);
+		pos_t t = first + pos_t(Word(addressOf(T_NORM, u32Offset(u))).w) * vs;
+#ifdef DTYPE
+		foldOwned(u, t);
+#else
+		apply(u, t);
+#endif
 		u += inner;
 	}
 }
@@ -295,7 +319,7 @@ void main() {
 #if KIND == KIND_SLICE
 	sliceRun(u, end);
 #else
-#if KIND == KIND_ELEMENT && !defined(DTYPE)
+#if KIND == KIND_ELEMENT
 	if ((FLAGS & FLAG_WALK) != 0u) {
 		for (; uint64_t(u) < end; u++) {
 			walkColumn(u);
