@@ -1,9 +1,10 @@
 package cpuref
 
 import (
+	"unsafe"
+
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
-	"unsafe"
 )
 
 // The scatters are generic over E, the element's storage: a type of the
@@ -340,7 +341,7 @@ func (x *exec) slice() error {
 		// coordinates (d < 0: the slice is one contiguous block, copied
 		// around as a whole).
 		s.tasks = x.want(p.NumUpdates())
-		s.fused = d >= 0 && p.SliceCount[0] >= s.tasks && p.DType != tensor.String
+		s.fused = d >= 0 && p.SliceCount[0] >= s.tasks
 		if !s.fused {
 			if err := x.copyData(); err != nil {
 				return err
@@ -369,8 +370,8 @@ func (x *exec) slice() error {
 // sliceJob is the shape of a slice's moves (see slice).
 type sliceJob struct {
 	d, run, base int
-	// fused: the copy of data is interleaved with the moves, over tasks
-	// ranges of first-dimension slice coordinates.
+	// fused: the copy of data is interleaved with the moves; each of the
+	// tasks takes a range of first-dimension slice coordinates.
 	fused bool
 	tasks int
 }

@@ -59,11 +59,11 @@ type Options struct {
 // neighbouring invocations on neighbouring memory, so they run 1.
 const cpuRun = 16
 
-// The least number of columns for which an Element plan with reduction
-// none walks its columns (Backend.planWalk): on a CPU device four
-// workgroups per thread of a large machine is plenty (lavapipe runs a
-// workgroup per thread); a GPU wants its every lane busy, which takes
-// tens of thousands of invocations.
+// The least number of columns for which an Element plan walks its columns
+// (Backend.walks): on a CPU device, four workgroups is enough to keep a
+// few threads busy (lavapipe runs a workgroup per thread); a GPU wants
+// every lane busy, which takes tens of thousands of invocations. The GPU
+// figure is an estimate, not a measurement.
 const (
 	cpuWalkMin = 1 << 10
 	gpuWalkMin = 1 << 16

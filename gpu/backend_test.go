@@ -299,20 +299,20 @@ func TestPlanWalk(t *testing.T) {
 	for _, red := range []string{"add", "mul", "max", "min"} {
 		j = plan(f32, red, []int{16, 64}, []int{8, 64}, 0)
 		require.NotNil(t, j.red)
-		assert.True(t, j.walk && j.red.walk, red)
-		assert.Equal(t, "walk", j.red.describe(), red)
+		assert.True(t, j.walk, red)
+		assert.Equal(t, "walk", j.red.describe(j), red)
 		assert.False(t, j.red.ordered || j.red.private, red)
 		assert.NotZero(t, j.flags&flagWalk, red)
 		assert.Equal(t, uint64(64), j.scatterInvocations(), red)
 	}
 	j = plan(f32, "add", []int{16, 64}, []int{8, 63}, 0)
 	assert.False(t, j.walk, "63 columns")
-	assert.Equal(t, "ordered", j.red.describe(), "a small float sum folds in order")
+	assert.Equal(t, "ordered", j.red.describe(j), "a small float sum folds in order")
 
 	b.noInt64Atomics = true
 	j = plan(tensor.Int64, "add", []int{16, 64}, []int{8, 64}, 0)
 	assert.False(t, j.walk, "8-byte kernels declare 64-bit atomics")
-	assert.Equal(t, "ordered", j.red.describe())
+	assert.Equal(t, "ordered", j.red.describe(j))
 }
 
 // TestIndexErrorsMatchReference checks, for every kind and index dtype,

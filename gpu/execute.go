@@ -379,7 +379,7 @@ func (b *Backend) pipelines(j *job, flags uint32, st *Stats) (callKeys, error) {
 		}
 	}
 	if red != nil {
-		st.Reduction = red.describe()
+		st.Reduction = red.describe(j)
 	}
 	return ck, nil
 }

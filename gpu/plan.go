@@ -79,9 +79,10 @@ type dim struct {
 type job struct {
 	kind   shaders.Kind
 	gather bool // Block plans with more updates than outputs: gather.comp
-	// walk: an Element plan with reduction none whose scatter pass runs
-	// one invocation per column (o, k), walking its J updates in index
-	// order, instead of claiming owner words (see Backend.planWalk).
+	// walk: an Element plan whose scatter pass runs one invocation per
+	// column (o, k), walking its J updates in index order, instead of
+	// claiming owner words (reduction none) or folding with atomics or the
+	// sort (reductions); see Backend.walks.
 	walk      bool
 	posBits   int
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen

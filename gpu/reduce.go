@@ -61,10 +61,7 @@ type reduction struct {
 	red     shaders.Reduction
 	useInit bool
 
-	ordered bool
-	// walk: an Element plan whose scatter walks its columns, folding
-	// each column's updates in index order (Backend.walks).
-	walk    bool
+	ordered bool // the in-order fold; see also job.walk
 	atomics shaders.Atomics
 	private bool
 	groups  uint32 // private: workgroups of the scatter pass
@@ -111,7 +108,6 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 		// Folds in index order with no atomics, so deterministic modes
 		// need nothing more; but the kernel is a variant of the atomic
 		// scatter, whose 8-byte code declares 64-bit atomics.
-		r.walk = true
 		j.walk = true
 		j.flags |= flagWalk
 	case floatOrderSensitive(p.DType, p.Reduction) && (b.deterministic || j.updates <= b.orderedMax):
@@ -152,7 +148,7 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 	}
 	// Workgroup-memory accumulation when many updates share few outputs.
 	tile := groupSize * uint64(b.run)
-	if !r.walk && !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
+	if !j.walk && !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
 		j.outputs*elem <= shaders.PrivateWords*4 && j.updates >= privateMinRatio*j.outputs {
 		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
 		if groups <= uint64(b.maxGroups[0]) {
@@ -215,12 +211,12 @@ func (r *reduction) reduceKey(j *job) shaders.Key {
 	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
 }
 
-// describe names the path for Stats.Reduction.
-func (r *reduction) describe() string {
+// describe names the path of j's reduction for Stats.Reduction.
+func (r *reduction) describe(j *job) string {
 	if r.ordered {
 		return "ordered"
 	}
-	if r.walk {
+	if j.walk {
 		return "walk"
 	}
 	s := r.atomics.String()

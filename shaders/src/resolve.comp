@@ -73,12 +73,13 @@ bool normalise(inout int64_t v, bool exact, int64_t s) {
 	return ok;
 }
 
+// noBad is the bad position of a run with no bad index.
+const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
+
 // resolveOne resolves position p: a tuple (BLOCK) or an index (ELEMENT).
 // It returns the position of the first bad index element it met, or
 // noBad. The normalised value of a bad index is garbage: no pass reads it
 // once the error word is set.
-const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
-
 uint64_t resolveOne(pos_t p) {
 #if KIND == KIND_BLOCK
 	// The tuple's components sit at p*k ... p*k+k-1.
