@@ -69,6 +69,17 @@ const (
 	gpuWalkMin = 1 << 16
 )
 
+// On CPU devices Slice plans move their contiguous runs with copy
+// commands when each run holds at least copyMinRun bytes and there are at
+// most copyMaxRuns of them: shorter runs cost more per byte as copy
+// regions than as shader work, and the regions are listed on the host.
+// GPUs keep the shader, which runs at memory speed there (the copy path is
+// unmeasured on them).
+const (
+	copyMinRun  = 256
+	copyMaxRuns = 1 << 16
+)
+
 // Backend runs ops plans on a Vulkan device (ops.Backend). Execute calls are
 // serialised; a Backend may be shared by several goroutines.
 type Backend struct {
@@ -84,6 +95,11 @@ type Backend struct {
 	// walkMin is the least number of columns for which Element plans
 	// walk them (planWalk): cpuWalkMin or gpuWalkMin; tests change it.
 	walkMin uint64
+	// copyMin, when not 0, makes Slice plans whose contiguous runs hold
+	// at least copyMin bytes move them with copy commands (planCopies): on
+	// CPU devices, where a copy command is a memcpy and a shader's memory
+	// accesses run lane by lane, copyMinRun; tests change it.
+	copyMin uint64
 	// forceWide makes every job use 64-bit positions (tests).
 	forceWide bool
 	pipes     map[pipeKey]*vk.Pipeline
@@ -178,6 +194,7 @@ func Open(opts Options) (*Backend, error) {
 	if dev.Info().Type == vk.DeviceCPU {
 		b.run = cpuRun
 		b.walkMin = cpuWalkMin
+		b.copyMin = copyMinRun
 	}
 	if b.poolLimit == 0 {
 		b.poolLimit = 4 << 30

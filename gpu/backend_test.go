@@ -16,6 +16,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // testChunk is the chunk size of the chunked configurations: 4 KiB buffers,
@@ -238,6 +239,25 @@ func TestDifferentialNone(t *testing.T) {
 		b := openTest(t, Options{NoUnifiedMemory: true, MaxPoolBytes: -1})
 		differentialNone(t, b, seed+9, 1500, small)
 		assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
+	})
+	// Slice plans move every contiguous run with copy commands, in one
+	// chunk, in 4 KiB chunks and in 16-byte chunks (regions split where
+	// either tensor's chunks end).
+	t.Run("copies", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.copyMin = 1
+		differentialNone(t, b, seed+13, 3000, small)
+	})
+	t.Run("copiesChunked", func(t *testing.T) {
+		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b.copyMin = 1
+		differentialNone(t, b, seed+14, 1000, large)
+	})
+	t.Run("copies16B", func(t *testing.T) {
+		b := openTest(t, Options{})
+		b.copyMin = 1
+		b.shift = chunkShift(minChunk)
+		differentialNone(t, b, seed+15, 1000, small)
 	})
 	// Element plans walk their columns whenever updates can collide.
 	t.Run("walk", func(t *testing.T) {
@@ -480,4 +500,69 @@ func TestBuffersArePooled(t *testing.T) {
 	_, err := ops.Run(context.Background(), b, req)
 	require.NoError(t, err)
 	assert.Equal(t, live, b.Device().LiveObjects()["VkBuffer"], "a repeated call allocates no buffer")
+}
+
+// TestSliceCopies checks the copy-command path of SliceScatter: which plans
+// take it, the regions it lists, and results equal to the CPU reference's
+// with runs that start and end anywhere in the chunks of either tensor,
+// negative steps included.
+func TestSliceCopies(t *testing.T) {
+	seq := func(dt tensor.DType, shape []int) *tensor.Tensor {
+		x, _ := tensor.New(dt, shape)
+		for i := range x.Data {
+			x.Data[i] = byte(i*7 + 1)
+		}
+		return x
+	}
+	req := func(dt tensor.DType, data, upd []int, start, stop, step, axes []int64) ops.Request {
+		return ops.Request{Op: "SliceScatter-15", Data: seq(dt, data), Updates: seq(dt, upd),
+			Start: tensor.Ints(start...), Stop: tensor.Ints(stop...), Step: tensor.Ints(step...), Axes: tensor.Ints(axes...)}
+	}
+	cases := []ops.Request{
+		// Rows 1, 3, 5 of 7, columns 2..10: runs of 9 float32 at odd offsets.
+		req(tensor.Float32, []int{7, 13}, []int{3, 9}, []int64{1, 2}, []int64{7, 11}, []int64{2, 1}, []int64{0, 1}),
+		// Backwards along the rows.
+		req(tensor.Float32, []int{7, 13}, []int{3, 9}, []int64{5, 2}, []int64{0, 11}, []int64{-2, 1}, []int64{0, 1}),
+		// 3-D, bytes: runs of 5 int8 in a [4, 3, 11] tensor.
+		req(tensor.Int8, []int{4, 3, 11}, []int{2, 2, 5}, []int64{3, 0, 6}, []int64{-5, 3, 11}, []int64{-2, 2, 1}, []int64{0, 1, 2}),
+		// Whole rows: one run per slice row, merged with the next dimension.
+		req(tensor.Float64, []int{6, 5, 3}, []int{3, 5, 3}, []int64{0}, []int64{6}, []int64{2}, []int64{0}),
+	}
+	for _, shift := range []uint{chunkShift(minChunk), 6, 0} {
+		b := openTest(t, Options{})
+		b.copyMin = 1
+		if shift > 0 {
+			b.shift = shift
+		}
+		for i, r := range cases {
+			p, err := ops.Prepare(r)
+			require.NoError(t, err)
+			got, want := runBoth(t, b, p)
+			assert.Empty(t, opstest.DiffExact(got, want), "case %d, chunks of 2^%d bytes", i, b.shift)
+		}
+	}
+
+	// Which plans copy, and the regions of case 0: rows 1, 3, 5 from
+	// column 2, 36 bytes each.
+	b := openTest(t, Options{})
+	b.copyMin = 36
+	job := func(r ops.Request) *job {
+		p, err := ops.Prepare(r)
+		require.NoError(t, err)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		j, err := b.jobFor(p)
+		require.NoError(t, err)
+		return j
+	}
+	j := job(cases[0])
+	require.True(t, j.copies)
+	assert.Equal(t, []vk.CopyRegion{{SrcOffset: 0, DstOffset: 4 * 15, Size: 36}, {SrcOffset: 36, DstOffset: 4 * 41, Size: 36},
+		{SrcOffset: 72, DstOffset: 4 * 67, Size: 36}}, j.copyRegions())
+	j = job(cases[1])
+	require.True(t, j.copies)
+	assert.Equal(t, uint64(4*67), j.copyRegions()[0].DstOffset, "row 5 first when walking backwards")
+	assert.False(t, job(cases[2]).copies, "runs of 5 bytes are below copyMin")
+	assert.False(t, job(req(tensor.Float32, []int{7, 13}, []int{3, 5}, []int64{1, 2}, []int64{7, 11}, []int64{2, 2}, []int64{0, 1})).copies,
+		"a step on the last axis leaves no contiguous run")
 }

@@ -87,7 +87,12 @@
 // all dtypes share the kernels; contiguous runs (ScatterUpdate and
 // ScatterNDUpdate blocks, SliceScatter rows with step 1) move as units of
 // up to 16 bytes; a SliceScatter invocation steps along the innermost
-// dimension and maps a position to its target only where a row starts. Positions are 32-bit when every count is at most 2^31
+// dimension and maps a position to its target only where a row starts.
+// On CPU devices a SliceScatter whose innermost dimension has step 1
+// moves each contiguous run of at least 256 bytes (up to 65536 runs) as a
+// region of a copy command instead, one command per pair of chunks: there
+// a copy command is a memcpy, while a shader's memory accesses run lane
+// by lane (about 10x slower on lavapipe). GPUs keep the shader. Positions are 32-bit when every count is at most 2^31
 // and 64-bit otherwise. Dispatches larger than maxComputeWorkGroupCount
 // become 2-D or 3-D grids and several dispatches. On CPU devices (lavapipe)
 // each invocation handles a run of 16 consecutive positions.

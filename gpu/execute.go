@@ -169,7 +169,18 @@ func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
 		}
 	}
 	b.planWalk(j)
+	b.planCopies(j)
 	return j, nil
+}
+
+// planCopies makes a Slice plan move its contiguous runs with copy
+// commands where the device prefers them (Backend.copyMin) and the runs
+// are long and few enough (copyMaxRuns).
+func (b *Backend) planCopies(j *job) {
+	if b.copyMin == 0 || j.kind != shaders.Slice || j.rowRun == 0 || j.updates == 0 {
+		return
+	}
+	j.copies = j.rowRun*uint64(j.elemBytes) >= b.copyMin && j.updates/j.rowRun <= copyMaxRuns
 }
 
 // walks reports whether Element plan j has enough columns (o, k) to keep
@@ -359,6 +370,8 @@ func (b *Backend) pipelines(j *job, flags uint32, st *Stats) (callKeys, error) {
 	red := j.red
 	var keys []shaders.Key
 	switch {
+	case red == nil && j.copies:
+		// Copy commands only.
 	case red == nil:
 		keys = append(keys, ck.scatter)
 	case red.ordered:

@@ -73,6 +73,8 @@ func (rc *recorder) record(c *call) error {
 	switch {
 	case j.updates == 0:
 		return nil
+	case j.copies:
+		return rc.copyRuns(c)
 	case j.red == nil:
 		return rc.scatter(c.keys.pipes[c.keys.scatter], j)
 	case j.red.ordered:
@@ -116,6 +118,34 @@ func (rc *recorder) scatter(pipe *vk.Pipeline, j *job) error {
 		return rc.dispatchRun(pipe, j.scatterInvocations(), 1, nil, "scatter")
 	}
 	return rc.dispatch(pipe, j.scatterInvocations(), nil, "scatter")
+}
+
+// copyRuns records the copy commands of a Slice plan whose runs move as
+// copy regions (job.copies): its regions, split where either tensor's
+// chunks end, one command per pair of source and destination chunks.
+func (rc *recorder) copyRuns(c *call) error {
+	upd, out := c.tensors[tUpd], c.tensors[tOut]
+	chunk := uint64(1) << rc.b.shift
+	type pair struct{ src, dst uint64 }
+	byPair := map[pair][]vk.CopyRegion{}
+	var order []pair
+	for _, r := range c.j.copyRegions() {
+		for r.Size > 0 {
+			n := min(r.Size, chunk-r.SrcOffset%chunk, chunk-r.DstOffset%chunk)
+			k := pair{r.SrcOffset / chunk, r.DstOffset / chunk}
+			if _, ok := byPair[k]; !ok {
+				order = append(order, k)
+			}
+			byPair[k] = append(byPair[k], vk.CopyRegion{SrcOffset: r.SrcOffset % chunk, DstOffset: r.DstOffset % chunk, Size: n})
+			r.SrcOffset, r.DstOffset, r.Size = r.SrcOffset+n, r.DstOffset+n, r.Size-n
+		}
+	}
+	for _, k := range order {
+		if err := rc.seq.CopyRegions(upd.bufs[k.src], out.bufs[k.dst], byPair[k]); err != nil {
+			return wrapVK(err)
+		}
+	}
+	return rc.stamp("scatter")
 }
 
 // atomic records an atomic (or walked) reduction: prepare, scatter,

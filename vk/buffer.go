@@ -504,9 +504,9 @@ func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) 
 			return err
 		}
 		if upload {
-			d.cmdCopyBuffer(x.cmd, x.staging.handle, b.handle, 0, offset+done, n)
+			d.cmdCopyBuffer(x.cmd, x.staging.handle, b.handle, []CopyRegion{{0, offset + done, n}})
 		} else {
-			d.cmdCopyBuffer(x.cmd, b.handle, x.staging.handle, offset+done, 0, n)
+			d.cmdCopyBuffer(x.cmd, b.handle, x.staging.handle, []CopyRegion{{offset + done, 0, n}})
 		}
 		d.memoryBarrier(x.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
 			vulkan.AccessFlags(vulkan.AccessTransferWriteBit), allAccess|hostAccess)

@@ -99,11 +99,12 @@ func (d *Device) memoryBarrier(cmd vulkan.CommandBuffer, src, dst vulkan.Pipelin
 	C.gs_cmd_memory_barrier(d.fns, unsafe.Pointer(cmd), C.uint32_t(src), C.uint32_t(dst), C.uint32_t(srcAccess), C.uint32_t(dstAccess))
 }
 
-// cmdCopyBuffer records a copy of size bytes from src at srcOff to dst at
-// dstOff.
-func (d *Device) cmdCopyBuffer(cmd vulkan.CommandBuffer, src, dst vulkan.Buffer, srcOff, dstOff, size uint64) {
+// cmdCopyBuffer records one copy command of the given regions (at least
+// one) from src to dst. CopyRegion has gsBufferCopy's (VkBufferCopy's)
+// layout, so the slice goes to C as it is.
+func (d *Device) cmdCopyBuffer(cmd vulkan.CommandBuffer, src, dst vulkan.Buffer, regions []CopyRegion) {
 	C.gs_cmd_copy_buffer(d.fns, unsafe.Pointer(cmd), handle64(unsafe.Pointer(&src)), handle64(unsafe.Pointer(&dst)),
-		C.uint64_t(srcOff), C.uint64_t(dstOff), C.uint64_t(size))
+		C.uint32_t(len(regions)), (*C.gsBufferCopy)(unsafe.Pointer(unsafe.SliceData(regions))))
 }
 
 // submitOne submits cmd to queue, signalling fence.

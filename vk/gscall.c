@@ -59,9 +59,8 @@ void gs_cmd_memory_barrier(const gsDeviceFns* f, void* cmd, uint32_t srcStage, u
 }
 
 void gs_cmd_copy_buffer(const gsDeviceFns* f, void* cmd, uint64_t src, uint64_t dst,
-	uint64_t srcOffset, uint64_t dstOffset, uint64_t size) {
-	gsBufferCopy region = {srcOffset, dstOffset, size};
-	((gsCmdCopyBufferFn)f->cmdCopyBuffer)(cmd, src, dst, 1, &region);
+	uint32_t count, const gsBufferCopy* regions) {
+	((gsCmdCopyBufferFn)f->cmdCopyBuffer)(cmd, src, dst, count, regions);
 }
 
 int32_t gs_queue_submit(const gsDeviceFns* f, void* queue, void* cmd, uint64_t fence) {

@@ -211,8 +211,9 @@ int gs_load_device_fns(void* instance, void* device, gsDeviceFns* f);
 
 void gs_cmd_memory_barrier(const gsDeviceFns* f, void* cmd, uint32_t srcStage, uint32_t dstStage,
 	uint32_t srcAccess, uint32_t dstAccess);
+// gs_cmd_copy_buffer records one vkCmdCopyBuffer of count regions.
 void gs_cmd_copy_buffer(const gsDeviceFns* f, void* cmd, uint64_t src, uint64_t dst,
-	uint64_t srcOffset, uint64_t dstOffset, uint64_t size);
+	uint32_t count, const gsBufferCopy* regions);
 int32_t gs_queue_submit(const gsDeviceFns* f, void* queue, void* cmd, uint64_t fence);
 
 // gs_create_instance creates an instance named "gpuscatter" for apiVersion.

@@ -236,6 +236,55 @@ func TestFillAndCopy(t *testing.T) {
 	assert.Equal(t, wantB, download(t, b, 0, 67))
 }
 
+// TestCopyRegions copies several regions in one command, between two
+// buffers and within one, and rejects empty, out-of-range and overlapping
+// regions.
+func TestCopyRegions(t *testing.T) {
+	d := openTest(t, Options{})
+	src := make([]byte, 256)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	a := upload(t, d, src)
+	b, err := d.NewBuffer(256)
+	require.NoError(t, err)
+	s, err := d.NewSequence()
+	require.NoError(t, err)
+	require.NoError(t, s.Fill(b, 0, 0, 0))
+	require.NoError(t, s.CopyRegions(a, b, []CopyRegion{{0, 100, 10}, {50, 3, 7}, {200, 200, 56}}))
+	require.NoError(t, s.CopyRegions(b, b, []CopyRegion{{100, 20, 10}, {3, 40, 7}})) // within b, after the first
+	assert.Equal(t, 3, s.Len(), "a fill and two copy commands")
+	require.NoError(t, s.Submit(testContext(t)))
+	want := make([]byte, 256)
+	copy(want[100:110], src[0:10])
+	copy(want[3:10], src[50:57])
+	copy(want[200:256], src[200:256])
+	copy(want[20:30], src[0:10])
+	copy(want[40:47], src[50:57])
+	assert.Equal(t, want, download(t, b, 0, 256))
+
+	require.NoError(t, s.Reset())
+	for _, c := range []struct {
+		name    string
+		dst     *Buffer
+		regions []CopyRegion
+		msg     string
+	}{
+		{"none", b, nil, "0 regions"},
+		{"empty region", b, []CopyRegion{{0, 0, 4}, {8, 8, 0}}, "region 1: size is zero"},
+		{"past the source", b, []CopyRegion{{250, 0, 8}}, "region 0"},
+		{"past the destination", b, []CopyRegion{{0, 0, 4}, {0, 252, 8}}, "region 1"},
+		{"overlap within a buffer", a, []CopyRegion{{0, 64, 8}, {60, 128, 8}}, "overlap"},
+		{"overlap touching", a, []CopyRegion{{10, 20, 10}, {100, 5, 6}}, "overlap"},
+	} {
+		err := s.CopyRegions(a, c.dst, c.regions)
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.msg, c.name)
+	}
+	assert.False(t, regionsOverlap([]CopyRegion{{0, 8, 8}, {16, 24, 8}}), "adjacent regions do not overlap")
+	assert.Zero(t, s.Len(), "rejected copies record nothing")
+}
+
 func TestTimestamps(t *testing.T) {
 	d := openTest(t, Options{})
 	require.True(t, d.Capabilities().Timestamps)
