@@ -190,92 +190,67 @@ func sentinelOutput(p *ops.Plan) *tensor.Tensor {
 // configurations: default, larger tensors, 4 KiB buffers with larger
 // tensors, 16-byte chunks, 64-bit positions, runs of 1 (as on GPUs) and 3
 // positions per invocation, tiny workgroup-count limits that force 2-D and
-// 3-D grids and several dispatches per pass, and staged transfers without
-// pooling.
+// 3-D grids and several dispatches per pass, staged transfers without
+// pooling, every contiguous slice moved by copy commands (regions split
+// where either tensor's chunks end), and every Element plan walking its
+// columns.
 func TestDifferentialNone(t *testing.T) {
 	seed := testSeed(t, 99)
 	small := opstest.Config{}
 	large := opstest.Config{MaxRank: 4, MaxDim: 24, MaxElements: 6000}
-	t.Run("default", func(t *testing.T) {
-		differentialNone(t, openTest(t, Options{}), seed, 12000, small)
-	})
-	t.Run("large", func(t *testing.T) {
-		differentialNone(t, openTest(t, Options{}), seed+7, 1500, large)
-	})
-	t.Run("chunks4KiB", func(t *testing.T) {
-		differentialNone(t, openTest(t, Options{MaxAllocationBytes: testChunk}), seed+1, 1500, large)
-	})
-	t.Run("chunks16B", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.shift = chunkShift(minChunk)
-		differentialNone(t, b, seed+2, 3000, small)
-	})
-	t.Run("wide", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.forceWide = true
-		differentialNone(t, b, seed+3, 3000, small)
-	})
-	t.Run("wideChunked", func(t *testing.T) {
-		b := openTest(t, Options{MaxAllocationBytes: testChunk})
-		b.forceWide = true
-		differentialNone(t, b, seed+8, 600, large)
-	})
-	t.Run("run1", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.run = 1 // what GPUs use
-		differentialNone(t, b, seed+5, 3000, small)
-	})
-	t.Run("run3", func(t *testing.T) {
-		b := openTest(t, Options{MaxAllocationBytes: testChunk})
-		b.run = 3
-		differentialNone(t, b, seed+6, 1000, large)
-	})
-	t.Run("grids", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.maxGroups = [3]uint32{1, 2, 65535} // 1, 2 or more groups: 2-D, 3-D and split dispatches
-		differentialNone(t, b, seed+4, 1000, large)
-	})
-	t.Run("staging", func(t *testing.T) {
-		b := openTest(t, Options{NoUnifiedMemory: true, MaxPoolBytes: -1})
-		differentialNone(t, b, seed+9, 1500, small)
-		assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
-	})
-	// Slice plans move every contiguous run with copy commands, in one
-	// chunk, in 4 KiB chunks and in 16-byte chunks (regions split where
-	// either tensor's chunks end).
-	t.Run("copies", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.copyMin = 1
-		differentialNone(t, b, seed+13, 3000, small)
-	})
-	t.Run("copiesChunked", func(t *testing.T) {
-		b := openTest(t, Options{MaxAllocationBytes: testChunk})
-		b.copyMin = 1
-		differentialNone(t, b, seed+14, 1000, large)
-	})
-	t.Run("copies16B", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.copyMin = 1
-		b.shift = chunkShift(minChunk)
-		differentialNone(t, b, seed+15, 1000, small)
-	})
-	// Element plans walk their columns whenever updates can collide.
-	t.Run("walk", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.walkMin = 1
-		differentialNone(t, b, seed+10, 3000, small)
-	})
-	t.Run("walkWideChunked", func(t *testing.T) {
-		b := openTest(t, Options{MaxAllocationBytes: testChunk})
-		b.walkMin, b.forceWide = 1, true
-		differentialNone(t, b, seed+11, 600, large)
-	})
-	t.Run("walkGrids", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.walkMin = 1
-		b.maxGroups = [3]uint32{1, 2, 65535}
-		differentialNone(t, b, seed+12, 1000, large)
-	})
+	chunks16B := func(b *Backend) { b.shift = chunkShift(minChunk) }
+	wide := func(b *Backend) { b.forceWide = true }
+	grids := func(b *Backend) { b.maxGroups = [3]uint32{1, 2, 65535} } // 1, 2 or more groups: 2-D, 3-D and split dispatches
+	copies := func(b *Backend) { b.copyMin = 1 }
+	walk := func(b *Backend) { b.walkMin = 1 }
+	for _, c := range []struct {
+		name   string
+		seed   int64 // added to the test's seed
+		opts   Options
+		tweaks []func(*Backend)
+		n      int
+		cfg    opstest.Config
+	}{
+		{"default", 0, Options{}, nil, 12000, small},
+		{"large", 7, Options{}, nil, 1500, large},
+		{"chunks4KiB", 1, Options{MaxAllocationBytes: testChunk}, nil, 1500, large},
+		{"chunks16B", 2, Options{}, []func(*Backend){chunks16B}, 3000, small},
+		{"wide", 3, Options{}, []func(*Backend){wide}, 3000, small},
+		{"wideChunked", 8, Options{MaxAllocationBytes: testChunk}, []func(*Backend){wide}, 600, large},
+		{"run1", 5, Options{}, []func(*Backend){func(b *Backend) { b.run = 1 }}, 3000, small}, // what GPUs use
+		{"run3", 6, Options{MaxAllocationBytes: testChunk}, []func(*Backend){func(b *Backend) { b.run = 3 }}, 1000, large},
+		{"grids", 4, Options{}, []func(*Backend){grids}, 1000, large},
+		{"staging", 9, Options{NoUnifiedMemory: true, MaxPoolBytes: -1}, nil, 1500, small},
+		{"copies", 13, Options{}, []func(*Backend){copies}, 3000, small},
+		{"copiesChunked", 14, Options{MaxAllocationBytes: testChunk}, []func(*Backend){copies}, 1000, large},
+		{"copies16B", 15, Options{}, []func(*Backend){copies, chunks16B}, 1000, small},
+		{"walk", 10, Options{}, []func(*Backend){walk}, 3000, small},
+		{"walkWideChunked", 11, Options{MaxAllocationBytes: testChunk}, []func(*Backend){walk, wide}, 600, large},
+		{"walkGrids", 12, Options{}, []func(*Backend){walk, grids}, 1000, large},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := openTest(t, c.opts)
+			for _, tweak := range c.tweaks {
+				tweak(b)
+			}
+			differentialNone(t, b, seed+c.seed, c.n, c.cfg)
+			if c.opts.MaxPoolBytes < 0 {
+				assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
+			}
+		})
+	}
+}
+
+// jobOf returns the job b makes of req.
+func jobOf(t *testing.T, b *Backend, req ops.Request) *job {
+	t.Helper()
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	j, err := b.jobFor(p)
+	require.NoError(t, err)
+	return j
 }
 
 // TestPlanWalk checks which Element plans walk their columns: those with
@@ -289,13 +264,7 @@ func TestPlanWalk(t *testing.T) {
 		d, _ := tensor.New(dt, data)
 		i, _ := tensor.New(tensor.Int64, idx)
 		u, _ := tensor.New(dt, idx)
-		p, err := ops.Prepare(ops.Request{Op: "ScatterElements-18", Data: d, Indices: i, Updates: u, Axis: tensor.Scalar(int64(axis)), Reduction: red})
-		require.NoError(t, err)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		j, err := b.jobFor(p)
-		require.NoError(t, err)
-		return j
+		return jobOf(t, b, ops.Request{Op: "ScatterElements-18", Data: d, Indices: i, Updates: u, Axis: tensor.Scalar(int64(axis)), Reduction: red})
 	}
 	f32 := tensor.Float32
 	b.walkMin = 64
@@ -546,15 +515,7 @@ func TestSliceCopies(t *testing.T) {
 	// column 2, 36 bytes each.
 	b := openTest(t, Options{})
 	b.copyMin = 36
-	job := func(r ops.Request) *job {
-		p, err := ops.Prepare(r)
-		require.NoError(t, err)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		j, err := b.jobFor(p)
-		require.NoError(t, err)
-		return j
-	}
+	job := func(r ops.Request) *job { return jobOf(t, b, r) }
 	j := job(cases[0])
 	require.True(t, j.copies)
 	assert.Equal(t, []vk.CopyRegion{{SrcOffset: 0, DstOffset: 4 * 15, Size: 36}, {SrcOffset: 36, DstOffset: 4 * 41, Size: 36},
