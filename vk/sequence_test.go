@@ -657,3 +657,30 @@ func TestCallsSurviveGC(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRegionsOverlap checks the sweep of regionsOverlap against a check of
+// every pair of a source and a destination region. Each region is three
+// bytes of the input: source offset, destination offset and size (sizes
+// from 1), so that small buffers see every kind of overlap.
+func FuzzRegionsOverlap(f *testing.F) {
+	f.Add([]byte{0, 8, 8, 16, 24, 8})
+	f.Add([]byte{0, 64, 8, 60, 128, 8})
+	f.Add([]byte{10, 20, 10, 100, 5, 6})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var regions []CopyRegion
+		for i := 0; i+2 < len(in) && len(regions) < 64; i += 3 {
+			regions = append(regions, CopyRegion{SrcOffset: uint64(in[i]), DstOffset: uint64(in[i+1]), Size: uint64(in[i+2]%32) + 1})
+		}
+		want := false
+		for _, a := range regions {
+			for _, b := range regions {
+				if a.SrcOffset < b.DstOffset+b.Size && b.DstOffset < a.SrcOffset+a.Size {
+					want = true
+				}
+			}
+		}
+		if got := regionsOverlap(regions); got != want {
+			t.Fatalf("regionsOverlap(%v) = %v, want %v", regions, got, want)
+		}
+	})
+}
