@@ -177,10 +177,11 @@ func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
 // commands where the device prefers them (Backend.copyMin) and the runs
 // are long and few enough (copyMaxRuns).
 func (b *Backend) planCopies(j *job) {
-	if b.copyMin == 0 || j.kind != shaders.Slice || j.rowRun == 0 || j.updates == 0 {
+	run := j.rowRun()
+	if b.copyMin == 0 || run == 0 || j.updates == 0 {
 		return
 	}
-	j.copies = j.rowRun*uint64(j.elemBytes) >= b.copyMin && j.updates/j.rowRun <= copyMaxRuns
+	j.copies = run*uint64(j.elemBytes) >= b.copyMin && j.updates/run <= copyMaxRuns
 }
 
 // walks reports whether Element plan j has enough columns (o, k) to keep

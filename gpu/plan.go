@@ -8,7 +8,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
-	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // The parameter array of Block and Element plans, as P_* in
@@ -85,10 +84,8 @@ type job struct {
 	// claiming owner words (reduction none) or folding with atomics or the
 	// sort (reductions); see Backend.walks.
 	walk bool
-	// rowRun: Slice plans whose innermost dimension is contiguous in the
-	// output: the units of each such run (0 otherwise). copies: the
-	// backend moves those runs with copy commands (Backend.planCopies).
-	rowRun    uint64
+	// copies: a Slice plan whose contiguous runs (rowRun) the backend
+	// moves with copy commands (Backend.planCopies).
 	copies    bool
 	posBits   int
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen
@@ -301,9 +298,6 @@ func newJob(p *ops.Plan) (*job, error) {
 			dims = append(dims, dim{size: count, stride: int64(p.SliceStep[d]) * stride})
 		}
 		dims = collapse(dims)
-		if len(dims) > 0 && dims[0].stride == 1 {
-			j.rowRun = dims[0].size
-		}
 		j.params = j.params[:sDimsAt]
 		j.params[sNDims], j.params[sBase] = uint64(len(dims)), uint64(base)
 		j.putDims(dims)
@@ -382,31 +376,14 @@ func (j *job) keys() (resolve *shaders.Key, scatter shaders.Key) {
 	return resolve, scatter
 }
 
-// copyRegions returns the regions that move a Slice plan's updates into
-// the output, one contiguous run of j.rowRun units each, as byte offsets
-// of the two tensors (the parameter array's base and affine map).
-func (j *job) copyRegions() []vk.CopyRegion {
-	n := int(j.params[sNDims])
-	size := func(i int) uint64 { return j.params[sDimsAt+3*i] }
-	stride := func(i int) int64 { return int64(j.params[sDimsAt+3*i+2]) }
-	unit := uint64(j.elemBytes)
-	rows := j.updates / j.rowRun
-	regions := make([]vk.CopyRegion, 0, rows)
-	coord := make([]uint64, n)
-	dst := int64(j.params[sBase])
-	for r := uint64(0); r < rows; r++ {
-		regions = append(regions, vk.CopyRegion{SrcOffset: r * j.rowRun * unit, DstOffset: uint64(dst) * unit, Size: j.rowRun * unit})
-		// The next run: dimensions 1, 2, ... count up, innermost first.
-		for i := 1; i < n; i++ {
-			if coord[i]++; coord[i] < size(i) {
-				dst += stride(i)
-				break
-			}
-			dst -= int64(coord[i]-1) * stride(i)
-			coord[i] = 0
-		}
+// rowRun returns, for a Slice plan whose innermost dimension is
+// contiguous in the output (stride 1 in the parameter array), the units of
+// each such run; 0 otherwise.
+func (j *job) rowRun() uint64 {
+	if j.kind != shaders.Slice || j.params[sNDims] == 0 || int64(j.params[sDimsAt+2]) != 1 {
+		return 0
 	}
-	return regions
+	return j.params[sDimsAt]
 }
 
 // columns returns the number of columns (o, k) of an Element plan: its

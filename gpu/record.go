@@ -120,6 +120,33 @@ func (rc *recorder) scatter(pipe *vk.Pipeline, j *job) error {
 	return rc.dispatch(pipe, j.scatterInvocations(), nil, "scatter")
 }
 
+// copyRegions returns the regions that move a Slice plan's updates into
+// the output, one contiguous run of j.rowRun() units each, as byte offsets
+// of the two tensors (the parameter array's base and affine map).
+func (j *job) copyRegions() []vk.CopyRegion {
+	n := int(j.params[sNDims])
+	size := func(i int) uint64 { return j.params[sDimsAt+3*i] }
+	stride := func(i int) int64 { return int64(j.params[sDimsAt+3*i+2]) }
+	unit, run := uint64(j.elemBytes), j.rowRun()
+	rows := j.updates / run
+	regions := make([]vk.CopyRegion, 0, rows)
+	coord := make([]uint64, n)
+	dst := int64(j.params[sBase])
+	for r := uint64(0); r < rows; r++ {
+		regions = append(regions, vk.CopyRegion{SrcOffset: r * run * unit, DstOffset: uint64(dst) * unit, Size: run * unit})
+		// The next run: dimensions 1, 2, ... count up, innermost first.
+		for i := 1; i < n; i++ {
+			if coord[i]++; coord[i] < size(i) {
+				dst += stride(i)
+				break
+			}
+			dst -= int64(coord[i]-1) * stride(i)
+			coord[i] = 0
+		}
+	}
+	return regions
+}
+
 // copyRuns records the copy commands of a Slice plan whose runs move as
 // copy regions (job.copies): its regions, split where either tensor's
 // chunks end, one command per pair of source and destination chunks.
