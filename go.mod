@@ -7,6 +7,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vulkan-go/vulkan v0.0.0-20221209234627-c0a353ae26c8
 	github.com/x448/float16 v0.8.4
+	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -32,7 +32,7 @@
 //
 // Report.WriteTable prints the aligned table, Report.WriteJSON writes the
 // figures as JSON and the subpackage chart draws them; files are written
-// atomically (WriteFileAtomic). The command 'gpuscatter bench' drives it
+// atomically (WriteFileAtomic, a wrapper of package atomicfile). The command 'gpuscatter bench' drives it
 // all.
 //
 // # Built-in workloads

@@ -1,18 +1,16 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 )
 
 // WriteTable writes the report as an aligned text table: a header naming
@@ -295,40 +293,9 @@ func (r *Report) WriteJSON(path string) error {
 	})
 }
 
-// WriteFileAtomic writes a file through write into a temporary file in
-// path's directory, syncs it and renames it over path. On any failure the
-// temporary file is removed and path is left as it was.
-func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	var f *os.File
-	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// WriteFileAtomic writes a file through write with atomicfile.Write: the
+// file appears at path only once it is complete, and on any failure path is
+// left as it was with nothing else left behind.
+func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	return atomicfile.Write(context.Background(), path, write)
 }

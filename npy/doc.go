@@ -10,7 +10,8 @@
 // Write and WriteFile produce what numpy.save produces: a version 1.0 header
 // (2.0 when the header does not fit in 65535 bytes), little-endian descrs,
 // C order, and a header padded so the payload starts at a multiple of 64
-// bytes. WriteFile replaces its target atomically.
+// bytes. WriteFile and WriteFileContext replace their target atomically
+// through package atomicfile.
 //
 // Every error about the content of a file wraps ErrFormat (the file is
 // malformed or contradicts itself) or ErrUnsupported (the file is valid NPY

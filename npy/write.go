@@ -1,18 +1,14 @@
 package npy
 
 import (
+	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"math/bits"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -174,80 +170,23 @@ func writeBools(w io.Writer, data []byte) error {
 	return nil
 }
 
-// WriteFile writes t to path atomically: it writes a temporary file in the
-// same directory, syncs and closes it, and renames it over path. On any
-// failure the temporary file is removed and path is left as it was. A new
-// file gets the usual 0666 permissions less the umask; a replaced file keeps
-// its permissions.
+// WriteFile writes t to path atomically with package atomicfile: the file
+// appears at path only once it is complete, and on any failure path is left
+// as it was with nothing else left behind. A new file gets the usual 0666
+// permissions less the umask; a replaced file keeps its permissions.
 func WriteFile(path string, t *tensor.Tensor) error {
-	if err := writeFile(path, t); err != nil {
+	return WriteFileContext(context.Background(), path, t)
+}
+
+// WriteFileContext is WriteFile that stops, leaving path as it was, when
+// ctx is done before the file is complete; the error then wraps ctx.Err().
+func WriteFileContext(ctx context.Context, path string, t *tensor.Tensor) error {
+	e, err := newEncoder(t)
+	if err == nil {
+		err = atomicfile.Write(ctx, path, e.write)
+	}
+	if err != nil {
 		return withPath(path, err)
 	}
 	return nil
-}
-
-func writeFile(path string, t *tensor.Tensor) (err error) {
-	e, err := newEncoder(t)
-	if err != nil {
-		return err
-	}
-	f, err := createTemp(path)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(tmp)
-		}
-	}()
-	if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
-		if err := f.Chmod(st.Mode().Perm()); err != nil {
-			return err
-		}
-	}
-	if err := e.write(f); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
-// createTemp creates a new file next to path. Unlike os.CreateTemp it opens
-// the file with mode 0666, so the umask decides its permissions as it would
-// for os.Create.
-func createTemp(path string) (*os.File, error) {
-	dir, base := filepath.Split(path)
-	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, err
-	}
-	return nil, fmt.Errorf("cannot create a temporary file next to %s", path)
-}
-
-// syncDir flushes the directory entry of a rename to disk. It is best
-// effort: not every system can sync a directory.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

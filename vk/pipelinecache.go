@@ -7,12 +7,16 @@ import "C"
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	vulkan "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 )
 
 // pipelineCache is the device's VkPipelineCache and the file backing it.
@@ -121,32 +125,16 @@ func (d *Device) pipelineCacheData() ([]byte, error) {
 	return C.GoBytes(mem, C.int(size)), nil
 }
 
-// writeFileAtomic writes data to a temporary file in the same directory and
-// renames it over path, so readers never see a partial file.
+// writeFileAtomic writes data to path with atomicfile.Write, so readers
+// never see a partial file and a failed or killed write leaves none.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
+	return atomicfile.Write(context.Background(), path, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	})
 }
 
 // closePipelineCache saves the cache (when it changed) and destroys it.

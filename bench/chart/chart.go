@@ -11,6 +11,7 @@
 package chart
 
 import (
+	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 	"github.com/gpuscatter/gpuscatter/bench"
 )
 
@@ -132,8 +134,7 @@ func Render(w io.Writer, r *bench.Report) error {
 	return nil
 }
 
-// WriteFile draws r as a PNG image into path, atomically
-// (bench.WriteFileAtomic).
+// WriteFile draws r as a PNG image into path, atomically (atomicfile.Write).
 func WriteFile(path string, r *bench.Report) error {
-	return bench.WriteFileAtomic(path, func(w io.Writer) error { return Render(w, r) })
+	return atomicfile.Write(context.Background(), path, func(w io.Writer) error { return Render(w, r) })
 }

@@ -13,6 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// buildBinary builds the command into a temporary directory and returns
+// its path.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gpuscatter")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, msg)
+	}
+	return bin
+}
+
 // TestBinary builds the command and runs it end to end: a success, an
 // invalid input, a usage error and the examples.
 func TestBinary(t *testing.T) {
@@ -20,11 +32,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "gpuscatter")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
-	}
+	bin := buildBinary(t)
 	run := func(args ...string) (code int, stdout, stderr string) {
 		t.Helper()
 		var out, errOut bytes.Buffer

@@ -66,7 +66,9 @@ const mainUsage = `Usage:
 Commands:
 %s
 Exit status: 0 on success, 1 for invalid input or a failed run, 2 for a
-malformed command line. Run 'gpuscatter help run' for the flags of run.
+malformed command line; SIGINT, SIGTERM and SIGHUP stop a command cleanly
+(nothing half-written is left) with 128 plus the signal's number (130, 143,
+129). Run 'gpuscatter help run' for the flags of run.
 `
 
 // mainUsageText returns the top-level usage with the command list.
@@ -81,7 +83,10 @@ func mainUsageText() string {
 // Main runs gpuscatter with the command-line arguments args (without the
 // program name) and returns the process exit status: exitOK, exitError
 // (invalid input or a failed run: one line on stderr) or exitUsage (a
-// malformed command line: one line and the usage on stderr).
+// malformed command line: one line and the usage on stderr). When a signal
+// cancelled ctx (see notifyInterrupt) and the command stopped, it prints
+// "interrupted by SIGTERM" (the signal's name) and returns 128 plus the
+// signal's number.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
 	deviceSelector, deterministic = "", false // each command line sets its own
@@ -102,7 +107,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return c.exit(nil, &usageError{msg: msg})
 	}
-	return c.exit(cmd, cmd.run(ctx, c, args[1:]))
+	err := cmd.run(ctx, c, args[1:])
+	if ie, ok := interruption(ctx); ok && err != nil {
+		// Say what happened rather than "context canceled".
+		fmt.Fprintf(stderr, "%s%s\n", prefix, ie.Error())
+		return ie.status()
+	}
+	return c.exit(cmd, err)
 }
 
 // exit reports err, which cmd returned, and returns the exit status.

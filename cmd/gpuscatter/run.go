@@ -55,6 +55,10 @@ Flags (each once; --name=value or --name value):
 
 Exit status: 0 on success; 1 for invalid input or a failed run, with one
 line on stderr naming the input at fault; 2 for a malformed command line.
+SIGINT, SIGTERM and SIGHUP stop the run with one line such as
+"gpuscatter: interrupted by SIGTERM" and 128 plus the signal's number
+(130, 143, 129), leaving no output file; on Linux the output is written
+through an unnamed file (O_TMPFILE), so even a killed run leaves nothing.
 `,
 	run: runMain,
 }
@@ -145,7 +149,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := npy.WriteFile(f.out.value, result); err != nil {
+	if err := npy.WriteFileContext(ctx, f.out.value, result); err != nil {
 		return fileError("out", f.out.value, err)
 	}
 	if n := runNotice(b); n != "" {
