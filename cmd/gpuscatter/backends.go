@@ -11,11 +11,12 @@ import (
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // The values --backend takes.
 const (
-	backendAuto = "auto" // the GPU when one can be opened, else the CPU
+	backendAuto = "auto" // a GPU when one can be opened, else the CPU
 	backendCPU  = "cpu"  // the CPU reference, package cpuref
 	backendGPU  = "gpu"  // the Vulkan backend
 )
@@ -72,9 +73,11 @@ func checkBackendName(name string) error {
 	return fmt.Errorf("want one of %s", strings.Join(backendNames, ", "))
 }
 
-// openBackend opens the backend that --backend name selects. For auto
-// without a usable GPU it opens the CPU backend and returns a notice saying
-// so, which the caller prints once the run has succeeded.
+// openBackend opens the backend that --backend name selects. auto takes
+// the Vulkan device only when it is a GPU (discrete, integrated or
+// virtual); without a usable device, or when the device is of another type
+// (a CPU device such as lavapipe), it opens the CPU backend and returns a
+// notice saying why, which the caller prints once the run has succeeded.
 func openBackend(ctx context.Context, name string) (b ops.Backend, notice string, err error) {
 	switch name {
 	case backendCPU:
@@ -87,13 +90,22 @@ func openBackend(ctx context.Context, name string) (b ops.Backend, notice string
 		return b, "", nil
 	case backendAuto:
 		b, err := openGPU(ctx)
-		if err == nil {
-			return &autoBackend{gpu: b}, "", nil
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
+			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
+		if info, ok := deviceInfoOf(b); ok && !isGPU(info.Type) {
+			// A CPU Vulkan device such as lavapipe computes the same bits
+			// as the CPU reference on the same cores, several times slower.
+			if err := b.Close(); err != nil {
+				return nil, "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
+			}
+			return cpuref.New(), fmt.Sprintf("--backend auto: the Vulkan device %q is of type %s, not a GPU; using the CPU (--backend gpu runs on it)",
+				info.Name, info.Type), nil
 		}
-		return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
+		return &autoBackend{gpu: b}, "", nil
 	}
 	return nil, "", usagef("--backend %q: %v", name, checkBackendName(name))
 }
@@ -118,6 +130,25 @@ func resolveBackend(ctx context.Context, name string) (resolved, notice string, 
 		return "", "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
 	}
 	return resolved, notice, nil
+}
+
+// isGPU reports whether --backend auto runs on a device of type t.
+func isGPU(t vk.DeviceType) bool {
+	return t == vk.DeviceDiscrete || t == vk.DeviceIntegrated || t == vk.DeviceVirtual
+}
+
+// deviceInfoOf describes the Vulkan device that b runs on: a backend says
+// so with a DeviceInfo method, or the Vulkan backend through its Device.
+// It returns false for a backend that does not say, which auto takes as a
+// GPU.
+func deviceInfoOf(b ops.Backend) (vk.DeviceInfo, bool) {
+	switch d := b.(type) {
+	case interface{ DeviceInfo() vk.DeviceInfo }:
+		return d.DeviceInfo(), true
+	case interface{ Device() *vk.Device }:
+		return d.Device().Info(), true
+	}
+	return vk.DeviceInfo{}, false
 }
 
 // openGPU opens the GPU backend, or says why there is none.

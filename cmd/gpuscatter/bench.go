@@ -68,8 +68,9 @@ A workload that does not fit in the memory available is skipped with a line
 in the table.
 
 Flags (each once; --name=value or --name value):
-  --backend B        auto (the default: the GPU when available, else only
-                     the CPU, with a notice), cpu (only the CPU) or gpu
+  --backend B        auto (the default: the Vulkan device of any type,
+                     lavapipe included, when available, else only the CPU,
+                     with a notice), cpu (only the CPU) or gpu
   --device SEL       the Vulkan device, as for run ('gpuscatter devices')
   --workloads LIST   a comma list of the workloads above (case-insensitive);
                      all of them by default

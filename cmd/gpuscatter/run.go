@@ -45,8 +45,13 @@ Flags (each once; --name=value or --name value):
                        integers such as 0,-1 (an int64 1-D tensor) or a path
                        ending in .npy; --axes is optional
   --out FILE.npy       where to write the result
-  --backend B          auto (the default: the GPU when available, else the
-                       CPU, with a notice), cpu or gpu
+  --backend B          auto (the default), cpu or gpu. auto runs on the
+                       Vulkan device only when it is a GPU (discrete,
+                       integrated or virtual); with no device, or a CPU
+                       device such as lavapipe (the same bits as the CPU
+                       reference on the same cores, slower), it runs on the
+                       CPU with a one-line notice saying why. gpu runs on
+                       any Vulkan device, lavapipe included
   --deterministic      float sum/sub/prod/mean on the GPU fold in index
                        order, bit-identical to the CPU (slower)
   --device SEL         the Vulkan device: an index or part of its name, as

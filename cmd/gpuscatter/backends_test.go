@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// typedGPU is a fake Vulkan backend on a device of a given type; it counts
+// its runs and closes.
+type typedGPU struct {
+	ops.Backend
+	typ          vk.DeviceType
+	runs, closes *int
+}
+
+func (g typedGPU) Name() string { return "vulkan: fake " + string(g.typ) }
+
+func (g typedGPU) DeviceInfo() vk.DeviceInfo {
+	return vk.DeviceInfo{Name: "fake " + string(g.typ), Type: g.typ}
+}
+
+func (g typedGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	*g.runs++
+	return g.Backend.Execute(ctx, p, out)
+}
+
+func (g typedGPU) Close() error {
+	*g.closes++
+	return nil
+}
+
+// TestAutoTakesOnlyAGPU fakes the device type: --backend auto runs on
+// discrete, integrated and virtual GPUs, and on the CPU with a notice for a
+// CPU device (lavapipe) or any other type; --backend gpu runs on every
+// type.
+func TestAutoTakesOnlyAGPU(t *testing.T) {
+	fx := newFixture(t)
+	want := f32([]int{5}, 1, 10, 3, 20, 5)
+	for _, c := range []struct {
+		typ   vk.DeviceType
+		onGPU bool
+	}{
+		{vk.DeviceDiscrete, true}, {vk.DeviceIntegrated, true}, {vk.DeviceVirtual, true},
+		{vk.DeviceCPU, false}, {vk.DeviceOther, false},
+	} {
+		t.Run(string(c.typ), func(t *testing.T) {
+			var runs, closes int
+			withGPU(t, func(context.Context) (ops.Backend, error) {
+				return typedGPU{Backend: cpuref.New(), typ: c.typ, runs: &runs, closes: &closes}, nil
+			})
+			for _, backend := range []string{"auto", "gpu"} {
+				runs, closes = 0, 0
+				out := filepath.Join(t.TempDir(), "out.npy")
+				code, stdout, stderr := runCLI(t, "run", "--op", "ScatterNDUpdate-15", "--data", fx.f("data"),
+					"--indices", fx.f("indices"), "--updates", fx.f("updates"), "--out", out, "--backend", backend)
+				require.Equal(t, exitOK, code, stderr)
+				assert.Empty(t, stdout)
+				requireEqualTensor(t, want, readNPY(t, out))
+				assert.Equal(t, 1, closes, "the device is closed once")
+				if backend == "gpu" || c.onGPU {
+					assert.Equal(t, 1, runs, "%s ran on the device", backend)
+					assert.Empty(t, stderr)
+					continue
+				}
+				assert.Equal(t, 0, runs, "auto ran on a %s device", c.typ)
+				assert.Equal(t, prefix+`--backend auto: the Vulkan device "fake `+string(c.typ)+`" is of type `+string(c.typ)+
+					", not a GPU; using the CPU (--backend gpu runs on it)\n", stderr)
+			}
+		})
+	}
+}
