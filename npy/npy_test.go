@@ -1007,3 +1007,40 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestStringFormatRoundTrip reads and writes fixed-width strings whose
+// elements are shorter than the width: the dtype stays '<U4' or '|S4'.
+func TestStringFormatRoundTrip(t *testing.T) {
+	for _, f := range []tensor.StringFormat{{Width: 4}, {Bytes: true, Width: 4}, {Width: 1}} {
+		t.Run(f.String(), func(t *testing.T) {
+			x, err := tensor.FromStrings([]int{3}, []string{"a", "", "b"})
+			require.NoError(t, err)
+			x.StringFormat = f
+			var b bytes.Buffer
+			require.NoError(t, Write(&b, x))
+			assert.Contains(t, b.String(), "'descr': '"+f.String()+"'")
+			got, err := Read(bytes.NewReader(b.Bytes()))
+			require.NoError(t, err)
+			assert.Equal(t, f, got.StringFormat)
+			assert.Equal(t, x.Strings, got.Strings)
+			assert.Equal(t, f, got.Clone().StringFormat)
+		})
+	}
+
+	// Without a format the width is the longest string's, as before.
+	x, err := tensor.FromStrings([]int{2}, []string{"abc", "é"})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, x))
+	assert.Contains(t, b.String(), "'descr': '<U3'")
+
+	// A string wider than its format fails before anything is written.
+	for _, f := range []tensor.StringFormat{{Width: 2}, {Bytes: true, Width: 1}} {
+		x.StringFormat = f
+		b.Reset()
+		err = Write(&b, x)
+		require.ErrorIs(t, err, ErrUnsupported)
+		assert.Contains(t, err.Error(), "wider than its dtype "+f.String())
+		assert.Zero(t, b.Len())
+	}
+}

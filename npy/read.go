@@ -214,6 +214,7 @@ func (l *layout) build(data []byte) (*tensor.Tensor, error) {
 			s = dst
 		}
 		t.Strings = s
+		t.StringFormat = tensor.StringFormat{Bytes: l.spec.kind == 'S', Width: l.spec.width}
 		return t, nil
 	}
 	if l.spec.swap {

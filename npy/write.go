@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/gpuscatter/gpuscatter/atomicfile"
@@ -34,7 +33,8 @@ var descrs = map[tensor.DType]string{
 type encoder struct {
 	t      *tensor.Tensor
 	header []byte
-	width  int // string width in code points
+	width  int  // string width in code points, or bytes when bytes is set
+	bytes  bool // strings as '|S' bytes rather than '<U' code points
 }
 
 // newEncoder checks that t can be written and builds its header, so that
@@ -52,22 +52,38 @@ func newEncoder(t *tensor.Tensor) (*encoder, error) {
 	case t.DType == tensor.BFloat16:
 		return nil, unsupportedErr("bfloat16 has no standard NPY dtype; convert it to float32 (or reinterpret it as uint16) first")
 	case t.DType == tensor.String:
-		e.width = 1
+		f := t.StringFormat
+		if f.Width < 0 {
+			return nil, unsupportedErr("string width %d is negative", f.Width)
+		}
+		kind := "'U'"
+		if f.Bytes {
+			kind = "'S'"
+		}
+		e.width, e.bytes = max(f.Width, 1), f.Bytes
 		for i, s := range t.Strings {
-			if !utf8.ValidString(s) {
+			if !f.Bytes && !utf8.ValidString(s) {
 				return nil, unsupportedErr("string element %d is not valid UTF-8, which a 'U' array cannot hold", i)
 			}
 			if s != "" && s[len(s)-1] == 0 {
-				return nil, unsupportedErr("string element %d ends with NUL, which NPY strips from 'U' arrays", i)
+				return nil, unsupportedErr("string element %d ends with NUL, which NPY strips from %s arrays", i, kind)
 			}
-			e.width = max(e.width, utf8.RuneCountInString(s))
+			n := f.Len(s)
+			if f.Width > 0 && n > f.Width {
+				return nil, unsupportedErr("string element %d is %d long, wider than its dtype %s", i, n, f)
+			}
+			e.width = max(e.width, n)
 		}
-		hi, lo := bits.Mul64(uint64(len(t.Strings)), 4*uint64(e.width))
+		unit := uint64(4)
+		if f.Bytes {
+			unit = 1
+		}
+		hi, lo := bits.Mul64(uint64(len(t.Strings)), unit*uint64(e.width))
 		if hi != 0 || lo > tensor.MaxBytes {
-			return nil, unsupportedErr("%d strings of up to %d code points need more than %d bytes as '<U%d'",
-				len(t.Strings), e.width, uint64(tensor.MaxBytes), e.width)
+			return nil, unsupportedErr("%d strings of width %d need more than %d bytes",
+				len(t.Strings), e.width, uint64(tensor.MaxBytes))
 		}
-		descr = "<U" + strconv.Itoa(e.width)
+		descr = tensor.StringFormat{Bytes: f.Bytes, Width: e.width}.String()
 	case !ok:
 		return nil, unsupportedErr("no NPY dtype for %v", t.DType)
 	}
@@ -77,9 +93,11 @@ func newEncoder(t *tensor.Tensor) (*encoder, error) {
 
 // Write writes t to w as a C-order .npy array with a version 1.0 header
 // (2.0 if the header needs more than 65535 bytes). Bools are written as 0
-// and 1 and strings as '<U{n}', n being the longest string in code points.
-// BFloat16 tensors, strings that are not valid UTF-8 and strings ending in
-// NUL fail with ErrUnsupported before anything is written.
+// and 1. Strings are written in t.StringFormat, the dtype they were read
+// with ('<U4', '|S4'), or without one as '<U{n}', n being the longest
+// string in code points. BFloat16 tensors, strings ending in NUL, strings
+// longer than their StringFormat's width and, for 'U', strings that are
+// not valid UTF-8 fail with ErrUnsupported before anything is written.
 func Write(w io.Writer, t *tensor.Tensor) error {
 	e, err := newEncoder(t)
 	if err != nil {
@@ -95,7 +113,11 @@ func (e *encoder) write(w io.Writer) error {
 	var err error
 	switch e.t.DType {
 	case tensor.String:
-		err = e.writeStrings(w)
+		if e.bytes {
+			err = e.writeByteStrings(w)
+		} else {
+			err = e.writeStrings(w)
+		}
 	case tensor.Bool:
 		err = writeBools(w, e.t.Data)
 	default:
@@ -135,6 +157,26 @@ func (e *encoder) writeStrings(w io.Writer) error {
 			if err := put(0); err != nil {
 				return err
 			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// writeByteStrings writes the strings' bytes, each padded with NULs to
+// e.width bytes.
+func (e *encoder) writeByteStrings(w io.Writer) error {
+	buf := make([]byte, 0, writeBuf)
+	for _, s := range e.t.Strings {
+		if len(buf)+e.width > cap(buf) && len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		buf = append(buf, s...)
+		for range e.width - len(s) {
+			buf = append(buf, 0)
 		}
 	}
 	_, err := w.Write(buf)

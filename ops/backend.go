@@ -68,6 +68,10 @@ func Run(ctx context.Context, b Backend, req Request) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, newError(p.Op.Name, "data", ErrInvalidTensor, "data: %v", err)
 	}
+	if p.DType == tensor.String {
+		// The output has data's dtype exactly, string width included.
+		out.StringFormat = req.Data.StringFormat
+	}
 	if err := b.Execute(ctx, p, out); err != nil {
 		return nil, err
 	}

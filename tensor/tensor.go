@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/x448/float16"
@@ -29,6 +30,46 @@ type Tensor struct {
 	Shape   []int
 	Data    []byte
 	Strings []string
+	// StringFormat is the fixed-width storage a string tensor was read
+	// with; the zero value for other tensors and for strings made in Go.
+	StringFormat StringFormat
+}
+
+// StringFormat is the fixed-width storage of a string tensor in a file:
+// NumPy's '<U4' holds 4 code points per element, '|S4' 4 bytes. An
+// operator's output keeps its data's StringFormat, and npy writes it as
+// it is, so a result has exactly its data's dtype. The zero value leaves
+// the width to the writer (the longest string).
+type StringFormat struct {
+	Bytes bool // 'S' (bytes) rather than 'U' (code points)
+	Width int  // in code points, or in bytes when Bytes is set; 0: none
+}
+
+// Len returns the length of s in the unit of f: code points, or bytes
+// when f.Bytes is set.
+func (f StringFormat) Len(s string) int {
+	if f.Bytes {
+		return len(s)
+	}
+	return utf8.RuneCountInString(s)
+}
+
+// Fits reports whether s fits in an element of f (always, when f has no
+// width).
+func (f StringFormat) Fits(s string) bool {
+	return f.Width == 0 || f.Len(s) <= f.Width
+}
+
+// String returns NumPy's descr of f, "<U4" or "|S4", or "" when f has no
+// width.
+func (f StringFormat) String() string {
+	switch {
+	case f.Width == 0:
+		return ""
+	case f.Bytes:
+		return "|S" + strconv.Itoa(f.Width)
+	}
+	return "<U" + strconv.Itoa(f.Width)
 }
 
 // NumElements returns the product of shape, 1 for a scalar. It returns an
@@ -127,7 +168,7 @@ func Strides(shape []int) []int {
 
 // Clone returns a deep copy of t.
 func (t *Tensor) Clone() *Tensor {
-	c := &Tensor{DType: t.DType, Shape: append([]int{}, t.Shape...)}
+	c := &Tensor{DType: t.DType, Shape: append([]int{}, t.Shape...), StringFormat: t.StringFormat}
 	if t.Data != nil {
 		c.Data = append(make([]byte, 0, len(t.Data)), t.Data...)
 	}

@@ -189,7 +189,31 @@ func execute(ctx context.Context, b ops.Backend, op *ops.Op, f *runFlags) (*tens
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkStringWidth(req); err != nil {
+		return nil, err
+	}
 	return ops.Run(ctx, b, req)
+}
+
+// checkStringWidth fails when an update string is too long for data's
+// string dtype: the output keeps data's dtype ('<U4'), and an update that
+// does not fit would have to be cut short.
+func (f *runFlags) checkStringWidth(req ops.Request) error {
+	if req.Data == nil || req.Updates == nil || req.Data.DType != tensor.String || req.Updates.DType != tensor.String {
+		return nil
+	}
+	sf := req.Data.StringFormat
+	for i, s := range req.Updates.Strings {
+		if !sf.Fits(s) {
+			unit := "code points"
+			if sf.Bytes {
+				unit = "bytes"
+			}
+			return fmt.Errorf("--updates %s: element %d (%q) is %d %s long, wider than data's dtype %s, which the output keeps",
+				f.updates.path, i, s, sf.Len(s), unit, sf)
+		}
+	}
+	return nil
 }
 
 // request loads the inputs named by f into a request for op. The bench
