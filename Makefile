@@ -10,6 +10,9 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             libxxf86vm-dev libgl1-mesa-dev gcc
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
+# gotestsum prints a line per test as it finishes and repeats the failures
+# at the end; deps installs it into bin/.
+GOTESTSUM := gotest.tools/gotestsum@v1.13.0
 
 .PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean
 
@@ -23,6 +26,7 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	$(GO) mod download
+	GOBIN=$(CURDIR)/bin $(GO) install $(GOTESTSUM)
 
 build: deps
 	$(GO) build -o bin/gpuscatter ./cmd/gpuscatter
@@ -49,7 +53,7 @@ vet:
 	$(GO) vet $(PKG)
 
 unit:
-	$(GO) test -count=1 -timeout 15m $(PKG)
+	bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
 
 ## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
