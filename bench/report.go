@@ -209,6 +209,7 @@ type jsonResult struct {
 	DeviceCopyMS     float64     `json:"device_copy_ms,omitempty"`
 	DeviceOverCopy   float64     `json:"device_over_copy,omitempty"`
 	ResidentMS       float64     `json:"resident_ms,omitempty"`
+	ResidentBytes    int64       `json:"resident_bytes,omitempty"`
 	Bytes            int64       `json:"bytes"`
 	GBps             float64     `json:"gbps"`
 	MemcpyGBps       float64     `json:"memcpy_gbps"`
@@ -245,7 +246,9 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // device, median_ms, min_ms, max_ms, times_ms, device_ms (0 when the
 // backend does not time its device), phases ([] likewise), device_copy_ms
 // and device_over_copy (device backends that time a device copy),
-// resident_ms (backends that keep inputs on the device), bytes, gbps,
+// resident_ms and resident_bytes (backends that keep inputs on the device;
+// the bytes that call moves: indices and updates read, one data element
+// written per update), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
 // max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
 // and skipped or error when set.
@@ -261,7 +264,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			Workload: x.Workload, Description: x.Description, Backend: x.Backend, Device: x.Device,
 			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
 			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
-			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime),
+			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime), ResidentBytes: x.ResidentBytes,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,

@@ -141,6 +141,9 @@ type Result struct {
 	// in device memory (0 when the backend is not a ResidentRunner); its
 	// output is verified like the others.
 	ResidentTime time.Duration
+	// ResidentBytes is the traffic of the resident call
+	// (Workload.ResidentTraffic), set with ResidentTime.
+	ResidentBytes int64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -419,6 +422,7 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 		return nil
 	}
 	res.ResidentTime = median(times)
+	res.ResidentBytes = r.w.ResidentTraffic()
 	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
 	if err != nil {
 		return err

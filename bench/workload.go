@@ -54,6 +54,13 @@ func (w *Workload) Traffic() int64 {
 	return 2*w.DataBytes + w.UpdatesBytes + w.IndicesBytes
 }
 
+// ResidentTraffic returns the bytes one call in place on inputs resident on
+// the device moves at the least: indices and updates read, and one element
+// of data written per update. Data is neither read nor copied whole.
+func (w *Workload) ResidentTraffic() int64 {
+	return 2*w.UpdatesBytes + w.IndicesBytes
+}
+
 // Describe returns the operator call with its shapes, e.g.
 // "ScatterND-18 add: data float32[1048576,16], indices int64[1048576,1], updates float32[1048576,16]".
 func (w *Workload) Describe() string {

@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 )
@@ -18,12 +20,33 @@ func report() *bench.Report {
 	return &bench.Report{Results: []bench.Result{
 		{Workload: "SE", Backend: "cpu", Median: time.Millisecond, GBps: 10, MemcpyGBps: 40, Verified: true},
 		{Workload: "SE", Backend: "gpu", Median: time.Millisecond, GBps: 30, MemcpyGBps: 40, Verified: true,
-			Bytes: 50e6, ResidentTime: time.Millisecond},
+			Bytes: 50e6, ResidentTime: time.Millisecond, ResidentBytes: 20e6},
 		{Workload: "SU1", Backend: "cpu", Skipped: "skipped: needs about 3.6 GB of memory, 1.0 GB available"},
 		{Workload: "SU1", Backend: "gpu", Skipped: "skipped: needs about 3.6 GB of memory, 1.0 GB available"},
 		{Workload: "SS", Backend: "cpu", GBps: 12, MemcpyGBps: 40, Verified: true},
 		{Workload: "SS", Backend: "gpu", Error: "device lost"},
 	}}
+}
+
+// lavapipeReport has the shape of a full run on lavapipe: reductions at a
+// few hundred MB/s next to copies at tens of GB/s, and SND5, whose call in
+// place on resident inputs moves 0.26 MB of the 307 MB that the copying
+// call counts.
+func lavapipeReport() *bench.Report {
+	r := &bench.Report{}
+	add := func(w string, cpu, gpu float64, resident time.Duration, bytes, residentBytes int64) {
+		r.Results = append(r.Results,
+			bench.Result{Workload: w, Backend: "cpu", GBps: cpu, MemcpyGBps: 8, Bytes: bytes, Verified: true},
+			bench.Result{Workload: w, Backend: "gpu", GBps: gpu, MemcpyGBps: 8, Bytes: bytes, Verified: true,
+				ResidentTime: resident, ResidentBytes: residentBytes})
+	}
+	add("SU1", 6.1, 3.2, 600*time.Millisecond, 3_084_000_000, 3_000_000_000)
+	add("SND5", 7.5, 2.9, 100*time.Microsecond, 307_462_500, 262_500)
+	add("SE", 9.8, 1.1, 12*time.Millisecond, 167_772_160, 67_108_864)
+	add("SE-sum-dup", 6.8, 0.31, 300*time.Millisecond, 201_326_592, 201_326_592)
+	add("SND-sum-dup", 8.7, 0.57, 300*time.Millisecond, 209_715_200, 142_606_336)
+	add("SND-max-i32", 1.7, 0.32, 200*time.Millisecond, 130_023_424, 130_023_424)
+	return r
 }
 
 func TestRenderDrawsAPNG(t *testing.T) {
@@ -37,8 +60,8 @@ func TestRenderDrawsAPNG(t *testing.T) {
 
 	// Not a blank image: the bars are coloured.
 	colours := map[[3]uint32]bool{}
-	for y := 0; y < size.Y; y += 4 {
-		for x := 0; x < size.X; x += 4 {
+	for y := 0; y < size.Y; y += 2 {
+		for x := 0; x < size.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
 		}
@@ -47,6 +70,87 @@ func TestRenderDrawsAPNG(t *testing.T) {
 	for name, c := range map[string][3]uint32{"cpu": {0x1f, 0x77, 0xb4}, "gpu": {0xff, 0x7f, 0x0e}, "gpu resident": {0x2c, 0xa0, 0x2c}} {
 		assert.True(t, colours[c], "no bar of the %s series", name)
 	}
+}
+
+// TestScaleShowsEveryWorkload: the GB/s axis is logarithmic and spans
+// every bar, and the lowest bar is still a good part of the plot's height,
+// where a linear axis up to SND5's bar would leave the reductions a few
+// pixels.
+func TestScaleShowsEveryWorkload(t *testing.T) {
+	for name, r := range map[string]*bench.Report{"small": report(), "lavapipe": lavapipeReport()} {
+		t.Run(name, func(t *testing.T) {
+			_, g, err := render(r)
+			require.NoError(t, err)
+			require.True(t, g.log, "the GB/s axis is logarithmic")
+			s, err := collect(r)
+			require.NoError(t, err)
+			n := 0
+			for _, v := range flatten(s.gbps) {
+				if v > 0 {
+					n++
+					assert.Greater(t, v, g.min)
+					assert.Less(t, v, g.max)
+				}
+			}
+			require.Len(t, g.bars, n, "one bar per value")
+			h := g.data.Size().Y
+			for i, b := range g.bars {
+				assert.GreaterOrEqual(t, b.Size().Y, h/8, "bar %d is %.1f points of %.1f", i, b.Size().Y, h)
+				assert.LessOrEqual(t, b.Max.Y, g.data.Max.Y, "bar %d ends above the data area", i)
+			}
+			// The axis is decades: its ends are powers of ten.
+			for _, v := range []float64{g.min, g.max} {
+				assert.InDelta(t, math.Round(math.Log10(v)), math.Log10(v), 1e-9)
+			}
+		})
+	}
+}
+
+// TestLegendOverlapsNoBar: the legend stands right of the data area, and
+// its box meets no bar and lies inside the image.
+func TestLegendOverlapsNoBar(t *testing.T) {
+	for name, r := range map[string]*bench.Report{"small": report(), "lavapipe": lavapipeReport()} {
+		t.Run(name, func(t *testing.T) {
+			_, g, err := render(r)
+			require.NoError(t, err)
+			require.NotEmpty(t, g.bars)
+			require.Greater(t, g.legend.Size().X, vg.Length(0))
+			for i, b := range g.bars {
+				assert.False(t, overlaps(b, g.legend), "the legend %v covers bar %d %v", g.legend, i, b)
+			}
+			assert.GreaterOrEqual(t, g.legend.Min.X, g.data.Max.X, "the legend is right of the data")
+			assert.LessOrEqual(t, g.legend.Max.X, g.size.X)
+			assert.LessOrEqual(t, g.legend.Max.Y, g.size.Y)
+			assert.GreaterOrEqual(t, g.legend.Min.Y, vg.Length(0))
+		})
+	}
+}
+
+func overlaps(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+}
+
+// TestResidentBarCountsItsOwnBytes: the resident bar is the bytes that
+// call moves over its time, so SND5's is not 3 TB/s but 2.6 GB/s, under
+// the memory copy.
+func TestResidentBarCountsItsOwnBytes(t *testing.T) {
+	r := lavapipeReport()
+	s, err := collect(r)
+	require.NoError(t, err)
+	require.Equal(t, []string{"cpu", "gpu", "gpu" + residentSuffix}, s.names)
+	require.Equal(t, "SND5", s.workloads[1])
+	assert.InDelta(t, 2.625, s.gbps[2][1], 1e-9)
+	for w := range s.workloads {
+		assert.Less(t, s.gbps[2][w], s.memcpy[w], "%s: the resident bar is over memcpy", s.workloads[w])
+	}
+
+	// Without ResidentBytes (an old report) there is no resident bar.
+	for i := range r.Results {
+		r.Results[i].ResidentBytes = 0
+	}
+	s, err = collect(r)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cpu", "gpu"}, s.names)
 }
 
 func TestRenderNeedsResults(t *testing.T) {
