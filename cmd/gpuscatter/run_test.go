@@ -500,11 +500,14 @@ func TestRunReductionsAndUseInitVal(t *testing.T) {
 }
 
 // TestRunStrings: string tensors travel through .npy files (ONNX
-// ScatterElements takes them with reduction none).
+// ScatterElements takes them with reduction none). Data is '<U4', wide
+// enough for the updates: the output keeps data's dtype (see
+// TestStringOutputKeepsDataDType).
 func TestRunStrings(t *testing.T) {
 	dir := t.TempDir()
 	data, err := tensor.FromStrings([]int{2, 2}, []string{"a", "b", "c", "d"})
 	require.NoError(t, err)
+	data.StringFormat = tensor.StringFormat{Width: 4}
 	upd, err := tensor.FromStrings([]int{1, 2}, []string{"über", ""})
 	require.NoError(t, err)
 	want, err := tensor.FromStrings([]int{2, 2}, []string{"a", "b", "über", ""})
@@ -514,7 +517,9 @@ func TestRunStrings(t *testing.T) {
 		"--indices", writeNPY(t, dir, "i.npy", i64([]int{1, 2}, 1, -1)), "--updates", writeNPY(t, dir, "u.npy", upd),
 		"--out", out, "--backend", "cpu")
 	require.Equal(t, exitOK, code, stderr)
-	requireEqualTensor(t, want, readNPY(t, out))
+	got := readNPY(t, out)
+	requireEqualTensor(t, want, got)
+	assert.Equal(t, data.StringFormat, got.StringFormat)
 }
 
 // TestRunLeavesInputsUnchanged: a successful run changes no input file,
