@@ -18,8 +18,10 @@
 //
 // The run command reads its inputs, validates them against the operator's
 // rules (package ops), executes the operator on the chosen backend and
-// writes the result atomically: a failed run leaves no output file behind
-// and never replaces an existing one. The start, stop, step and axes of
+// writes the result atomically (package atomicfile): a failed, interrupted
+// or killed run leaves no output file behind and never replaces an existing
+// one. With --backend auto (the default) it runs on the Vulkan device when
+// that is a GPU, and on the CPU otherwise. The start, stop, step and axes of
 // SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
 // ending in .npy; the axis is an integer or a path ending in .npy.
 //
@@ -36,5 +38,7 @@
 // Exit status: 0 on success; 1 for invalid input or a failed run, with one
 // line on stderr that starts with "gpuscatter: " and names the input at
 // fault; 2 for a malformed command line, with a one-line message followed by
-// the usage.
+// the usage. SIGINT, SIGTERM and SIGHUP stop a command cleanly, with one line
+// such as "gpuscatter: interrupted by SIGTERM" and 128 plus the signal's
+// number.
 package main
