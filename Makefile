@@ -7,11 +7,12 @@ PKG      := ./...
 DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             vulkan-validationlayers vulkan-tools xvfb xauth \
             libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
-            libxxf86vm-dev libgl1-mesa-dev gcc
+            libxxf86vm-dev libgl1-mesa-dev gcc \
+            libonnx-testdata python3-onnx protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 
-.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean
+.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean onnx-proto onnx-test
 
 all: build
 
@@ -55,6 +56,10 @@ unit:
 ## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
 shaders:
 	$(GO) generate ./shaders
+
+## onnx-proto: regenerate onnx/onnxpb/onnx.pb.go from Debian's onnx.proto.
+onnx-proto: deps
+	GO=$(GO) $(GO) generate ./onnx/onnxpb
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
