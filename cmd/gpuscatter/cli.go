@@ -37,7 +37,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, benchCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, benchCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.

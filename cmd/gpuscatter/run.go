@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -108,8 +107,12 @@ func nonEmptyPath(v string) error {
 // run, write the output. The examples command calls it too, through Main.
 func runMain(ctx context.Context, c *cli, args []string) error {
 	f := newRunFlags()
-	if err := parseFlags(args, f.specs()); err != nil {
+	model := stringArg{name: "model", check: nonEmptyPath}
+	if err := parseFlags(args, append(f.specs(), model.spec())); err != nil {
 		return err
+	}
+	if model.given {
+		return runModel(ctx, c, f, model.value)
 	}
 	var missing []string
 	for _, given := range []struct {
@@ -145,7 +148,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := npy.WriteFile(f.out.value, result); err != nil {
+	if err := writeTensorFile(f.out.value, result); err != nil {
 		return fileError("out", f.out.value, err)
 	}
 	if n := runNotice(b); n != "" {
@@ -159,7 +162,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 
 // checkOut fails early, before any input is read, when path cannot become
 // the output file: its directory is missing or it is a directory itself.
-// npy.WriteFile still reports every other failure at the end.
+// writeTensorFile still reports every other failure at the end.
 func checkOut(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("--out %s: is a directory", path)
