@@ -11,6 +11,7 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             libonnx-testdata python3-onnx protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
+ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
 
 .PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean onnx-proto onnx-test
 
@@ -38,7 +39,7 @@ examples: build
 	./bin/gpuscatter examples
 
 ## test: formatting, vet and every test.
-test: deps check unit
+test: deps check unit onnx-test
 
 check: fmt-check vet
 
@@ -56,6 +57,12 @@ unit:
 ## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
 shaders:
 	$(GO) generate ./shaders
+
+## onnx-test: every scatter node test of libonnx-testdata, on the CPU
+## reference and on the Vulkan backend.
+onnx-test: build
+	./bin/gpuscatter onnx-test --backend cpu $(ONNX_NODE_TESTS)/test_scatter*
+	./bin/gpuscatter onnx-test --backend gpu $(ONNX_NODE_TESTS)/test_scatter*
 
 ## onnx-proto: regenerate onnx/onnxpb/onnx.pb.go from Debian's onnx.proto.
 onnx-proto: deps

@@ -55,8 +55,11 @@ const mainUsage = `Usage:
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
                  --out FILE.npy [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
+  gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE] --out FILE
+                 [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
   gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
                    [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
+  gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
   gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
   gpuscatter ops
   gpuscatter devices [--json]
@@ -67,6 +70,7 @@ Commands:
 %s
 Exit status: 0 on success, 1 for invalid input or a failed run, 2 for a
 malformed command line. Run 'gpuscatter help run' for the flags of run.
+Every FILE.npy may be an ONNX TensorProto file instead, named FILE.pb.
 `
 
 // mainUsageText returns the top-level usage with the command list.
