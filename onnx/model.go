@@ -46,9 +46,15 @@ func ReadModelFile(path string) (*onnxpb.ModelProto, error) {
 	if err != nil {
 		return nil, withPath(path, err)
 	}
+	m, err := UnmarshalModel(b)
+	return m, withPath(path, err)
+}
+
+// UnmarshalModel parses b as an ONNX ModelProto.
+func UnmarshalModel(b []byte) (*onnxpb.ModelProto, error) {
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(b, &m); err != nil {
-		return nil, withPath(path, formatErr("not an ONNX model: %v", err))
+		return nil, formatErr("not an ONNX model: %v", err)
 	}
 	return &m, nil
 }
