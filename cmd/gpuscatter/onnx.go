@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -321,6 +323,10 @@ func findNodeTests(dirs []string) ([]string, error) {
 	for _, d := range dirs {
 		st, err := os.Stat(d)
 		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
 			return nil, fmt.Errorf("%s: %w", d, err)
 		}
 		if !st.IsDir() {
