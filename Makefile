@@ -7,14 +7,16 @@ PKG      := ./...
 DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             vulkan-validationlayers vulkan-tools xvfb xauth \
             libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
-            libxxf86vm-dev libgl1-mesa-dev gcc
+            libxxf86vm-dev libgl1-mesa-dev gcc \
+            libonnx-testdata python3-onnx protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 # gotestsum prints a line per test as it finishes and repeats the failures
 # at the end; deps installs it into bin/.
 GOTESTSUM := gotest.tools/gotestsum@v1.13.0
+ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
 
-.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean
+.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean onnx-proto onnx-test
 
 all: build
 
@@ -41,7 +43,7 @@ examples: build
 	./bin/gpuscatter examples
 
 ## test: formatting, vet and every test.
-test: deps check unit
+test: deps check unit onnx-test
 
 check: fmt-check vet
 
@@ -59,6 +61,16 @@ unit:
 ## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
 shaders:
 	$(GO) generate ./shaders
+
+## onnx-test: every scatter node test of libonnx-testdata, on the CPU
+## reference and on the Vulkan backend.
+onnx-test: build
+	./bin/gpuscatter onnx-test --backend cpu $(ONNX_NODE_TESTS)/test_scatter*
+	./bin/gpuscatter onnx-test --backend gpu $(ONNX_NODE_TESTS)/test_scatter*
+
+## onnx-proto: regenerate onnx/onnxpb/onnx.pb.go from Debian's onnx.proto.
+onnx-proto: deps
+	GO=$(GO) $(GO) generate ./onnx/onnxpb
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -9,6 +9,7 @@ require (
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

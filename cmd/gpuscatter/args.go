@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -31,7 +35,7 @@ func parseIntList(s string) ([]int64, error) {
 			if errors.Is(err, strconv.ErrRange) {
 				return nil, fmt.Errorf("element %d (%s) does not fit in an int64", i+1, p)
 			}
-			return nil, fmt.Errorf("element %d (%q) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy", i+1, p)
+			return nil, fmt.Errorf("element %d (%q) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy or .pb", i+1, p)
 		}
 		out = append(out, v)
 	}
@@ -52,7 +56,41 @@ func isNPYPath(s string) bool {
 	return len(s) >= 4 && strings.EqualFold(s[len(s)-4:], ".npy")
 }
 
-// tensorArg is a flag whose value is a tensor: read from a .npy file, or,
+// isPBPath reports whether s names an ONNX TensorProto (.pb) file.
+func isPBPath(s string) bool {
+	return len(s) >= 3 && strings.EqualFold(s[len(s)-3:], ".pb")
+}
+
+// isTensorPath reports whether s names a tensor file, .npy or .pb, rather
+// than an inline value.
+func isTensorPath(s string) bool { return isNPYPath(s) || isPBPath(s) }
+
+// readTensorFile reads the tensor file at path: a TensorProto when the
+// name ends in .pb, else an .npy file.
+func readTensorFile(path string) (*tensor.Tensor, error) {
+	if isPBPath(path) {
+		return onnx.ReadFile(path)
+	}
+	return npy.ReadFile(path)
+}
+
+// writeTensorFile writes t to path atomically: a TensorProto when the name
+// ends in .pb, else an .npy file. bfloat16 reaches only .pb files.
+func writeTensorFile(ctx context.Context, path string, t *tensor.Tensor) error {
+	if !isPBPath(path) {
+		return npy.WriteFileContext(ctx, path, t)
+	}
+	b, err := onnx.Marshal(t) // before the file: a tensor that fails leaves none
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(ctx, path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// tensorArg is a flag whose value is a tensor: read from a .npy or .pb file, or,
 // where the flag allows it, written inline (an integer, a comma list).
 type tensorArg struct {
 	name   string // flag name, without dashes
@@ -70,11 +108,11 @@ func (a *tensorArg) set(v string) error {
 	switch {
 	case a.parseInline == nil:
 		if v == "" {
-			return errors.New("want the path of a .npy file")
+			return errors.New("want the path of a .npy or .pb file")
 		}
 		a.path = v
 		return nil
-	case isNPYPath(v):
+	case isTensorPath(v):
 		a.path = v
 		return nil
 	}
@@ -95,7 +133,7 @@ func (a *tensorArg) load() (*tensor.Tensor, error) {
 	case a.inline != nil:
 		return a.inline, nil
 	}
-	t, err := npy.ReadFile(a.path)
+	t, err := readTensorFile(a.path)
 	if err != nil {
 		return nil, fileError(a.name, a.path, err)
 	}
@@ -113,7 +151,7 @@ func parseIntScalar(s string) (*tensor.Tensor, error) {
 		if errors.Is(err, strconv.ErrRange) {
 			return nil, errors.New("does not fit in an int64")
 		}
-		return nil, errors.New("want an integer or a path ending in .npy")
+		return nil, errors.New("want an integer or a path ending in .npy or .pb")
 	}
 	return tensor.Scalar(v), nil
 }
@@ -177,9 +215,13 @@ func fileError(name, path string, err error) error {
 		// "npy: open x.npy: no such file or directory" -> "open: no such file or directory"
 		msg = pe.Op + ": " + pe.Err.Error()
 	} else {
-		msg = strings.TrimPrefix(msg, "npy: ")
-		msg = strings.TrimPrefix(msg, path+": ")
-		msg = strings.TrimPrefix(msg, "npy: ")
+		for _, p := range []string{"npy: ", "onnx: "} {
+			if strings.HasPrefix(msg, p) {
+				msg = strings.TrimPrefix(msg, p)
+				msg = strings.TrimPrefix(msg, path+": ")
+				msg = strings.TrimPrefix(msg, p)
+			}
+		}
 	}
 	return fmt.Errorf("--%s %s: %s", name, path, msg)
 }

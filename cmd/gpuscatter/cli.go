@@ -37,7 +37,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, benchCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, benchCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.
@@ -55,8 +55,11 @@ const mainUsage = `Usage:
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
                  --out FILE.npy [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
+  gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE] --out FILE
+                 [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
   gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
                    [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
+  gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
   gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
   gpuscatter ops
   gpuscatter devices [--json]
@@ -69,6 +72,7 @@ Exit status: 0 on success, 1 for invalid input or a failed run, 2 for a
 malformed command line; SIGINT, SIGTERM and SIGHUP stop a command cleanly
 (nothing half-written is left) with 128 plus the signal's number (130, 143,
 129). Run 'gpuscatter help run' for the flags of run.
+Every FILE.npy may be an ONNX TensorProto file instead, named FILE.pb.
 `
 
 // mainUsageText returns the top-level usage with the command list.

@@ -1,6 +1,6 @@
 // Gpuscatter runs the tensor scatter operators of the OpenVINO and ONNX
-// scatter family on .npy files and checks results against the CPU
-// reference.
+// scatter family on .npy and ONNX TensorProto (.pb) files, and single-node
+// ONNX models, and checks results against the CPU reference.
 //
 // Usage:
 //
@@ -8,8 +8,11 @@
 //	               --data FILE.npy [--indices FILE.npy] --updates FILE.npy
 //	               [--start L --stop L --step L [--axes L]]
 //	               --out FILE.npy [--backend auto|cpu|gpu] [--device SEL]
+//	gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE]
+//	               --out FILE [--backend auto|cpu|gpu] [--device SEL]
 //	gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
 //	                 [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
+//	gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] DIR...
 //	gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
 //	gpuscatter ops
 //	gpuscatter devices [--json]
@@ -23,7 +26,16 @@
 // one. With --backend auto (the default) it runs on the Vulkan device when
 // that is a GPU, and on the CPU otherwise. The start, stop, step and axes of
 // SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
-// ending in .npy; the axis is an integer or a path ending in .npy.
+// ending in .npy or .pb; the axis is an integer or a path ending in .npy or
+// .pb. Wherever a flag takes an .npy file it takes a TensorProto file whose
+// name ends in .pb, and --out FILE.pb writes one (the only file form of
+// bfloat16). With --model, run takes the operator, its version (from the
+// opset import) and its axis and reduction from a model whose graph is one
+// Scatter, ScatterElements or ScatterND node.
+//
+// The onnx-test command runs ONNX backend node tests (model.onnx and
+// test_data_set_*/input_N.pb, output_N.pb) and compares each output with
+// the expected one.
 //
 // The bench command times each workload on the Vulkan device and on the
 // CPU reference and verifies the device's output against the CPU's; with

@@ -8,23 +8,37 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 var runCommand = &command{
 	name:    "run",
-	summary: "run one scatter operator on .npy inputs and write the result",
+	summary: "run one scatter operator on .npy or .pb inputs and write the result",
 	synopsis: `Usage:
   gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
                  --data FILE.npy [--indices FILE.npy] --updates FILE.npy
                  [--start L --stop L --step L [--axes L]]
                  --out FILE.npy [--backend auto|cpu|gpu]
+  gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE]
+                 --out FILE [--backend auto|cpu|gpu]
 `,
 	details: `Runs one scatter operator and writes its result to --out. The output is
 written atomically: a failed run leaves no output file behind and never
 replaces an existing one.
+
+Every FILE.npy may be an ONNX TensorProto file instead: a path ending in
+.pb is read and written as one, any other path as .npy. bfloat16 tensors
+have no .npy form; write them to a .pb file.
+
+With --model FILE.onnx, the operator is the one Scatter, ScatterElements
+or ScatterND node of the model's graph, in the newest version not newer
+than the opset the model imports (ScatterElements at opset 17 is
+ScatterElements-16); its axis and reduction attributes apply. The node's
+data, indices and updates come from --data, --indices and --updates, or,
+for a flag not given, from the graph's initializer of the same name. --op,
+--axis, --reduction, --use-init-val and the slice flags do not combine
+with --model.
 
 Flags (each once; --name=value or --name value):
   --op NAME            operator and version, case-insensitive, e.g.
@@ -32,8 +46,8 @@ Flags (each once; --name=value or --name value):
   --data FILE.npy      the data tensor
   --indices FILE.npy   the indices (every operator but SliceScatter-15)
   --updates FILE.npy   the updates, of data's dtype
-  --axis INT|FILE.npy  the axis: an integer, or a path ending in .npy that
-                       holds an integer scalar or 1-element 1-D tensor.
+  --axis INT|FILE.npy  the axis: an integer, or a path ending in .npy or .pb
+                       that holds an integer scalar or 1-element 1-D tensor.
                        Required by ScatterUpdate-3 and ScatterElementsUpdate;
                        for the ONNX operators it defaults to 0
   --reduction R        none (the default) or a reduction the operator
@@ -43,8 +57,9 @@ Flags (each once; --name=value or --name value):
   --start L, --stop L, --step L, --axes L
                        SliceScatter-15's parameters, each a comma list of
                        integers such as 0,-1 (an int64 1-D tensor) or a path
-                       ending in .npy; --axes is optional
-  --out FILE.npy       where to write the result
+                       ending in .npy or .pb; --axes is optional
+  --out FILE.npy       where to write the result, of data's dtype
+  --model FILE.onnx    a single-node ONNX model (see above)
   --backend B          auto (the default), cpu or gpu. auto runs on the
                        Vulkan device only when it is a GPU (discrete,
                        integrated or virtual); with no device, or a CPU
@@ -117,8 +132,12 @@ func nonEmptyPath(v string) error {
 // run, write the output. The examples command calls it too, through Main.
 func runMain(ctx context.Context, c *cli, args []string) error {
 	f := newRunFlags()
-	if err := parseFlags(args, f.specs()); err != nil {
+	model := stringArg{name: "model", check: nonEmptyPath}
+	if err := parseFlags(args, append(f.specs(), model.spec())); err != nil {
 		return err
+	}
+	if model.given {
+		return runModel(ctx, c, f, model.value)
 	}
 	var missing []string
 	for _, given := range []struct {
@@ -154,7 +173,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := npy.WriteFileContext(ctx, f.out.value, result); err != nil {
+	if err := writeTensorFile(ctx, f.out.value, result); err != nil {
 		return fileError("out", f.out.value, err)
 	}
 	if n := runNotice(b); n != "" {
@@ -168,7 +187,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 
 // checkOut fails early, before any input is read, when path cannot become
 // the output file: its directory is missing or it is a directory itself.
-// npy.WriteFile still reports every other failure at the end.
+// writeTensorFile still reports every other failure at the end.
 func checkOut(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("--out %s: is a directory", path)

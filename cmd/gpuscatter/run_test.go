@@ -334,7 +334,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"stray argument", append(full, "extra"), `unexpected argument "extra"`},
 		{"flag without value", append(full, "--reduction"), "flag --reduction needs a value"},
 		{"flag followed by a flag", append(without("data"), "--data", "--backend", "cpu"), "flag --data needs a value"},
-		{"empty data path", append(without("data"), "--data="), `--data "": want the path of a .npy file`},
+		{"empty data path", append(without("data"), "--data="), `--data "": want the path of a .npy or .pb file`},
 		{"empty out path", append(without("out"), "--out="), `--out "": want a path`},
 		{"use-init-val not a bool", append(full, "--use-init-val=maybe"), `--use-init-val "maybe": want true or false`},
 		{"use-init-val as separate false", append(full, "--use-init-val", "false", "false"), `unexpected argument "false"`},

@@ -1,0 +1,509 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/onnx"
+	"github.com/gpuscatter/gpuscatter/onnx/onnxpb"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// onnxInputFlags are the run flags that feed a node's inputs, in the
+// node's input order: data, indices, updates.
+var onnxInputFlags = [3]string{"data", "indices", "updates"}
+
+// runModel is run --model: the single Scatter, ScatterElements or ScatterND
+// node of an ONNX model, with inputs from --data, --indices, --updates or
+// the graph's initializers.
+func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
+	for _, other := range []struct {
+		name  string
+		given bool
+	}{
+		{"op", f.op.given}, {"axis", f.axis.given}, {"reduction", f.reduction.given},
+		{"use-init-val", f.useInitVal.value != nil}, {"start", f.start.given}, {"stop", f.stop.given},
+		{"step", f.step.given}, {"axes", f.axes.given},
+	} {
+		if other.given {
+			return usagef("--%s cannot be combined with --model: the model's node names the operator and its attributes", other.name)
+		}
+	}
+	if !f.out.given {
+		return usagef("missing required flag --out")
+	}
+	if err := checkOut(f.out.value); err != nil {
+		return err
+	}
+	m, err := onnx.ReadModelFile(path)
+	if err != nil {
+		return fileError("model", path, err)
+	}
+	node, op, err := scatterNode(m)
+	if err != nil {
+		return fmt.Errorf("--model %s: %w", path, trimOnnx(err))
+	}
+	if _, err := nodeAttributes(node, op); err != nil {
+		return fmt.Errorf("--model %s: %w", path, err)
+	}
+	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}
+	req, err := nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
+		if args[i].given {
+			return args[i].load()
+		}
+		if t, ok := node.Initializers[node.Inputs[i]]; ok {
+			return t, nil
+		}
+		return nil, fmt.Errorf("--model %s: input %d (%q) of the %s node is not an initializer of the graph; give --%s",
+			path, i, node.Inputs[i], node.OpType, onnxInputFlags[i])
+	})
+	if err != nil {
+		return err
+	}
+	b, notice, err := openBackend(ctx, f.backend.value)
+	if err != nil {
+		return err
+	}
+	result, err := ops.Run(ctx, b, req)
+	if cerr := b.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeTensorFile(ctx, f.out.value, result); err != nil {
+		return fileError("out", f.out.value, err)
+	}
+	if n := runNotice(b); n != "" {
+		notice = n
+	}
+	if notice != "" {
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+	}
+	return nil
+}
+
+// trimOnnx drops the "onnx: " that starts the package's messages, for
+// messages that already name the file.
+func trimOnnx(err error) error {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "onnx: ") {
+		return err
+	}
+	return &wrapped{msg: strings.TrimPrefix(msg, "onnx: "), err: err}
+}
+
+// wrapped is an error with another message, still unwrapping to err.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// scatterFamilies are the ONNX operators a model's node may be.
+var scatterFamilies = []string{"Scatter", "ScatterElements", "ScatterND"}
+
+// scatterNode returns the single node of m and the operator version that
+// runs it: the newest version of the node's operator that is not newer
+// than the opset the model imports (an ONNX opset holds, for each
+// operator, its newest version up to the opset's number).
+func scatterNode(m *onnxpb.ModelProto) (*onnx.Node, *ops.Op, error) {
+	node, err := onnx.SingleNode(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := node.OpType
+	if node.Domain != "" {
+		name = node.Domain + "." + name
+	}
+	family := ""
+	for _, fam := range scatterFamilies {
+		if node.Domain == "" && node.OpType == fam {
+			family = fam
+		}
+	}
+	if family == "" {
+		return nil, nil, fmt.Errorf("the graph's node is %s, not one of %s", name, strings.Join(scatterFamilies, ", "))
+	}
+	var op *ops.Op
+	var first *ops.Op
+	for _, o := range ops.All() {
+		if o.Source != "ONNX" || o.Family != family {
+			continue
+		}
+		if first == nil || o.Version < first.Version {
+			first = o
+		}
+		if int64(o.Version) <= node.Opset && (op == nil || o.Version > op.Version) {
+			op = o
+		}
+	}
+	if op == nil {
+		return nil, nil, fmt.Errorf("the model imports opset %d, where %s does not exist yet (its first version is %s)", node.Opset, family, first.Name)
+	}
+	if len(node.Inputs) != 3 {
+		return nil, nil, fmt.Errorf("the %s node has %d inputs; want 3 (data, indices, updates)", family, len(node.Inputs))
+	}
+	for i, in := range node.Inputs {
+		if in == "" {
+			return nil, nil, fmt.Errorf("the %s node omits its input %d (%s)", family, i, onnxInputFlags[i])
+		}
+	}
+	if len(node.Outputs) != 1 {
+		return nil, nil, fmt.Errorf("the %s node has %d outputs; want 1", family, len(node.Outputs))
+	}
+	return node, op, nil
+}
+
+// nodeRequest builds the request for node, run as op, with its attributes
+// and the inputs that input returns by position.
+func nodeRequest(node *onnx.Node, op *ops.Op, input func(i int) (*tensor.Tensor, error)) (ops.Request, error) {
+	req, err := nodeAttributes(node, op)
+	if err != nil {
+		return ops.Request{}, err
+	}
+	for i, dst := range []**tensor.Tensor{&req.Data, &req.Indices, &req.Updates} {
+		t, err := input(i)
+		if err != nil {
+			return ops.Request{}, err
+		}
+		*dst = t
+	}
+	return req, nil
+}
+
+// nodeAttributes returns the request for node, run as op, with its
+// attributes (axis, reduction) and no inputs.
+func nodeAttributes(node *onnx.Node, op *ops.Op) (ops.Request, error) {
+	req := ops.Request{Op: op.Name}
+	for _, name := range node.AttrNames() {
+		a := node.Attrs[name]
+		want := onnxpb.AttributeProto_INT
+		switch {
+		case name == "axis" && op.TakesAxis():
+			req.Axis = tensor.Scalar(a.Int)
+		case name == "reduction" && len(op.Reductions) > 1:
+			want = onnxpb.AttributeProto_STRING
+			req.Reduction = a.S
+		default:
+			return ops.Request{}, fmt.Errorf("%s: the node has attribute %q, which %s does not take", op.Name, name, op.Name)
+		}
+		if a.Type != want {
+			return ops.Request{}, fmt.Errorf("%s: attribute %q is of type %v; want %v", op.Name, name, a.Type, want)
+		}
+	}
+	return req, nil
+}
+
+var onnxTestCommand = &command{
+	name:    "onnx-test",
+	summary: "run ONNX backend node tests of the scatter operators",
+	synopsis: `Usage:
+  gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
+`,
+	details: `Runs ONNX backend node tests as ONNX ships them (Debian's libonnx-testdata
+holds them under /usr/share/libonnx-testdata/data/node). Each DIR is a
+node-test directory (model.onnx and test_data_set_*/input_N.pb,
+output_N.pb) or a folder of them. For each test whose model is a single
+Scatter, ScatterElements or ScatterND node, the node runs on every
+test_data_set_* and its output is compared with output_0.pb: bit for bit,
+except float add and mul reductions on the GPU, which may differ in
+rounding by the bound 'gpuscatter help bench' states. A test of another
+operator is listed as skipped with its operator.
+
+Prints PASS, FAIL or SKIP per test and a summary line.
+
+Flags:
+  --backend B          auto (the default), cpu or gpu, as for run
+  --device SEL         the Vulkan device, as for run
+  --deterministic      float reductions on the GPU fold in index order
+
+Exit status: 0 when no test fails; 1 when one fails or a DIR holds no
+test; 2 for a malformed command line.
+`,
+	run: onnxTestMain,
+}
+
+func onnxTestMain(ctx context.Context, c *cli, args []string) error {
+	backend := stringArg{name: "backend", value: backendAuto, check: checkBackendName}
+	// Flags first, then DIRs: split at the first argument that is not a
+	// flag or a flag's value.
+	flagArgs, rest := splitFlags(args, map[string]bool{"backend": true, "device": true})
+	if err := parseFlags(flagArgs, []flagSpec{backend.spec(), deviceSpec(), deterministicSpec()}); err != nil {
+		return err
+	}
+	for _, a := range rest {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return usagef("flag %s must come before the directories", a)
+		}
+	}
+	dirs := rest
+	if len(dirs) == 0 {
+		return usagef("no test directory given")
+	}
+	tests, err := findNodeTests(dirs)
+	if err != nil {
+		return err
+	}
+	b, notice, err := openBackend(ctx, backend.value)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	resolved := backend.value
+	if resolved == backendAuto {
+		resolved = backendGPU
+		if notice != "" {
+			resolved = backendCPU
+		}
+	}
+	var passed, failed, skipped int
+	for _, dir := range tests {
+		res := runNodeTest(ctx, b, resolved != backendCPU, dir)
+		fmt.Fprintf(c.stdout, "%s %s (%s)\n", res.status, filepath.Base(dir), res.detail)
+		switch res.status {
+		case "PASS":
+			passed++
+		case "FAIL":
+			failed++
+		default:
+			skipped++
+		}
+	}
+	if n := runNotice(b); n != "" {
+		notice = n
+	}
+	fmt.Fprintf(c.stdout, "onnx-test: %d passed, %d failed, %d skipped on %s\n", passed, failed, skipped, b.Name())
+	if notice != "" {
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+	}
+	if failed > 0 {
+		return fmt.Errorf("onnx-test: %d of %d tests failed", failed, passed+failed)
+	}
+	return nil
+}
+
+// splitFlags splits args into the leading flags (with the values of the
+// flags in valued that are written as separate arguments) and the rest.
+func splitFlags(args []string, valued map[string]bool) (flags, rest []string) {
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		i++
+		if !strings.Contains(name, "=") && valued[name] && i < len(args) {
+			i++
+		}
+	}
+	return args[:i], args[i:]
+}
+
+// findNodeTests returns the node-test directories under dirs: each DIR
+// that holds a model.onnx, and the subdirectories of each other DIR that
+// do, in name order.
+func findNodeTests(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%s: not a directory", d)
+		}
+		if isFile(filepath.Join(d, "model.onnx")) {
+			out = append(out, d)
+			continue
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		n := len(out)
+		for _, e := range ents {
+			if sub := filepath.Join(d, e.Name()); e.IsDir() && isFile(filepath.Join(sub, "model.onnx")) {
+				out = append(out, sub)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: holds no model.onnx and no node-test directory", d)
+		}
+	}
+	return out, nil
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// nodeResult is the outcome of one node test: PASS, FAIL or SKIP, and what
+// to say about it.
+type nodeResult struct {
+	status, detail string
+}
+
+// runNodeTest runs the node test in dir on b. tolerant allows float
+// add and mul reductions the GPU's rounding bound.
+func runNodeTest(ctx context.Context, b ops.Backend, tolerant bool, dir string) nodeResult {
+	fail := func(format string, args ...any) nodeResult {
+		return nodeResult{"FAIL", fmt.Sprintf(format, args...)}
+	}
+	m, err := onnx.ReadModelFile(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	opTypes := onnx.OpTypes(m)
+	isScatter := len(opTypes) == 1
+	if isScatter {
+		isScatter = false
+		for _, fam := range scatterFamilies {
+			isScatter = isScatter || opTypes[0] == fam
+		}
+	}
+	if !isScatter {
+		return nodeResult{"SKIP", strings.Join(opTypes, ", ")}
+	}
+	node, op, err := scatterNode(m)
+	if err != nil {
+		return fail("model.onnx: %v", trimOnnx(err))
+	}
+	sets, _ := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
+	sort.Strings(sets)
+	if len(sets) == 0 {
+		return fail("%s: no test_data_set_* directory", op.Name)
+	}
+	var what string
+	for _, set := range sets {
+		req, want, err := loadDataSet(node, op, set)
+		if err != nil {
+			return fail("%s: %s: %v", op.Name, filepath.Base(set), err)
+		}
+		what = op.Name
+		if req.Reduction != "" {
+			what += " " + req.Reduction
+		}
+		got, err := ops.Run(ctx, b, req)
+		if err != nil {
+			return fail("%s: %s: %v", what, filepath.Base(set), err)
+		}
+		if msg, err := compareOutput(ctx, req, want, got, tolerant); err != nil || msg != "" {
+			if err != nil {
+				msg = err.Error()
+			}
+			return fail("%s: %s: %s", what, filepath.Base(set), msg)
+		}
+	}
+	plural := "s"
+	if len(sets) == 1 {
+		plural = ""
+	}
+	return nodeResult{"PASS", fmt.Sprintf("%s, %d data set%s", what, len(sets), plural)}
+}
+
+// loadDataSet reads the inputs and the expected output of one
+// test_data_set_* directory for node.
+func loadDataSet(node *onnx.Node, op *ops.Op, set string) (ops.Request, *tensor.Tensor, error) {
+	feeds := map[string]*tensor.Tensor{}
+	for i, name := range node.GraphInputs {
+		p := filepath.Join(set, "input_"+strconv.Itoa(i)+".pb")
+		if !isFile(p) {
+			break // an input the node does not use may be left out
+		}
+		t, err := onnx.ReadFile(p)
+		if err != nil {
+			return ops.Request{}, nil, trimOnnx(err)
+		}
+		feeds[name] = t
+	}
+	req, err := nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
+		name := node.Inputs[i]
+		if t, ok := feeds[name]; ok {
+			return t, nil
+		}
+		if t, ok := node.Initializers[name]; ok {
+			return t, nil
+		}
+		return nil, fmt.Errorf("no input_N.pb and no initializer for input %q (%s)", name, onnxInputFlags[i])
+	})
+	if err != nil {
+		return ops.Request{}, nil, err
+	}
+	want, err := onnx.ReadFile(filepath.Join(set, "output_0.pb"))
+	if err != nil {
+		return ops.Request{}, nil, trimOnnx(err)
+	}
+	return req, want, nil
+}
+
+// compareOutput compares got with want: bit for bit, or within bench's
+// bound for float add and mul reductions when tolerant. It returns "" when
+// they match, else what differs.
+func compareOutput(ctx context.Context, req ops.Request, want, got *tensor.Tensor, tolerant bool) (string, error) {
+	if want.DType != got.DType || !tensor.SameShape(want.Shape, got.Shape) {
+		return fmt.Sprintf("output is %v%s, output_0.pb holds %v%s",
+			got.DType, tensor.FormatShape(got.Shape), want.DType, tensor.FormatShape(want.Shape)), nil
+	}
+	if tensor.Equal(want, got) {
+		return "", nil
+	}
+	if tolerant {
+		bound, err := bench.Bounds(ctx, req, 0)
+		if err != nil {
+			return "", err
+		}
+		if bound != nil {
+			c, err := bench.Compare(want, got, bound)
+			if err != nil {
+				return "", err
+			}
+			if c.Mismatches == 0 {
+				return "", nil
+			}
+			return fmt.Sprintf("%d elements differ beyond the rounding bound; the first at %d: got %s, want %s",
+				c.Mismatches, c.First, got.FormatAt(c.First), want.FormatAt(c.First)), nil
+		}
+	}
+	n := want.Len()
+	first, count := -1, 0
+	size := want.DType.Size()
+	for i := 0; i < n; i++ {
+		var same bool
+		if want.DType == tensor.String {
+			same = want.Strings[i] == got.Strings[i]
+		} else {
+			same = string(want.Data[i*size:(i+1)*size]) == string(got.Data[i*size:(i+1)*size])
+		}
+		if !same {
+			count++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	coord := make([]int, len(want.Shape))
+	tensor.Unravel(first, want.Shape, coord)
+	return fmt.Sprintf("%d of %d elements differ from output_0.pb; the first at %v: got %s, want %s",
+		count, n, coord, got.FormatAt(first), want.FormatAt(first)), nil
+}
