@@ -35,9 +35,10 @@ type grain struct {
 	copy   int // bytes of a copy task
 	bigOut int // bytes of an output too large for the caches
 	bucket int // bytes of the targets of one group of updates grouped by target
+	owned  int // the most workers that split a reduction by owning target ranges
 }
 
-var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 2 << 20, bucket: 64 << 10}
+var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 2 << 20, bucket: 64 << 10, owned: 4}
 
 var _ ops.Backend = (*Backend)(nil)
 

@@ -15,7 +15,7 @@ import (
 // tinyGrain makes every split happen on tensors of a few elements, so that
 // small test cases take the parallel paths (ranges of o and k, groups by
 // target, split runs and copies).
-var tinyGrain = &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40}
+var tinyGrain = &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4}
 
 // testBackends are the configurations every case runs on; they must agree
 // bit for bit.

@@ -57,13 +57,39 @@ func decodeWith[O offset](x *exec, sink chunkSink[O]) ([]O, error) {
 		Msg: fmt.Sprintf("indices has dtype %v; it must be an integer type", x.p.Indices.DType)}
 }
 
-func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
+// chunkFunc decodes the units [lo, hi) into dst[:hi-lo] and returns the
+// first bad position (of indices, row-major) or -1.
+type chunkFunc[O offset] func(lo, hi int, dst []O) int
+
+// chunker returns the chunkFunc of x's plan (nil for kinds without
+// indices to decode).
+func chunker[O offset](x *exec) chunkFunc[O] {
+	switch x.p.Indices.DType {
+	case tensor.Int8:
+		return chunkerAs[int8, O](x)
+	case tensor.Int16:
+		return chunkerAs[int16, O](x)
+	case tensor.Int32:
+		return chunkerAs[int32, O](x)
+	case tensor.Int64:
+		return chunkerAs[int64, O](x)
+	case tensor.Uint8:
+		return chunkerAs[uint8, O](x)
+	case tensor.Uint16:
+		return chunkerAs[uint16, O](x)
+	case tensor.Uint32:
+		return chunkerAs[uint32, O](x)
+	case tensor.Uint64:
+		return chunkerAs[uint64, O](x)
+	}
+	return nil
+}
+
+func chunkerAs[I intType, O offset](x *exec) chunkFunc[O] {
 	p := x.p
 	raw := tensor.View[I](p.Indices)
 	neg := p.Op.NegativeIndices
-	// chunk decodes units [lo, hi) into dst[:hi-lo] and returns the first
-	// bad position or -1.
-	var chunk func(lo, hi int, dst []O) int
+	var chunk chunkFunc[O]
 	switch p.Kind {
 	case ops.KindAxis:
 		s := int64(p.Shape[p.Axis])
@@ -96,7 +122,13 @@ func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
 			}
 			return -1
 		}
-	default:
+	}
+	return chunk
+}
+
+func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
+	chunk := chunkerAs[I, O](x)
+	if chunk == nil {
 		return nil, nil
 	}
 	units, tasks := x.decodeTasks(sink != nil)
@@ -120,12 +152,7 @@ func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
 			defer release(buf)
 		}
 		if b := chunk(lo, hi, buf); b >= 0 {
-			for {
-				cur := bad.Load()
-				if int64(b) >= cur || bad.CompareAndSwap(cur, int64(b)) {
-					break
-				}
-			}
+			lowerBad(&bad, b)
 		} else if sink != nil {
 			sink(i, lo, buf)
 		}
@@ -134,15 +161,35 @@ func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
 		release(dst)
 		return nil, x.ctx.Err()
 	}
-	if b := bad.Load(); b != math.MaxInt64 {
+	if err := x.badIndex(bad.Load()); err != nil {
 		release(dst)
-		if _, err := p.IndexAt(int(b)); err != nil {
-			return nil, err
-		}
-		return nil, &ops.Error{Op: p.Op.Name, Input: "indices", Err: ops.ErrIndexRange,
-			Msg: fmt.Sprintf("cpuref: indices element %d is out of range but Plan.IndexAt accepts it", b)}
+		return nil, err
 	}
 	return dst, nil
+}
+
+// lowerBad lowers bad to b when b is smaller.
+func lowerBad(bad *atomic.Int64, b int) {
+	for {
+		cur := bad.Load()
+		if int64(b) >= cur || bad.CompareAndSwap(cur, int64(b)) {
+			return
+		}
+	}
+}
+
+// badIndex returns the error for the out-of-range index at position b of
+// indices, or nil when b is math.MaxInt64 (none).
+func (x *exec) badIndex(b int64) error {
+	if b == math.MaxInt64 {
+		return nil
+	}
+	p := x.p
+	if _, err := p.IndexAt(int(b)); err != nil {
+		return err
+	}
+	return &ops.Error{Op: p.Op.Name, Input: "indices", Err: ops.ErrIndexRange,
+		Msg: fmt.Sprintf("cpuref: indices element %d is out of range but Plan.IndexAt accepts it", b)}
 }
 
 // chunkSink receives the decoded keys of the units [lo, lo+len(keys)) of

@@ -13,19 +13,15 @@ import (
 
 // scatter runs a KindND or KindElements plan.
 func scatter[O offset](x *exec) error {
-	if x.p.DType != tensor.String && x.planGroups() {
-		out, upd := x.out, x.p.Updates
-		switch x.p.DType.Size() {
-		case 1:
-			return scatterGrouped[uint8, O](x, viewAs[uint8](out.Data), viewAs[uint8](upd.Data))
-		case 2:
-			return scatterGrouped[uint16, O](x, viewAs[uint16](out.Data), viewAs[uint16](upd.Data))
-		case 4:
-			return scatterGrouped[uint32, O](x, viewAs[uint32](out.Data), viewAs[uint32](upd.Data))
-		case 8:
-			return scatterGrouped[uint64, O](x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data))
+	if x.p.DType != tensor.String {
+		if x.planOwned() {
+			return bySize(x, scatterOwned[uint8, O], scatterOwned[uint16, O], scatterOwned[uint32, O],
+				scatterOwned[uint64, O], scatterOwned[[2]uint64, O])
 		}
-		return scatterGrouped[[2]uint64, O](x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data))
+		if x.planGroups() {
+			return bySize(x, scatterGrouped[uint8, O], scatterGrouped[uint16, O], scatterGrouped[uint32, O],
+				scatterGrouped[uint64, O], scatterGrouped[[2]uint64, O])
+		}
 	}
 	tgt, err := decode[O](x)
 	if err != nil {
@@ -50,6 +46,26 @@ func scatter[O offset](x *exec) error {
 		return scatterAs(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), tgt)
 	}
 	return scatterAs(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), tgt)
+}
+
+// bySize calls the function for the size of x's element type with out and
+// updates viewed as that type.
+func bySize(x *exec,
+	f1 func(*exec, []uint8, []uint8) error, f2 func(*exec, []uint16, []uint16) error,
+	f4 func(*exec, []uint32, []uint32) error, f8 func(*exec, []uint64, []uint64) error,
+	f16 func(*exec, [][2]uint64, [][2]uint64) error) error {
+	out, upd := x.out.Data, x.p.Updates.Data
+	switch x.p.DType.Size() {
+	case 1:
+		return f1(x, viewAs[uint8](out), viewAs[uint8](upd))
+	case 2:
+		return f2(x, viewAs[uint16](out), viewAs[uint16](upd))
+	case 4:
+		return f4(x, viewAs[uint32](out), viewAs[uint32](upd))
+	case 8:
+		return f8(x, viewAs[uint64](out), viewAs[uint64](upd))
+	}
+	return f16(x, viewAs[[2]uint64](out), viewAs[[2]uint64](upd))
 }
 
 func scatterAs[E any, O offset](x *exec, out, upd []E, tgt []O) error {
