@@ -69,11 +69,12 @@ func scatterOwned[E any, O offset](x *exec, out, upd []E) error {
 		defer release(bt)
 		defer release(bu)
 		done := x.done()
-		for c := 0; c < len(tgt); c += ownedChunk {
-			if c%(64*ownedChunk) == 0 && isClosed(done) {
+		size := min(ownedChunk, max(1, x.g.decode)) // tests split finer
+		for c, i := 0, 0; c < len(tgt); c, i = c+size, i+1 {
+			if i%64 == 0 && isClosed(done) {
 				return
 			}
-			e := min(len(tgt), c+ownedChunk)
+			e := min(len(tgt), c+size)
 			n := ownTargets(bt, bu, tgt[c:e], upd[c:e], O(lo), span)
 			k.indexed(l, bt[:n], bu[:n])
 		}
