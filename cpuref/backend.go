@@ -38,7 +38,7 @@ type grain struct {
 	owned  int // the most workers that split a reduction by owning target ranges
 }
 
-var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 2 << 20, bucket: 64 << 10, owned: 4}
+var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4}
 
 var _ ops.Backend = (*Backend)(nil)
 

@@ -11,10 +11,10 @@ import "github.com/gpuscatter/gpuscatter/ops"
 // chunk after chunk. The order argument is in doc.go.
 
 // planGroups decides whether x's ScatterND or ScatterElements plan runs
-// grouped and, if so, sets the groups up. Grouping pays when the updates
-// are spread over an output larger than the caches (every access to out
-// then hits the cache, and the copy of data joins the same pass), or when
-// the split by o and k leaves too few tasks for the workers.
+// grouped and, if so, sets the groups up. Grouping pays when the split by
+// o and k leaves too few tasks for the workers, and there are many workers
+// or an output larger than the caches (every access to out then hits the
+// cache, and the copy of data joins the same pass).
 func (x *exec) planGroups() bool {
 	p := x.p
 	esize := p.DType.Size()
@@ -33,11 +33,7 @@ func (x *exec) planGroups() bool {
 		g = planGrid(p.Outer, p.J, p.Inner, false, want, x.g.piece)
 	}
 	outBytes := x.out.Len() * esize
-	few := g.tasks() < min(want, 2*x.w) && (x.w >= 4 || outBytes >= x.g.bigOut)
-	// Updates of at least a sixteenth of out: with fewer, the copy of data
-	// dominates and grouping has nothing to gain.
-	spread := outBytes >= x.g.bigOut && 16*n*esize >= outBytes
-	if !few && !spread {
+	if g.tasks() >= min(want, 2*x.w) || (x.w < 4 && outBytes < x.g.bigOut) {
 		return false
 	}
 	x.keyRange = x.out.Len() / x.keyElems

@@ -17,8 +17,8 @@ const ownedChunk = 2048
 
 // planOwned reports whether x's ScatterND or ScatterElements plan runs
 // owned. Each worker reads every update, so it is for a few workers (at
-// most grain.owned) and at least a quarter as many updates as elements of
-// out; the reduction
+// most grain.owned) and between a quarter and four times as many updates
+// as elements of out; the reduction
 // must fold each update alone (no start from a neutral value, no mean,
 // whose steps span every update of an element).
 func (x *exec) planOwned() bool {
@@ -27,7 +27,14 @@ func (x *exec) planOwned() bool {
 		return false
 	}
 	n := p.NumUpdates()
-	return x.want(n) > 1 && 4*n >= x.out.Len()
+	if x.want(n) <= 1 || 4*n < x.out.Len() {
+		return false
+	}
+	// Each owner of a range of elements walks every update: with many
+	// updates per element that costs more than the single fold of the
+	// split by o and k saves, ScatterND runs excepted (one decoded row
+	// per Inner updates).
+	return p.Kind == ops.KindND && p.Inner > 1 || n <= 4*x.out.Len()
 }
 
 // scatterOwned runs x's plan owned (see planOwned).
