@@ -41,9 +41,10 @@
 // collector empties).
 //
 // Two more splits serve ScatterND and ScatterElements when the split by o
-// and k does not fit: reductions with many updates per element of out
-// (owned, owned.go), and scatters whose updates spread over an output
-// larger than the caches (grouped, group.go).
+// and k does not fit: reductions with about as many updates as elements of
+// out, or onto ScatterND slices (owned, owned.go), and scatters that leave
+// too few tasks for many workers or on an output larger than the caches
+// (grouped, group.go).
 //
 //   - Owned: on two to four workers, each worker owns a contiguous range of
 //     target elements (or of rows, for ScatterND slices) and walks every

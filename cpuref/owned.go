@@ -2,14 +2,13 @@ package cpuref
 
 import "github.com/gpuscatter/gpuscatter/ops"
 
-// Owned scatters: reductions with many updates per element of out on a few
-// workers. Each worker owns a contiguous range of target elements (or
+// Owned scatters: reductions with about as many updates as elements of out
+// (or ScatterND runs), on a few workers. Each worker owns a contiguous range of target elements (or
 // rows, for ScatterND runs) and walks every update in position order,
 // folding those that land in its range; no two workers touch the same
 // element, and each walks in order, so every element folds its updates in
-// index order. Each worker reads the decoded targets and the updates once;
-// nothing is sorted or written back but out. The order argument is in
-// doc.go.
+// index order. Each worker reads the decoded targets and the updates once,
+// and nothing is sorted. The order argument is in doc.go.
 
 // ownedChunk is the number of updates an owner takes at a time: their
 // local targets stay in the first-level cache until they are folded.
@@ -18,9 +17,9 @@ const ownedChunk = 2048
 // planOwned reports whether x's ScatterND or ScatterElements plan runs
 // owned. Each worker reads every update, so it is for a few workers (at
 // most grain.owned) and between a quarter and four times as many updates
-// as elements of out; the reduction
-// must fold each update alone (no start from a neutral value, no mean,
-// whose steps span every update of an element).
+// as elements of out; the reduction must fold each update alone (no start
+// from a neutral value, no mean, whose steps span every update of an
+// element).
 func (x *exec) planOwned() bool {
 	p := x.p
 	if x.w < 2 || x.w > x.g.owned || p.Reduction == ops.None || p.Reduction == ops.Mean || !p.UseInitVal {
