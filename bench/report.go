@@ -34,7 +34,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 
-	head := []string{"workload", "backend", "median ms", "min ms", "max ms", "device ms", "GB/s", "memcpy GB/s", "of memcpy", "speedup", "verified", "max diff"}
+	head := []string{"workload", "backend", "median ms", "min ms", "max ms", "device ms", "MB/pass", "memcpy ms", "GB/s", "memcpy GB/s", "of memcpy", "speedup", "verified", "max diff"}
 	rows := [][]string{head}
 	notes := map[int][]string{} // row -> lines printed under it
 	spans := map[int]string{}   // row -> text spanning the numeric columns
@@ -58,14 +58,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 			rows = append(rows, []string{x.Workload, x.Backend})
 			continue
 		}
+		// The bytes one pass must move, and the time a memory copy of as
+		// many bytes takes: the floor the median is measured against.
+		floor := "-"
+		if x.MemcpyGBps > 0 {
+			floor = ms(time.Duration(float64(x.Bytes) / x.MemcpyGBps))
+		}
 		row := []string{x.Workload, x.Backend, ms(x.Median), ms(x.Min), ms(x.Max), "-",
+			fmt.Sprintf("%.1f", float64(x.Bytes)/1e6), floor,
 			fmt.Sprintf("%.2f", x.GBps), fmt.Sprintf("%.2f", x.MemcpyGBps),
 			fmt.Sprintf("%.0f%%", 100*x.FractionOfMemcpy), "-", verdict(x), diffText(x.Comparison.MaxAbsDiff)}
 		if x.DeviceTime > 0 {
 			row[5] = ms(x.DeviceTime)
 		}
 		if x.Speedup > 0 {
-			row[9] = fmt.Sprintf("%.2fx", x.Speedup)
+			row[11] = fmt.Sprintf("%.2fx", x.Speedup)
 		}
 		if len(x.Phases) > 0 {
 			parts := make([]string, len(x.Phases))
@@ -121,7 +128,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			b.WriteString(indent + n + "\n")
 		}
 	}
-	fmt.Fprintf(&b, "\nGB/s: (2 x data + updates + indices) bytes over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
+	fmt.Fprintf(&b, "\nMB/pass: the bytes one pass must move, 2 x data (read, then written) + updates + indices; memcpy ms: the time\n")
+	b.WriteString("a memory copy takes to move as many bytes, the floor for the median.\n")
+	fmt.Fprintf(&b, "GB/s: MB/pass over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
 	fmt.Fprintf(&b, "(or of the data, when larger) over %d goroutines, in GB/s read plus written. verified: every timed output\n", r.Threads)
 	b.WriteString("equals the cpu's bit for bit (any NaN equals any NaN); the cpu's own timed outputs equal its first.\n")
 	for _, x := range r.Results {

@@ -34,9 +34,11 @@ type grain struct {
 	decode int // index positions of an index-pass task
 	copy   int // bytes of a copy task
 	bigOut int // bytes of an output too large for the caches
+	bucket int // bytes of the targets of one group of updates grouped by target
+	owned  int // the most workers that split a reduction by owning target ranges
 }
 
-var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20}
+var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4}
 
 var _ ops.Backend = (*Backend)(nil)
 
@@ -106,6 +108,12 @@ type exec struct {
 	w               int
 	inPlace         bool
 	keepOverwritten bool
+
+	// Set by planGroups for a grouped scatter: the keys (target elements,
+	// or rows of keyElems elements for ScatterND runs) lie in [0,
+	// keyRange); group b holds keys b<<groupShift to (b+1)<<groupShift - 1.
+	keyElems, keyRange, groups int
+	groupShift                 uint
 }
 
 func (x *exec) run() error {

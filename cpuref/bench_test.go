@@ -5,7 +5,9 @@ import (
 	"math/rand"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,6 +37,7 @@ func benchScatter(b *testing.B, be *Backend, req ops.Request) {
 	bytes := traffic(req)
 	b.SetBytes(bytes)
 	n := 0
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if err := be.Execute(ctx, p, out); err != nil {
 			b.Fatal(err)
@@ -42,6 +45,18 @@ func benchScatter(b *testing.B, be *Backend, req ops.Request) {
 		n++
 	}
 	b.ReportMetric(float64(bytes)*float64(n)/b.Elapsed().Seconds()/1e9, "GB/s")
+	// CPU time per call, all threads: steadier than wall time on a machine
+	// shared with other work.
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(n), "cpu-ms/op")
+}
+
+// cpuTime returns the user and system time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchMemcpy copies bytes/2 bytes with every CPU: the traffic of bytes.
@@ -152,4 +167,47 @@ func BenchmarkScatterElementsSumDuplicates(b *testing.B) {
 	b.Run("rows", func(b *testing.B) { benchScatter(b, New(), rows) })
 	b.Run("flat", func(b *testing.B) { benchScatter(b, New(), flat) })
 	b.Run("memcpy", func(b *testing.B) { benchMemcpy(b, traffic(rows)) })
+}
+
+func i32Tensor(n int, seed int64) *tensor.Tensor {
+	t, err := tensor.New(tensor.Int32, []int{n})
+	if err != nil {
+		panic(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	v := tensor.View[int32](t)
+	for i := range v {
+		v[i] = rng.Int31() - 1<<30
+	}
+	return t
+}
+
+// BenchmarkScatterReduceLarge: the random-access reductions of the peer
+// benchmark, far larger than the caches. "elements-sum" folds 16M float32
+// updates into 1M elements, "nd-sum" folds 1M rows of 16 float32 into 1M
+// rows, "nd-max" folds 8M int32 updates into 4M elements.
+func BenchmarkScatterReduceLarge(b *testing.B) {
+	rng := rand.New(rand.NewSource(7))
+	const mi = 1 << 20
+	cases := []struct {
+		name string
+		req  ops.Request
+	}{
+		{"elements-sum", ops.Request{Op: "ScatterElements-18", Reduction: "add",
+			Data:    f32Tensor([]int{mi}, 1),
+			Indices: randIndices(rng, []int{16 * mi}, func(int) int { return mi }),
+			Updates: f32Tensor([]int{16 * mi}, 2)}},
+		{"nd-sum", ops.Request{Op: "ScatterND-18", Reduction: "add",
+			Data:    f32Tensor([]int{mi, 16}, 1),
+			Indices: randIndices(rng, []int{mi, 1}, func(int) int { return mi }),
+			Updates: f32Tensor([]int{mi, 16}, 2)}},
+		{"nd-max", ops.Request{Op: "ScatterND-18", Reduction: "max",
+			Data:    i32Tensor(4*mi, 1),
+			Indices: randIndices(rng, []int{8 * mi, 1}, func(int) int { return 4 * mi }),
+			Updates: i32Tensor(8*mi, 2)}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) { benchScatter(b, New(), c.req) })
+		b.Run(c.name+"-memcpy", func(b *testing.B) { benchMemcpy(b, traffic(c.req)) })
+	}
 }

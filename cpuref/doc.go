@@ -32,15 +32,50 @@
 // in place, and when a SliceScatter-15 slice covers all of data), and the
 // scatter. Two updates can only land on the same element when they differ
 // in j alone (Plan's u = (o*J + j)*Inner + k), so the scatter is split over
-// ranges of o and k, each task walking j in order. Where that leaves too
-// few tasks and grouping pays (several workers, or an output larger than
-// the caches), the updates are grouped stably by ranges of target elements
-// and each group is applied in order by one goroutine. ScatterUpdate-3
+// ranges of o and k, each task walking j in order. ScatterUpdate-3
 // applies only the last update to each target slice when finding it is
 // cheap, since the others would be overwritten. Moves without a reduction
 // are assignments and copies of elements of the dtype's size, one path for
 // every dtype; reductions are generic loops instantiated per element type.
-// Scratch memory is pooled between calls.
+// Scratch memory is pooled between calls (not in a sync.Pool, which the
+// collector empties).
+//
+// Two more splits serve ScatterND and ScatterElements when the split by o
+// and k does not fit: reductions with about as many updates as elements of
+// out, or onto ScatterND slices (owned, owned.go), and scatters that leave
+// too few tasks for many workers or on an output larger than the caches
+// (grouped, group.go).
+//
+//   - Owned: on two to four workers, each worker owns a contiguous range of
+//     target elements (or of rows, for ScatterND slices) and walks every
+//     decoded update in position order, folding those that land in its
+//     range into a copy of that range of data; out is written from the
+//     copies once every worker is done.
+//   - Grouped: the index pass works in chunks of consecutive positions;
+//     each chunk, once checked and decoded, sorts its targets and updates
+//     by group (a range of target elements sized for the caches) with a
+//     stable counting sort, into its own region of scratch. Each group is
+//     then one task: it copies its range of data into out and folds the
+//     group's segment of every chunk, chunk after chunk.
+//
+// Why neither changes a bit of the result: the contract is that each
+// element folds its updates in position order, and a fold step reads and
+// writes nothing but its own element (and, for mean, that element's count
+// and sum). So the result depends only on the sequence of updates each
+// element sees, and any split of the work gives the same bits if (1) each
+// element's updates are all applied by one goroutine, and (2) that
+// goroutine applies them in increasing position. Owned: every element lies
+// in exactly one owner's range (1), and the owner walks positions in
+// increasing order, keeping the matching ones in order when it compacts
+// them (2). Grouped: every element lies in exactly one group, and one task
+// folds a group (1); the chunks are ranges of increasing positions, the
+// counting sort keeps a chunk's order within each group, and the task
+// takes the chunks in order, so within a group positions only increase
+// (2). The split by o and k and the pieces of ScatterND runs satisfy (1)
+// and (2) the same way: tasks own disjoint ranges of o and k and walk j in
+// order. None of this depends on the number of workers, chunks or groups;
+// TestSplitsKeepIndexOrder runs many of each against the naive reference
+// on values whose rounding depends on the order.
 //
 // Cancelling the context stops Execute between chunks of work. Out then
 // holds its previous contents or a copy of data; once an in-place scatter

@@ -88,6 +88,42 @@ func maxI[T native, O offset](out []T, tgt []O, upd []T) {
 	}
 }
 
+// integer is the set of native integer types. Their min and max are
+// Go's builtins, which compile to conditional moves: the compare-and-branch
+// of minOf and maxOf mispredicts about every other update on random data,
+// and ties or signs of zero do not arise.
+type integer interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
+}
+
+func intMinC[T integer](out, upd []T) {
+	out = out[:len(upd)]
+	for i, u := range upd {
+		out[i] = min(out[i], u)
+	}
+}
+
+func intMinI[T integer, O offset](out []T, tgt []O, upd []T) {
+	upd = upd[:len(tgt)]
+	for i, t := range tgt {
+		out[t] = min(out[t], upd[i])
+	}
+}
+
+func intMaxC[T integer](out, upd []T) {
+	out = out[:len(upd)]
+	for i, u := range upd {
+		out[i] = max(out[i], u)
+	}
+}
+
+func intMaxI[T integer, O offset](out []T, tgt []O, upd []T) {
+	upd = upd[:len(tgt)]
+	for i, t := range tgt {
+		out[t] = max(out[t], upd[i])
+	}
+}
+
 // isNaN reports whether v is a NaN; always false for integers.
 func isNaN[T native](v T) bool { return v != v }
 

@@ -15,7 +15,7 @@ import (
 // tinyGrain makes every split happen on tensors of a few elements, so that
 // small test cases take the parallel paths (ranges of o and k, groups by
 // target, split runs and copies).
-var tinyGrain = &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40}
+var tinyGrain = &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4}
 
 // testBackends are the configurations every case runs on; they must agree
 // bit for bit.
@@ -28,6 +28,7 @@ var testBackends = []struct {
 	{"3-workers", &Backend{Workers: 3, grain: tinyGrain}},
 	{"8-workers", &Backend{Workers: 8, grain: tinyGrain}},
 	{"every-update", &Backend{Workers: 2, grain: tinyGrain, keepOverwritten: true}},
+	{"grouped", &Backend{Workers: 2, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bucket: 8}}},
 }
 
 // vec returns a 1-D tensor of vals.

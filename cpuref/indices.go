@@ -30,47 +30,76 @@ type intType interface {
 // On an out-of-range index it returns p.IndexAt's error for the first bad
 // position in row-major order. Nothing is written outside the result, which
 // comes from scratch: the caller releases it.
-func decode[O offset](x *exec) ([]O, error) {
+func decode[O offset](x *exec) ([]O, error) { return decodeWith[O](x, nil) }
+
+// decodeWith is decode handing each task's keys to sink, when not nil, in
+// place of returning them all (it then returns nil).
+func decodeWith[O offset](x *exec, sink chunkSink[O]) ([]O, error) {
 	switch x.p.Indices.DType {
 	case tensor.Int8:
-		return decodeAs[int8, O](x)
+		return decodeAs[int8, O](x, sink)
 	case tensor.Int16:
-		return decodeAs[int16, O](x)
+		return decodeAs[int16, O](x, sink)
 	case tensor.Int32:
-		return decodeAs[int32, O](x)
+		return decodeAs[int32, O](x, sink)
 	case tensor.Int64:
-		return decodeAs[int64, O](x)
+		return decodeAs[int64, O](x, sink)
 	case tensor.Uint8:
-		return decodeAs[uint8, O](x)
+		return decodeAs[uint8, O](x, sink)
 	case tensor.Uint16:
-		return decodeAs[uint16, O](x)
+		return decodeAs[uint16, O](x, sink)
 	case tensor.Uint32:
-		return decodeAs[uint32, O](x)
+		return decodeAs[uint32, O](x, sink)
 	case tensor.Uint64:
-		return decodeAs[uint64, O](x)
+		return decodeAs[uint64, O](x, sink)
 	}
 	return nil, &ops.Error{Op: x.p.Op.Name, Input: "indices", Err: ops.ErrDType,
 		Msg: fmt.Sprintf("indices has dtype %v; it must be an integer type", x.p.Indices.DType)}
 }
 
-func decodeAs[I intType, O offset](x *exec) ([]O, error) {
+// chunkFunc decodes the units [lo, hi) into dst[:hi-lo] and returns the
+// first bad position (of indices, row-major) or -1.
+type chunkFunc[O offset] func(lo, hi int, dst []O) int
+
+// chunker returns the chunkFunc of x's plan (nil for kinds without
+// indices to decode).
+func chunker[O offset](x *exec) chunkFunc[O] {
+	switch x.p.Indices.DType {
+	case tensor.Int8:
+		return chunkerAs[int8, O](x)
+	case tensor.Int16:
+		return chunkerAs[int16, O](x)
+	case tensor.Int32:
+		return chunkerAs[int32, O](x)
+	case tensor.Int64:
+		return chunkerAs[int64, O](x)
+	case tensor.Uint8:
+		return chunkerAs[uint8, O](x)
+	case tensor.Uint16:
+		return chunkerAs[uint16, O](x)
+	case tensor.Uint32:
+		return chunkerAs[uint32, O](x)
+	case tensor.Uint64:
+		return chunkerAs[uint64, O](x)
+	}
+	return nil
+}
+
+func chunkerAs[I intType, O offset](x *exec) chunkFunc[O] {
 	p := x.p
 	raw := tensor.View[I](p.Indices)
 	neg := p.Op.NegativeIndices
-	var units int
-	var chunk func(lo, hi int, dst []O) int // returns the first bad position or -1
+	var chunk chunkFunc[O]
 	switch p.Kind {
 	case ops.KindAxis:
-		units = p.J
 		s := int64(p.Shape[p.Axis])
 		chunk = func(lo, hi int, dst []O) int {
-			if b := normalise(raw[lo:hi], dst[lo:hi], s, neg); b >= 0 {
+			if b := normalise(raw[lo:hi], dst, s, neg); b >= 0 {
 				return lo + b
 			}
 			return -1
 		}
 	case ops.KindND:
-		units = p.J
 		tl := p.TupleLen
 		shape := p.Shape[:tl]
 		rowStride := make([]int, tl) // strides of data's leading tl dimensions, in rows of Inner
@@ -78,56 +107,109 @@ func decodeAs[I intType, O offset](x *exec) ([]O, error) {
 			rowStride[c] = p.Strides[c] / p.Inner // Inner > 0: there are updates
 		}
 		chunk = func(lo, hi int, dst []O) int {
-			if b := ndRows(raw[lo*tl:hi*tl], dst[lo:hi], shape, rowStride, neg); b >= 0 {
+			if b := ndRows(raw[lo*tl:hi*tl], dst[:hi-lo], shape, rowStride, neg); b >= 0 {
 				return lo*tl + b
 			}
 			return -1
 		}
 	case ops.KindElements:
-		units = p.NumUpdates()
 		s := int64(p.Shape[p.Axis])
 		oOff, kOff := elementOffsets(p)
 		st := p.Strides[p.Axis]
 		chunk = func(lo, hi int, dst []O) int {
-			if b := elemTargets(raw[lo:hi], dst[lo:hi], lo, s, neg, p.J*p.Inner, p.Inner, oOff, kOff, st); b >= 0 {
+			if b := elemTargets(raw[lo:hi], dst, lo, s, neg, p.J*p.Inner, p.Inner, oOff, kOff, st); b >= 0 {
 				return lo + b
 			}
 			return -1
 		}
-	default:
+	}
+	return chunk
+}
+
+func decodeAs[I intType, O offset](x *exec, sink chunkSink[O]) ([]O, error) {
+	chunk := chunkerAs[I, O](x)
+	if chunk == nil {
 		return nil, nil
 	}
-	dst := scratch[O](units)
+	units, tasks := x.decodeTasks(sink != nil)
+	var dst []O
+	if sink == nil {
+		dst = scratch[O](units)
+	}
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
-	tasks := ceilDiv(units, x.g.decode)
 	ok := forEach(x.done(), x.w, tasks, func(i int) {
 		lo, hi := part(i, units, tasks)
 		if int64(lo) > bad.Load() {
 			return // an earlier position is already known to be bad
 		}
-		if b := chunk(lo, hi, dst); b >= 0 {
-			for {
-				cur := bad.Load()
-				if int64(b) >= cur || bad.CompareAndSwap(cur, int64(b)) {
-					break
-				}
-			}
+		var buf []O
+		if sink == nil {
+			buf = dst[lo:hi]
+		} else {
+			// The chunk's keys stay in the cache until sink has used them.
+			buf = scratch[O](hi - lo)
+			defer release(buf)
+		}
+		if b := chunk(lo, hi, buf); b >= 0 {
+			lowerBad(&bad, b)
+		} else if sink != nil {
+			sink(i, lo, buf)
 		}
 	})
 	if !ok {
 		release(dst)
 		return nil, x.ctx.Err()
 	}
-	if b := bad.Load(); b != math.MaxInt64 {
+	if err := x.badIndex(bad.Load()); err != nil {
 		release(dst)
-		if _, err := p.IndexAt(int(b)); err != nil {
-			return nil, err
-		}
-		return nil, &ops.Error{Op: p.Op.Name, Input: "indices", Err: ops.ErrIndexRange,
-			Msg: fmt.Sprintf("cpuref: indices element %d is out of range but Plan.IndexAt accepts it", b)}
+		return nil, err
 	}
 	return dst, nil
+}
+
+// lowerBad lowers bad to b when b is smaller.
+func lowerBad(bad *atomic.Int64, b int) {
+	for {
+		cur := bad.Load()
+		if int64(b) >= cur || bad.CompareAndSwap(cur, int64(b)) {
+			return
+		}
+	}
+}
+
+// badIndex returns the error for the out-of-range index at position b of
+// indices, or nil when b is math.MaxInt64 (none).
+func (x *exec) badIndex(b int64) error {
+	if b == math.MaxInt64 {
+		return nil
+	}
+	p := x.p
+	if _, err := p.IndexAt(int(b)); err != nil {
+		return err
+	}
+	return &ops.Error{Op: p.Op.Name, Input: "indices", Err: ops.ErrIndexRange,
+		Msg: fmt.Sprintf("cpuref: indices element %d is out of range but Plan.IndexAt accepts it", b)}
+}
+
+// chunkSink receives the decoded keys of the units [lo, lo+len(keys)) of
+// decode task i, instead of a slice of all keys.
+type chunkSink[O offset] func(i, lo int, keys []O)
+
+// decodeTasks returns the number of units decode produces and the number
+// of tasks it splits them into; grouped, the tasks are also the chunks
+// whose updates are grouped, and each must be large enough to fill every
+// group with more than a few updates.
+func (x *exec) decodeTasks(grouped bool) (units, tasks int) {
+	units = x.p.J
+	if x.p.Kind == ops.KindElements {
+		units = x.p.NumUpdates()
+	}
+	size := max(1, x.g.decode)
+	if grouped {
+		size = max(size, 32*x.groups)
+	}
+	return units, ceilDiv(units, size)
 }
 
 // normalise checks every value of raw against [-s, s-1] (neg) or [0, s-1]

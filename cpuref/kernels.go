@@ -41,21 +41,21 @@ func newKernels[E any, O offset](x *exec) (kernels[E, O], error) {
 	case tensor.Bool:
 		k = boolKernels[E, O](p.Reduction)
 	case tensor.Int8:
-		k = nativeKernels[int8, E, O](p.Reduction)
+		k = intKernels[int8, E, O](p.Reduction)
 	case tensor.Int16:
-		k = nativeKernels[int16, E, O](p.Reduction)
+		k = intKernels[int16, E, O](p.Reduction)
 	case tensor.Int32:
-		k = nativeKernels[int32, E, O](p.Reduction)
+		k = intKernels[int32, E, O](p.Reduction)
 	case tensor.Int64:
-		k = nativeKernels[int64, E, O](p.Reduction)
+		k = intKernels[int64, E, O](p.Reduction)
 	case tensor.Uint8:
-		k = nativeKernels[uint8, E, O](p.Reduction)
+		k = intKernels[uint8, E, O](p.Reduction)
 	case tensor.Uint16:
-		k = nativeKernels[uint16, E, O](p.Reduction)
+		k = intKernels[uint16, E, O](p.Reduction)
 	case tensor.Uint32:
-		k = nativeKernels[uint32, E, O](p.Reduction)
+		k = intKernels[uint32, E, O](p.Reduction)
 	case tensor.Uint64:
-		k = nativeKernels[uint64, E, O](p.Reduction)
+		k = intKernels[uint64, E, O](p.Reduction)
 	case tensor.Float32:
 		k = nativeKernels[float32, E, O](p.Reduction)
 	case tensor.Float64:
@@ -95,6 +95,24 @@ func nativeKernels[T native, E any, O offset](r ops.Reduction) kernels[E, O] {
 		c, i = minC[T], minI[T, O]
 	case ops.Max:
 		c, i = maxC[T], maxI[T, O]
+	}
+	return kernels[E, O]{
+		contig:  func(out, upd []E) { c(cast[T](out), cast[T](upd)) },
+		indexed: func(out []E, tgt []O, upd []E) { i(cast[T](out), tgt, cast[T](upd)) },
+	}
+}
+
+// intKernels are nativeKernels with branch-free min and max.
+func intKernels[T integer, E any, O offset](r ops.Reduction) kernels[E, O] {
+	var c func(out, upd []T)
+	var i func(out []T, tgt []O, upd []T)
+	switch r {
+	case ops.Min:
+		c, i = intMinC[T], intMinI[T, O]
+	case ops.Max:
+		c, i = intMaxC[T], intMaxI[T, O]
+	default:
+		return nativeKernels[T, E, O](r)
 	}
 	return kernels[E, O]{
 		contig:  func(out, upd []E) { c(cast[T](out), cast[T](upd)) },

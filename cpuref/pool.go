@@ -1,31 +1,94 @@
 package cpuref
 
-import "sync"
+import (
+	"sync"
+	"time"
+	"unsafe"
+)
 
 // slicePool keeps scratch slices between Execute calls. Fresh memory costs
 // a page fault per 4 KiB on first touch, which costs more than the work
 // done on it; a reused slice is already mapped. Slices come back with
 // arbitrary contents.
-type slicePool[E any] struct{ p sync.Pool }
+//
+// It is not a sync.Pool: the garbage collector empties those within two
+// cycles, and the allocations of a large scatter trigger a cycle about
+// every call, so its scratch was fresh memory again each time. The pool
+// keeps at most poolSlots slices and poolBytes bytes, and lets everything
+// go once it has been idle for poolIdle.
+type slicePool[E any] struct {
+	mu    sync.Mutex
+	free  [][]E
+	bytes int
+	timer *time.Timer
+}
 
-// get returns a slice of n elements.
+const (
+	poolSlots = 8
+	poolBytes = 2 << 30
+	poolIdle  = 10 * time.Second
+)
+
+// get returns a slice of n elements: the smallest pooled one that holds
+// n and is not much larger (a small request must not take the large slice
+// that the next large one needs), or a new one.
 func (sp *slicePool[E]) get(n int) []E {
-	if v, ok := sp.p.Get().(*[]E); ok {
-		if cap(*v) >= n {
-			return (*v)[:n]
+	sp.mu.Lock()
+	best := -1
+	for i, s := range sp.free {
+		if c := cap(s); c >= n && c <= 2*n+4096 && (best < 0 || c < cap(sp.free[best])) {
+			best = i
 		}
-		// Too small: let it go rather than keep two.
 	}
+	if best >= 0 {
+		s := sp.free[best]
+		sp.free = append(sp.free[:best], sp.free[best+1:]...)
+		sp.bytes -= sizeOf(s)
+		sp.mu.Unlock()
+		return s[:n]
+	}
+	sp.mu.Unlock()
 	return make([]E, n)
 }
 
-// put returns s to the pool.
+// put returns s to the pool, dropping the smallest slices when it is full.
 func (sp *slicePool[E]) put(s []E) {
-	if cap(s) == 0 {
+	size := sizeOf(s)
+	if size == 0 || size > poolBytes {
 		return
 	}
-	s = s[:0]
-	sp.p.Put(&s)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for len(sp.free) > 0 && (len(sp.free) >= poolSlots || sp.bytes+size > poolBytes) {
+		small := 0
+		for i, f := range sp.free {
+			if cap(f) < cap(sp.free[small]) {
+				small = i
+			}
+		}
+		sp.bytes -= sizeOf(sp.free[small])
+		sp.free = append(sp.free[:small], sp.free[small+1:]...)
+	}
+	sp.free = append(sp.free, s[:0])
+	sp.bytes += size
+	if sp.timer == nil {
+		sp.timer = time.AfterFunc(poolIdle, sp.flush)
+	} else {
+		sp.timer.Reset(poolIdle)
+	}
+}
+
+// flush lets every pooled slice go.
+func (sp *slicePool[E]) flush() {
+	sp.mu.Lock()
+	clear(sp.free)
+	sp.free, sp.bytes = sp.free[:0], 0
+	sp.mu.Unlock()
+}
+
+func sizeOf[E any](s []E) int {
+	var z E
+	return cap(s) * int(unsafe.Sizeof(z))
 }
 
 var (

@@ -13,6 +13,16 @@ import (
 
 // scatter runs a KindND or KindElements plan.
 func scatter[O offset](x *exec) error {
+	if x.p.DType != tensor.String {
+		if x.planOwned() {
+			return bySize(x, scatterOwned[uint8, O], scatterOwned[uint16, O], scatterOwned[uint32, O],
+				scatterOwned[uint64, O], scatterOwned[[2]uint64, O])
+		}
+		if x.planGroups() {
+			return bySize(x, scatterGrouped[uint8, O], scatterGrouped[uint16, O], scatterGrouped[uint32, O],
+				scatterGrouped[uint64, O], scatterGrouped[[2]uint64, O])
+		}
+	}
 	tgt, err := decode[O](x)
 	if err != nil {
 		return err
@@ -38,6 +48,26 @@ func scatter[O offset](x *exec) error {
 	return scatterAs(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), tgt)
 }
 
+// bySize calls the function for the size of x's element type with out and
+// updates viewed as that type.
+func bySize(x *exec,
+	f1 func(*exec, []uint8, []uint8) error, f2 func(*exec, []uint16, []uint16) error,
+	f4 func(*exec, []uint32, []uint32) error, f8 func(*exec, []uint64, []uint64) error,
+	f16 func(*exec, [][2]uint64, [][2]uint64) error) error {
+	out, upd := x.out.Data, x.p.Updates.Data
+	switch x.p.DType.Size() {
+	case 1:
+		return f1(x, viewAs[uint8](out), viewAs[uint8](upd))
+	case 2:
+		return f2(x, viewAs[uint16](out), viewAs[uint16](upd))
+	case 4:
+		return f4(x, viewAs[uint32](out), viewAs[uint32](upd))
+	case 8:
+		return f8(x, viewAs[uint64](out), viewAs[uint64](upd))
+	}
+	return f16(x, viewAs[[2]uint64](out), viewAs[[2]uint64](upd))
+}
+
 func scatterAs[E any, O offset](x *exec, out, upd []E, tgt []O) error {
 	k, err := newKernels[E, O](x)
 	if err != nil {
@@ -56,8 +86,7 @@ func scatterAs[E any, O offset](x *exec, out, upd []E, tgt []O) error {
 
 // scatterElems applies update u to out[tgt[u]] for every u. Updates that
 // differ in o or k never meet, so tasks take ranges of o and of k and walk
-// j in order; when that gives too few tasks and grouping pays, the updates
-// are grouped by target instead.
+// j in order.
 func scatterElems[E any, O offset](x *exec, out, upd []E, tgt []O, k kernels[E, O]) error {
 	p := x.p
 	J, inner := p.J, p.Inner
@@ -71,11 +100,7 @@ func scatterElems[E any, O offset](x *exec, out, upd []E, tgt []O, k kernels[E, 
 			each(func(t []O, _ []E) { k.finish(out, t) })
 		}
 	}
-	want := x.want(len(tgt))
-	g := planGrid(p.Outer, J, inner, false, want, x.g.piece)
-	if want > 1 && g.tasks() < min(want, 2*x.w) && x.groupByTarget(len(out)*elemSize[E]()) {
-		return scatterElemsByTarget(x, out, upd, tgt, apply)
-	}
+	g := planGrid(p.Outer, J, inner, false, x.want(len(tgt)), x.g.piece)
 	ok := forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
 		oLo, oHi, _, _, kLo, kHi := g.task(t)
 		if kLo == 0 && kHi == inner {
@@ -99,43 +124,9 @@ func scatterElems[E any, O offset](x *exec, out, upd []E, tgt []O, k kernels[E, 
 	return nil
 }
 
-// groupByTarget reports whether grouping updates by target pays for
-// itself: grouping costs about as much as a fold, so it takes several
-// workers to win, or a target tensor too large for the caches, where the
-// groups' locality helps too.
-func (x *exec) groupByTarget(outBytes int) bool {
-	return x.w >= 4 || outBytes >= x.g.bigOut
-}
-
-// scatterElemsByTarget groups the updates by ranges of target elements,
-// keeping their order, and applies each group in one task.
-func scatterElemsByTarget[E any, O offset](x *exec, out, upd []E, tgt []O, apply func(each func(fn func(t []O, u []E)))) error {
-	bk, ok := newBuckets(x, tgt, len(out))
-	if !ok {
-		return x.ctx.Err() // out is still a copy of data
-	}
-	tgtS, updS := scratch[O](len(tgt)), scratch[E](len(tgt))
-	defer release(tgtS)
-	defer release(updS)
-	if !forEach(x.done(), x.w, bk.parts, func(i int) {
-		lo, hi := part(i, len(tgt), bk.parts)
-		placeUpdates(tgt[lo:hi], upd[lo:hi], bk.shift, bk.cur[i], tgtS, updS)
-	}) {
-		return x.ctx.Err()
-	}
-	if !forEach(x.scatterDone(), x.w, bk.n, func(b int) {
-		lo, hi := bk.start[b], bk.start[b+1]
-		apply(func(fn func([]O, []E)) { fn(tgtS[lo:hi], updS[lo:hi]) })
-	}) {
-		return x.cancelled()
-	}
-	return nil
-}
-
 // scatterRuns applies, for every tuple j, the run of Inner updates at
 // j*Inner to the slice at rows[j]*Inner. Different k never meet, so tasks
-// take ranges of k and walk j in order; when the runs are too short for
-// that and grouping pays, the tuples are grouped by target row instead.
+// take ranges of k and walk j in order.
 func scatterRuns[E any, O offset](x *exec, out, upd []E, rows []O, k kernels[E, O]) error {
 	J, inner := x.p.J, x.p.Inner
 	move := func(dst, src, n int) {
@@ -145,30 +136,7 @@ func scatterRuns[E any, O offset](x *exec, out, upd []E, rows []O, k kernels[E, 
 			k.contig(out[dst:dst+n], upd[src:src+n])
 		}
 	}
-	want := x.want(J * inner)
-	g := planGrid(1, J, inner, false, want, x.g.run)
-	if want > 1 && g.tasks() < min(want, 2*x.w) && x.groupByTarget(len(out)*elemSize[E]()) {
-		bk, ok := newBuckets(x, rows, len(out)/inner)
-		if !ok {
-			return x.ctx.Err()
-		}
-		order := scratch[O](J)
-		defer release(order)
-		if !forEach(x.done(), x.w, bk.parts, func(i int) {
-			lo, hi := part(i, J, bk.parts)
-			placePositions(rows[lo:hi], lo, bk.shift, bk.cur[i], order)
-		}) {
-			return x.ctx.Err()
-		}
-		if !forEach(x.scatterDone(), x.w, bk.n, func(b int) {
-			for _, j := range order[bk.start[b]:bk.start[b+1]] {
-				move(int(rows[j])*inner, int(j)*inner, inner)
-			}
-		}) {
-			return x.cancelled()
-		}
-		return nil
-	}
+	g := planGrid(1, J, inner, false, x.want(J*inner), x.g.run)
 	if !forEach(x.scatterDone(), x.w, g.tasks(), func(t int) {
 		_, _, _, _, kLo, kHi := g.task(t)
 		for j, r := range rows {
@@ -178,74 +146,6 @@ func scatterRuns[E any, O offset](x *exec, out, upd []E, rows []O, k kernels[E, 
 		return x.cancelled()
 	}
 	return nil
-}
-
-// buckets groups positions by the range of their keys (targets in [0, r)),
-// bucket b holding keys b<<shift to (b+1)<<shift - 1. The positions are
-// split into parts counted separately; cur[part][b] is where the part's
-// next position of bucket b goes, so that placing the parts in parallel
-// keeps every bucket in position order.
-type buckets struct {
-	shift uint
-	n     int
-	start []int // bucket b fills [start[b], start[b+1])
-	parts int
-	cur   [][]int
-}
-
-func newBuckets[O offset](x *exec, keys []O, r int) (*buckets, bool) {
-	bk := &buckets{parts: max(1, min(x.w, len(keys)/x.g.task))}
-	for (r-1)>>bk.shift >= 2*x.w {
-		bk.shift++
-	}
-	bk.n = (r-1)>>bk.shift + 1
-	bk.cur = make([][]int, bk.parts)
-	if !forEach(x.done(), x.w, bk.parts, func(i int) {
-		count := make([]int, bk.n)
-		lo, hi := part(i, len(keys), bk.parts)
-		for _, key := range keys[lo:hi] {
-			count[int(key)>>bk.shift]++
-		}
-		bk.cur[i] = count
-	}) {
-		return nil, false
-	}
-	bk.start = make([]int, bk.n+1)
-	pos := 0
-	for b := range bk.n {
-		bk.start[b] = pos
-		for _, cur := range bk.cur {
-			c := cur[b]
-			cur[b] = pos
-			pos += c
-		}
-	}
-	bk.start[bk.n] = pos
-	return bk, true
-}
-
-// placeUpdates copies the targets and updates of one part to their places
-// in bucket order.
-func placeUpdates[E any, O offset](tgt []O, upd []E, shift uint, cur []int, tgtS []O, updS []E) {
-	upd = upd[:len(tgt)]
-	for i, t := range tgt {
-		b := int(t) >> shift
-		d := cur[b]
-		cur[b] = d + 1
-		tgtS[d] = t
-		updS[d] = upd[i]
-	}
-}
-
-// placePositions writes the positions lo, lo+1, ... of one part's keys to
-// their places in bucket order.
-func placePositions[O offset](keys []O, lo int, shift uint, cur []int, order []O) {
-	for i, key := range keys {
-		b := int(key) >> shift
-		d := cur[b]
-		cur[b] = d + 1
-		order[d] = O(lo + i)
-	}
 }
 
 // axis runs a ScatterUpdate-3 plan: for every o and j, the run of Inner

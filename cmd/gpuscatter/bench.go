@@ -35,8 +35,10 @@ var benchCommand = &command{
 and checks that every output of the GPU equals the CPU's. Prints a table:
 median, min and max wall time of Execute (upload, run and download for the
 GPU; no file I/O, no device start-up), device time where the backend
-measures it, effective bandwidth (data read + output written + updates read
-+ indices read, over the median time), the bandwidth of a parallel memory
+measures it, the bytes one pass must move (data read + output written +
+updates read + indices read) and the time a memory copy of as many bytes
+takes, effective bandwidth (those bytes over the median time), the
+bandwidth of a parallel memory
 copy measured in the same run and the fraction of it reached, the GPU's
 speedup over the CPU, and whether the outputs matched. Under each GPU row:
 the device time by phase, a device-to-device copy of the same traffic (the

@@ -136,7 +136,7 @@ func TestBenchQuickCPU(t *testing.T) {
 
 	// The table: a header, one verified row per workload.
 	assert.Contains(t, stdout, "cpu: ")
-	assert.Regexp(t, `(?m)^workload +backend +median ms +min ms +max ms +device ms +GB/s +memcpy GB/s +of memcpy +speedup +verified +max diff$`, stdout)
+	assert.Regexp(t, `(?m)^workload +backend +median ms +min ms +max ms +device ms +MB/pass +memcpy ms +GB/s +memcpy GB/s +of memcpy +speedup +verified +max diff$`, stdout)
 	rows := tableRows(stdout)
 	require.Len(t, rows, len(bench.Names()), stdout)
 	for i, row := range rows {
