@@ -3,6 +3,7 @@ package gpucheck
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -44,14 +45,25 @@ func NewReport() *Report { return &Report{rows: map[[2]string]*Row{}} }
 // paths.
 func (r *Report) Root() opstest.T { return &rec{rep: r} }
 
-// Rows returns the rows in the order their first case ran.
+// Rows returns the rows: the paths in the order they ran, the operators of
+// each path sorted by name ("-" first).
 func (r *Report) Rows() []Row {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	rank := map[string]int{}
 	out := make([]Row, 0, len(r.order))
 	for _, k := range r.order {
+		if _, ok := rank[k[0]]; !ok {
+			rank[k[0]] = len(rank)
+		}
 		out = append(out, *r.rows[k])
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if a, b := rank[out[i].Path], rank[out[j].Path]; a != b {
+			return a < b
+		}
+		return out[i].Op < out[j].Op
+	})
 	return out
 }
 
