@@ -170,8 +170,10 @@ func (t *rec) Run(name string, f func(opstest.T)) bool {
 // BeginCase ends the current case and starts one for req.
 func (t *rec) BeginCase(req ops.Request) {
 	op := req.Op
-	if op == "" {
-		op = "(none)"
+	if o, err := ops.Lookup(op); err == nil {
+		op = o.Name // requests spell names in any case
+	} else if op == "" {
+		op = "(no operator)"
 	}
 	t.begin(op)
 }
