@@ -59,8 +59,9 @@ type Options struct {
 // the device does to reach them, except Fault.
 type Paths struct {
 	// ChunkBytes sets the chunk size of tensors on the device (the largest
-	// power of two not above it, at least 16 bytes) without lowering the
-	// size of other buffers, as MaxAllocationBytes does.
+	// power of two not above it, at least 16 bytes, at most the device's
+	// allocation limit) without lowering the size of other buffers, as
+	// MaxAllocationBytes does.
 	ChunkBytes uint64
 	// WidePositions makes every kernel use 64-bit positions, which the
 	// backend otherwise takes only for tensors of 2^32 elements or more.
@@ -268,7 +269,7 @@ func Open(opts Options) (*Backend, error) {
 // force applies the settings of ps that are not zero.
 func (b *Backend) force(ps Paths) {
 	if ps.ChunkBytes != 0 {
-		b.shift = chunkShift(ps.ChunkBytes)
+		b.shift = min(chunkShift(ps.ChunkBytes), b.maxShift)
 	}
 	b.forceWide = ps.WidePositions
 	if ps.Run != 0 {
