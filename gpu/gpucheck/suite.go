@@ -74,6 +74,11 @@ const (
 	suiteNone = "none"
 	// suiteResident is resident tensors against cpuref.
 	suiteResident = "resident"
+	// suiteReduce is randomReductions: random reductions, exact or
+	// within the bound.
+	suiteReduce = "reduce"
+	// suiteContention is contention: thousands of updates per target.
+	suiteContention = "contention"
 )
 
 // Path is one execution path of the backend: the options that force it
@@ -93,6 +98,9 @@ type Path struct {
 	Large bool
 	// Seed is added to the run's seed.
 	Seed int64
+	// Deterministic and Walk say what the reduction suites expect of the
+	// path: float sums folded in order, and Element plans walked.
+	Deterministic, Walk bool
 }
 
 var (
@@ -107,7 +115,7 @@ var (
 func Paths() []Path {
 	chunked := gpu.Options{MaxAllocationBytes: testChunk}
 	with := func(o gpu.Options, ps gpu.Paths) gpu.Options { o.Paths = ps; return o }
-	return []Path{
+	paths := []Path{
 		{Name: "default", Doc: "the device's own choices", Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Opts: gpu.Options{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "deterministic", Doc: "float reductions folded in index order", Opts: gpu.Options{Deterministic: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
@@ -132,9 +140,54 @@ func Paths() []Path {
 		{Name: "none/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, walk), Suite: suiteNone, N: 3000, Seed: 110},
 		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Opts: with(chunked, gpu.Paths{WalkMinColumns: 1, WidePositions: true}), Suite: suiteNone, N: 600, Large: true, Seed: 111},
 		{Name: "none/walkGrids", Doc: "walks in split dispatches", Opts: with(gpu.Options{}, gpu.Paths{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}), Suite: suiteNone, N: 1000, Large: true, Seed: 112},
+		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 300},
+		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 301},
+	}
+	paths = append(paths, reduceShapes()...)
+	return append(paths, []Path{
+		{Name: "contention/native", Doc: "thousands of updates per target on native atomics", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 400},
+		{Name: "contention/native-global", Doc: "native atomics without workgroup accumulation", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 401},
+		{Name: "contention/cas", Doc: "compare-and-swap loops", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 402},
+		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 403},
+		{Name: "contention/deterministic", Doc: "in-order folds", Opts: with(gpu.Options{Deterministic: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
+		{Name: "contention/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, WalkMinColumns: 1}), Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Opts: chunked, Suite: suiteResident, N: 150, Seed: 200},
+	}...)
+}
+
+// reduceShapes returns the paths that run random reductions (one in three
+// larger) in the device shapes of the none paths (16-byte chunks, 64-bit
+// positions, runs of 1 and 3, split dispatches), each on the atomics
+// (within the bound), deterministic (bit for bit) and walking.
+func reduceShapes() []Path {
+	var out []Path
+	for i, shape := range []struct {
+		name, doc string
+		opts      gpu.Options
+	}{
+		{"chunks16B", "16-byte chunks", gpu.Options{Paths: chunkPaths}},
+		{"wide", "64-bit positions, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: wide}},
+		{"run1", "one position per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 1}}},
+		{"run3", "three positions per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 3}}},
+		{"grids", "2-D and 3-D grids, split dispatches", gpu.Options{Paths: grids}},
+	} {
+		for _, mode := range []string{"atomics", "deterministic", "walk"} {
+			o := shape.opts
+			o.Paths.NoOrderedSmall = true
+			doc := shape.doc + ", on atomics"
+			switch mode {
+			case "deterministic":
+				o.Deterministic = true
+				doc = shape.doc + ", folded in order"
+			case "walk":
+				o.Paths.WalkMinColumns = 1
+				doc = shape.doc + ", Element plans walking"
+			}
+			out = append(out, Path{Name: "reduce/" + shape.name + "/" + mode, Doc: doc, Opts: o, Suite: suiteReduce, N: 250, Large: true, Seed: 310 + int64(i)})
+		}
 	}
+	return out
 }
 
 // Config is what Run runs.
@@ -216,6 +269,14 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		}
 	case suiteResident:
 		residentVsReference(t, open(t), seed, n)
+	case suiteReduce:
+		randomReductions(t, open(t), seed, n, p.Large, p.Name == "reduce/native" || p.Name == "reduce/cas")
+	case suiteContention:
+		every := 1
+		if cfg.Size == Quick {
+			every = 3
+		}
+		contention(t, open(t), seed, n, every, p.Deterministic, p.Walk)
 	default:
 		t.Fatalf("path %s: unknown suite %q", p.Name, p.Suite)
 	}
