@@ -33,7 +33,8 @@ const (
 	Quick Size = iota
 	// Default is what `go test ./gpu` runs.
 	Default
-	// Full runs three times Default's random cases.
+	// Full runs three times Default's random cases, and tensors beyond
+	// the device's storage binding limit.
 	Full
 )
 
@@ -79,6 +80,8 @@ const (
 	suiteReduce = "reduce"
 	// suiteContention is contention: thousands of updates per target.
 	suiteContention = "contention"
+	// suiteBig is big: tensors beyond the storage binding limit.
+	suiteBig = "big"
 )
 
 // Path is one execution path of the backend: the options that force it
@@ -101,6 +104,8 @@ type Path struct {
 	// Deterministic and Walk say what the reduction suites expect of the
 	// path: float sums folded in order, and Element plans walked.
 	Deterministic, Walk bool
+	// FullOnly paths run at the Full size only.
+	FullOnly bool
 }
 
 var (
@@ -153,6 +158,8 @@ func Paths() []Path {
 		{Name: "contention/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, WalkMinColumns: 1}), Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Opts: chunked, Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "big/default", Doc: "tensors beyond the storage binding limit", Suite: suiteBig, N: 1, Seed: 500, FullOnly: true},
+		{Name: "big/chunks64MiB", Doc: "tensors beyond the storage binding limit in 64 MiB buffers", Opts: gpu.Options{MaxAllocationBytes: 64 << 20}, Suite: suiteBig, N: 1, Seed: 501, FullOnly: true},
 	}...)
 }
 
@@ -208,6 +215,9 @@ type Config struct {
 func (cfg Config) Selected() []Path {
 	var out []Path
 	for _, p := range Paths() {
+		if p.FullOnly && cfg.Size != Full {
+			continue
+		}
 		if cfg.Match == "" || strings.Contains(strings.ToLower(p.Name), strings.ToLower(cfg.Match)) {
 			out = append(out, p)
 		}
@@ -277,6 +287,8 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 			every = 3
 		}
 		contention(t, open(t), seed, n, every, p.Deterministic, p.Walk)
+	case suiteBig:
+		big(t, open(t), seed)
 	default:
 		t.Fatalf("path %s: unknown suite %q", p.Name, p.Suite)
 	}
