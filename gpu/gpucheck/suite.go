@@ -294,7 +294,7 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	}
 }
 
-// closeAndCheck closes b and reports an error from Close, any validation
+// closeAndCheck closes b and reports an error from Close, each validation
 // message and any Vulkan object left alive.
 func closeAndCheck(t opstest.T, b *gpu.Backend) {
 	t.Helper()
@@ -305,6 +305,11 @@ func closeAndCheck(t opstest.T, b *gpu.Backend) {
 		t.Errorf("a second Close: %v", err)
 	}
 	for _, m := range b.ValidationMessages() {
+		// Each message is a failed case of its own, in the row
+		// "validation".
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(ops.Request{Op: "validation"})
+		}
 		t.Errorf("validation: %s", m)
 	}
 	if live := b.Device().LiveObjects(); len(live) > 0 {
@@ -313,6 +318,9 @@ func closeAndCheck(t opstest.T, b *gpu.Backend) {
 			names = append(names, fmt.Sprintf("%s x%d", k, v))
 		}
 		sort.Strings(names)
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(ops.Request{Op: "-"})
+		}
 		t.Errorf("Vulkan objects alive after Close: %s", strings.Join(names, ", "))
 	}
 }
