@@ -32,16 +32,21 @@ var checkCommand = &command{
 (cpuref): the spec examples, the validation table, out-of-range indices with
 guard regions around the output, unchanged inputs, in-place runs and seeded
 random requests, over every operator, version, dtype, index dtype, reduction
-and use_init_val, through every execution path of the GPU backend (atomics,
-compare-and-swap loops, in-order folds, column walks, copy commands,
-chunked tensors, 64-bit positions, split dispatches, staged transfers,
-resident tensors). Each path is forced on the device by gpu.Options.
+and use_init_val, through every execution path of the GPU backend (native
+atomics, compare-and-swap loops, workgroup accumulation, in-order folds,
+column walks, copy commands, chunked tensors, 64-bit positions, split
+dispatches, staged transfers, resident tensors). Each path is forced on the
+device by gpu.Options. Float sum, sub, prod and mean on atomics must lie
+within the bound of the gpu package documentation; everything else must
+match bit for bit (any NaN matching any NaN).
 
 Prints the device (name, type, driver, the features the backend uses and
 the path each reduction family takes on it), then one row per path and
 operator: cases, passed, failed and seconds, and for each failing row its
 first mismatch (operator, dtype, reduction, position, expected and got) or
-its first error. A progress line is shown on stderr when it is a terminal.
+its first error. Rows of the operator "-" are checks of the path as a
+whole, and each validation message is a case of the row "validation". A
+progress line is shown on stderr when it is a terminal.
 
 Flags:
   --device SEL   the Vulkan device: an index or part of the name, as listed
@@ -49,7 +54,8 @@ Flags:
                  best device by type)
   --quick        about a tenth of the random requests (under a minute on
                  lavapipe on two cores)
-  --full         three times the default's random requests
+  --full         three times the default's random requests, and tensors
+                 beyond the device's storage binding limit
   --seed N       the base seed of the random requests (default 20240701);
                  the same seed gives the same requests
   --match TEXT   only the paths whose name contains TEXT (case-insensitive),
