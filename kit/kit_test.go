@@ -53,7 +53,7 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	run.Env = append(env, "KIT_QUICK=1", "KIT_TEST_RUN=^(TestDevicesJSON|TestCheckUsage|TestExecuteAfterClose|TestOpenRejectsUnknownDevice)$")
+	run.Env = append(env, "KIT_QUICK=1", "KIT_TEST_RUN=^(TestDevices|TestDevicesJSON|TestValidationMessagesCollected|TestCheckUsage|TestExecuteAfterClose|TestOpenRejectsUnknownDevice)$")
 	report, err := run.CombinedOutput()
 	t.Logf("run.sh:\n%s", report)
 	require.NoError(t, err)
@@ -64,6 +64,14 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 		if assert.NoError(t, err, f) {
 			assert.Positive(t, fi.Size(), f)
 		}
+	}
+	// Each test binary ran tests (vk's validation test through the
+	// bundled layer) and none failed.
+	for _, bin := range []string{"vk.test", "gpu.test", "gpuscatter.test"} {
+		out, err := os.ReadFile(filepath.Join(results, bin+".txt"))
+		require.NoError(t, err)
+		assert.Contains(t, string(out), "--- PASS", bin)
+		assert.NotContains(t, string(out), "--- FAIL", bin)
 	}
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
