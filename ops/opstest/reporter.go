@@ -82,6 +82,9 @@ func reportMismatch(t T, req ops.Request, got, want *tensor.Tensor) {
 // operator, dtype and reduction; found is false when they are Same.
 func FirstMismatch(req ops.Request, got, want *tensor.Tensor) (m Mismatch, found bool) {
 	m = Mismatch{Op: req.Op, Reduction: req.Reduction}
+	if op, err := ops.Lookup(req.Op); err == nil {
+		m.Op = op.Name // requests spell names in any case
+	}
 	if req.Reduction == "" {
 		m.Reduction = "none"
 	}
