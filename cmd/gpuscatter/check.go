@@ -317,6 +317,11 @@ func printCheckRows(w io.Writer, r checkResult) {
 		if row.FirstError != "" {
 			fmt.Fprintf(w, "  first error: %s\n", strings.ReplaceAll(row.FirstError, "\n", "\n    "))
 		}
+		size := ""
+		if r.Size != gpucheck.Default.String() {
+			size = " --" + r.Size
+		}
+		fmt.Fprintf(w, "  reproduce: gpuscatter check%s --seed %d --match '%s'\n", size, r.Seed, row.Path)
 	}
 	verdict := "PASS"
 	if r.Failed > 0 {
