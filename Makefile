@@ -16,7 +16,7 @@ FUZZTIME ?= 30s
 GOTESTSUM := gotest.tools/gotestsum@v1.13.0
 ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
 
-.PHONY: all deps build run examples test check fmt-check vet unit fuzz shaders clean onnx-proto onnx-test
+.PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test
 
 all: build
 
@@ -42,8 +42,9 @@ run: build
 examples: build
 	./bin/gpuscatter examples
 
-## test: formatting, vet and every test.
-test: deps check unit onnx-test
+## test: formatting, vet, every test, the ONNX node tests, and gpuscatter
+## check --quick on the default device (lavapipe in CI).
+test: deps check unit onnx-test qualify
 
 check: fmt-check vet
 
@@ -57,6 +58,15 @@ vet:
 unit:
 	bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
+
+## qualify: the GPU conformance suite on the default device, quick size.
+qualify: build
+	./bin/gpuscatter check --quick
+
+## kit: bin/gpuscatter-kit/ and bin/gpuscatter-kit.tar.gz, which qualify a
+## machine without Go: the CLI, the device tests, run.sh (see README).
+kit: deps
+	GO=$(GO) sh kit/build.sh bin/gpuscatter-kit
 
 ## shaders: regenerate the SPIR-V variants and their Go table from shaders/src.
 shaders:

@@ -47,7 +47,68 @@ type Options struct {
 	// (integer add, min and max; float add with float atomics). Tests use
 	// it to run both paths on one device.
 	ForceCAS bool
+	// Paths forces execution paths that the backend otherwise chooses by
+	// device type and plan size, so that one device can run them all
+	// (package gpu/gpucheck, behind `gpuscatter check`). The zero value
+	// keeps the backend's own choices.
+	Paths Paths
 }
+
+// Paths forces execution paths (Options.Paths). Each zero field keeps the
+// backend's choice. Results do not depend on these settings, only the work
+// the device does to reach them, except Fault.
+type Paths struct {
+	// ChunkBytes sets the chunk size of tensors on the device (the largest
+	// power of two not above it, at least 16 bytes, at most the device's
+	// allocation limit) without lowering the size of other buffers, as
+	// MaxAllocationBytes does.
+	ChunkBytes uint64
+	// WidePositions makes every kernel use 64-bit positions, which the
+	// backend otherwise takes only for tensors of 2^32 elements or more.
+	WidePositions bool
+	// Run is the number of consecutive positions one invocation handles
+	// (16 on CPU devices, 1 on GPUs).
+	Run uint32
+	// MaxWorkGroups lowers the device's workgroup-count limits, per
+	// dimension (a zero entry keeps the device's), so that passes use 2-D
+	// and 3-D grids and split into several dispatches.
+	MaxWorkGroups [3]uint32
+	// WalkMinColumns is the least number of columns for which an Element
+	// plan walks its columns in index order (1024 on CPU devices, 65536
+	// on GPUs); 1 makes every Element plan walk.
+	WalkMinColumns uint64
+	// CopyMinBytes makes Slice plans whose contiguous runs hold at least
+	// this many bytes move them with copy commands (CPU devices: 256;
+	// GPUs: never).
+	CopyMinBytes uint64
+	// NoOrderedSmall makes small float sum, sub, prod and mean plans use
+	// atomics as large ones do, instead of folding in index order. Their
+	// results then differ from cpuref's by rounding.
+	NoOrderedSmall bool
+	// NoWorkgroupAccumulation turns off the accumulation of reductions in
+	// workgroup memory before the atomics on the output.
+	NoWorkgroupAccumulation bool
+	// NoInt64Atomics makes reductions act as on a device without 64-bit
+	// atomics.
+	NoInt64Atomics bool
+	// Fault makes the backend deliberately wrong, to show that a
+	// qualification run catches a broken kernel. Never set it otherwise.
+	Fault Fault
+}
+
+// Fault is a deliberate error Options.Paths.Fault injects into results.
+type Fault int
+
+// The faults.
+const (
+	// NoFault leaves results alone.
+	NoFault Fault = iota
+	// FaultFlipLast flips the lowest bit of the last element of the
+	// output of every Execute call that succeeds with a numeric output.
+	FaultFlipLast
+	// FaultMinAsMax runs every min reduction of Execute as max.
+	FaultMinAsMax
+)
 
 // cpuRun is the number of consecutive positions an invocation handles on a
 // CPU device (lavapipe). Such a device runs a workgroup on one thread in
@@ -121,6 +182,8 @@ type Backend struct {
 	// noInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics (tests).
 	noInt64Atomics bool
+	// fault is Options.Paths.Fault.
+	fault Fault
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
@@ -199,7 +262,36 @@ func Open(opts Options) (*Backend, error) {
 	if b.poolLimit == 0 {
 		b.poolLimit = 4 << 30
 	}
+	b.force(opts.Paths)
 	return b, nil
+}
+
+// force applies the settings of ps that are not zero.
+func (b *Backend) force(ps Paths) {
+	if ps.ChunkBytes != 0 {
+		b.shift = min(chunkShift(ps.ChunkBytes), b.maxShift)
+	}
+	b.forceWide = ps.WidePositions
+	if ps.Run != 0 {
+		b.run = ps.Run
+	}
+	for i, n := range ps.MaxWorkGroups {
+		if n != 0 && n < b.maxGroups[i] {
+			b.maxGroups[i] = n
+		}
+	}
+	if ps.WalkMinColumns != 0 {
+		b.walkMin = ps.WalkMinColumns
+	}
+	if ps.CopyMinBytes != 0 {
+		b.copyMin = ps.CopyMinBytes
+	}
+	if ps.NoOrderedSmall {
+		b.orderedMax = 0
+	}
+	b.noPrivate = ps.NoWorkgroupAccumulation
+	b.noInt64Atomics = ps.NoInt64Atomics
+	b.fault = ps.Fault
 }
 
 // Name returns "vulkan: " and the device name.

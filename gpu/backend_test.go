@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -50,100 +49,6 @@ func closeAndCheck(t testing.TB, b *Backend) {
 	assert.Empty(t, b.Device().LiveObjects(), "Vulkan objects alive after Close")
 }
 
-// configs are the backend configurations the shared suites run in: the
-// default (atomics, native where the device has them), compare-and-swap
-// loops everywhere, and deterministic mode (float reductions folded in
-// index order).
-var configs = []struct {
-	name string
-	opts Options
-}{
-	{"default", Options{}},
-	{"forceCAS", Options{ForceCAS: true}},
-	{"deterministic", Options{Deterministic: true}},
-}
-
-// TestConformance runs the shared suite on the bare backend, every
-// reduction on the GPU, in each configuration, and once more with 4 KiB
-// buffers (tensors in many chunks).
-func TestConformance(t *testing.T) {
-	all := append(configs[:len(configs):len(configs)], struct {
-		name string
-		opts Options
-	}{"chunks4KiB", Options{MaxAllocationBytes: testChunk}})
-	for _, cfg := range all {
-		t.Run(cfg.name, func(t *testing.T) {
-			opstest.RunConformance(t, func(t *testing.T) ops.Backend {
-				return openTest(t, cfg.opts)
-			})
-		})
-	}
-}
-
-// TestDifferential compares the bare backend with the CPU reference on the
-// shared seeded sequence, bit for bit (any NaN matching any NaN), in each
-// configuration. Float sum, sub, prod and mean plans of the sequence are
-// small enough that the default configuration folds them in order too
-// (orderedSmall); TestDifferentialAtomics checks the atomics on the same
-// kind of plans.
-func TestDifferential(t *testing.T) {
-	seed := testSeed(t, 20240701)
-	for i, cfg := range configs {
-		t.Run(cfg.name, func(t *testing.T) {
-			opstest.RunDifferential(t, openTest(t, cfg.opts), cpuref.New(), seed+int64(i), 4000)
-		})
-	}
-	// Every Element plan walks its columns: reductions folded in index
-	// order give the CPU reference's bits, float ones included.
-	t.Run("walk", func(t *testing.T) {
-		b := openTest(t, Options{})
-		b.walkMin = 1
-		opstest.RunDifferential(t, b, cpuref.New(), seed+int64(len(configs)), 4000)
-	})
-}
-
-// differentialNone runs n seeded random requests with reduction none
-// (valid and invalid ones, out-of-range indices included) on b and on the
-// CPU reference and requires the same result or the same error text, with
-// out untouched after an error.
-func differentialNone(t *testing.T, b *Backend, seed int64, n int, cfg opstest.Config) {
-	t.Helper()
-	ctx := context.Background()
-	ref := cpuref.New()
-	rng := rand.New(rand.NewSource(seed))
-	var ran, bad int
-	for i := 0; i < n; i++ {
-		req := opstest.RandomRequest(rng, cfg)
-		req.Reduction, req.UseInitVal = "", nil
-		if req.Indices != nil && req.Indices.Len() > 0 && rng.Intn(5) == 0 {
-			for k := rng.Intn(3); k >= 0; k-- {
-				spoilIndex(rng, req.Indices)
-			}
-		}
-		p, err := ops.Prepare(req)
-		require.NoError(t, err)
-		want, _ := tensor.New(p.DType, p.Shape)
-		werr := ref.Execute(ctx, p, want)
-		got := sentinelOutput(p)
-		before := got.Clone()
-		gerr := b.Execute(ctx, p, got)
-		ran++
-		if werr != nil {
-			bad++
-			require.Error(t, gerr, "case %d (seed %d): the GPU accepts what the CPU rejects (%v)\n%s", i, seed, werr, opstest.Describe(req))
-			require.Equal(t, werr.Error(), gerr.Error(), "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
-			require.True(t, errors.Is(gerr, ops.ErrIndexRange))
-			require.True(t, tensor.Equal(got, before), "case %d: out changed after an error", i)
-			continue
-		}
-		require.NoError(t, gerr, "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
-		if d := opstest.Diff(got, want); d != "" {
-			t.Fatalf("case %d (seed %d): %s\n%s", i, seed, d, opstest.Describe(req))
-		}
-	}
-	t.Logf("%d requests, %d with an out-of-range index", ran, bad)
-}
-
 // spoilIndex puts an out-of-range value into a random element of an index
 // tensor: a large positive value, or the type's minimum or maximum.
 func spoilIndex(rng *rand.Rand, idx *tensor.Tensor) {
@@ -183,62 +88,6 @@ func sentinelOutput(p *ops.Plan) *tensor.Tensor {
 		out.Strings[i] = fmt.Sprintf("\xffsentinel%d", i)
 	}
 	return out
-}
-
-// TestDifferentialNone runs thousands of random requests, all with
-// reduction none, on the GPU and the CPU reference, in several device
-// configurations: default, larger tensors, 4 KiB buffers with larger
-// tensors, 16-byte chunks, 64-bit positions, runs of 1 (as on GPUs) and 3
-// positions per invocation, tiny workgroup-count limits that force 2-D and
-// 3-D grids and several dispatches per pass, staged transfers without
-// pooling, every contiguous slice moved by copy commands (regions split
-// where either tensor's chunks end), and every Element plan walking its
-// columns.
-func TestDifferentialNone(t *testing.T) {
-	seed := testSeed(t, 99)
-	small := opstest.Config{}
-	large := opstest.Config{MaxRank: 4, MaxDim: 24, MaxElements: 6000}
-	chunks16B := func(b *Backend) { b.shift = chunkShift(minChunk) }
-	wide := func(b *Backend) { b.forceWide = true }
-	grids := func(b *Backend) { b.maxGroups = [3]uint32{1, 2, 65535} } // 1, 2 or more groups: 2-D, 3-D and split dispatches
-	copies := func(b *Backend) { b.copyMin = 1 }
-	walk := func(b *Backend) { b.walkMin = 1 }
-	for _, c := range []struct {
-		name   string
-		seed   int64 // added to the test's seed
-		opts   Options
-		tweaks []func(*Backend)
-		n      int
-		cfg    opstest.Config
-	}{
-		{"default", 0, Options{}, nil, 12000, small},
-		{"large", 7, Options{}, nil, 1500, large},
-		{"chunks4KiB", 1, Options{MaxAllocationBytes: testChunk}, nil, 1500, large},
-		{"chunks16B", 2, Options{}, []func(*Backend){chunks16B}, 3000, small},
-		{"wide", 3, Options{}, []func(*Backend){wide}, 3000, small},
-		{"wideChunked", 8, Options{MaxAllocationBytes: testChunk}, []func(*Backend){wide}, 600, large},
-		{"run1", 5, Options{}, []func(*Backend){func(b *Backend) { b.run = 1 }}, 3000, small}, // what GPUs use
-		{"run3", 6, Options{MaxAllocationBytes: testChunk}, []func(*Backend){func(b *Backend) { b.run = 3 }}, 1000, large},
-		{"grids", 4, Options{}, []func(*Backend){grids}, 1000, large},
-		{"staging", 9, Options{NoUnifiedMemory: true, MaxPoolBytes: -1}, nil, 1500, small},
-		{"copies", 13, Options{}, []func(*Backend){copies}, 3000, small},
-		{"copiesChunked", 14, Options{MaxAllocationBytes: testChunk}, []func(*Backend){copies}, 1000, large},
-		{"copies16B", 15, Options{}, []func(*Backend){copies, chunks16B}, 1000, small},
-		{"walk", 10, Options{}, []func(*Backend){walk}, 3000, small},
-		{"walkWideChunked", 11, Options{MaxAllocationBytes: testChunk}, []func(*Backend){walk, wide}, 600, large},
-		{"walkGrids", 12, Options{}, []func(*Backend){walk, grids}, 1000, large},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := openTest(t, c.opts)
-			for _, tweak := range c.tweaks {
-				tweak(b)
-			}
-			differentialNone(t, b, seed+c.seed, c.n, c.cfg)
-			if c.opts.MaxPoolBytes < 0 {
-				assert.Zero(t, b.Device().PooledBuffers(), "MaxPoolBytes < 0 keeps no idle buffer")
-			}
-		})
-	}
 }
 
 // jobOf returns the job b makes of req.

@@ -109,6 +109,28 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	if b.closed {
 		return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrNoDevice, Msg: "vulkan: the backend is closed"}
 	}
+	if b.fault != NoFault {
+		return b.faulty(ctx, start, p, out)
+	}
+	return b.executeLocked(ctx, start, p, out)
+}
+
+// faulty is Execute with Options.Paths.Fault injected. b.mu is held.
+func (b *Backend) faulty(ctx context.Context, start time.Time, p *ops.Plan, out *tensor.Tensor) error {
+	if b.fault == FaultMinAsMax && p.Reduction == ops.Min {
+		q := *p
+		q.Reduction = ops.Max
+		p = &q
+	}
+	err := b.executeLocked(ctx, start, p, out)
+	if err == nil && b.fault == FaultFlipLast && len(out.Data) > 0 {
+		out.Data[len(out.Data)-out.DType.Size()] ^= 1
+	}
+	return err
+}
+
+// executeLocked is Execute once the backend is locked and open.
+func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Plan, out *tensor.Tensor) error {
 	j, err := b.jobFor(p)
 	if err != nil {
 		return err

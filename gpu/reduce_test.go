@@ -2,11 +2,8 @@ package gpu
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,10 +14,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
-
-// reductionOps are the operators that take reductions other than none.
-var reductionOps = []string{"ScatterNDUpdate-15", "ScatterElementsUpdate-12", "ScatterElements-16", "ScatterElements-18",
-	"ScatterND-16", "ScatterND-18"}
 
 // reductionConfigs are the device configurations the reduction tests run
 // in: native atomics and compare-and-swap loops, each with and without
@@ -57,174 +50,6 @@ func exactPath(path string) bool {
 	return path == "ordered" || path == "walk" || path == ""
 }
 
-// floatAt returns element i of a float tensor as float64 (exactly).
-func floatAt(t *tensor.Tensor, i int) float64 {
-	b := t.Data
-	switch t.DType {
-	case tensor.Float16:
-		return float64(tensor.F16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
-	case tensor.BFloat16:
-		return float64(tensor.BF16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
-	case tensor.Float32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-	}
-	return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-}
-
-// floatFormat returns a float dtype's unit roundoff (2^-precision), its
-// largest finite value and its smallest normal and subnormal values.
-func floatFormat(dt tensor.DType) (u, maxFinite, minNormal, minSub float64) {
-	switch dt {
-	case tensor.Float16:
-		return 0x1p-11, 65504, 0x1p-14, 0x1p-24
-	case tensor.BFloat16:
-		return 0x1p-8, 0x1.fep127, 0x1p-126, 0x1p-133
-	case tensor.Float32:
-		return 0x1p-24, math.MaxFloat32, 0x1p-126, 0x1p-149
-	}
-	return 0x1p-53, math.MaxFloat64, 0x1p-1022, 0x1p-1074
-}
-
-// targetsOf returns, for every update element of p, the output element it
-// lands on (p's indices must be in range).
-func targetsOf(t *testing.T, p *ops.Plan) []int {
-	n := p.NumUpdates()
-	out := make([]int, n)
-	switch p.Kind {
-	case ops.KindND:
-		for u := 0; u < n; u++ {
-			j, k := u/p.Inner, u%p.Inner
-			row := 0
-			for c := 0; c < p.TupleLen; c++ {
-				v, err := p.IndexAt(j*p.TupleLen + c)
-				require.NoError(t, err)
-				row = row*p.Shape[c] + v
-			}
-			out[u] = row*p.Inner + k
-		}
-	case ops.KindElements:
-		coord := make([]int, len(p.IndicesShape))
-		for u := 0; u < n; u++ {
-			tensor.Unravel(u, p.IndicesShape, coord)
-			v, err := p.IndexAt(u)
-			require.NoError(t, err)
-			coord[p.Axis] = v
-			e := 0
-			for d, c := range coord {
-				e += c * p.Strides[d]
-			}
-			out[u] = e
-		}
-	default:
-		t.Fatalf("no reductions on %v", p.Kind)
-	}
-	return out
-}
-
-// checkReduction compares a GPU result with the CPU reference's. Integer,
-// bool, min and max results, and every result of the in-order fold, must
-// be equal (any NaN matching any NaN). Float sum, sub, prod and mean
-// computed with atomics must lie within the bound of the package
-// documentation, element by element:
-//
-//	sum, sub: |gpu - ref| <= 2*g(n)*S
-//	prod:     |gpu - ref| <= 2*g(n)*P
-//	mean:     |gpu - ref| <= 2*g(n)*S/c + u*(|gpu| + |ref|) + smallest subnormal
-//
-// with g(n) = (1+u)^n - 1, u the type's unit roundoff, n the updates into
-// the element, S the sum of the magnitudes of its operands (data, when it
-// counts, and the updates), P the magnitude of their exact product and c
-// the mean's count. Elements whose operands include NaN or infinities
-// must match exactly; where an intermediate could overflow (S or P near
-// the largest finite value) or a product could leave the normal range,
-// the bound does not apply and the element is not checked. It returns
-// how many elements were checked against the bound.
-func checkReduction(t *testing.T, p *ops.Plan, got, want *tensor.Tensor, exact bool, what string) int {
-	t.Helper()
-	if exact || !floatOrderSensitive(p.DType, p.Reduction) {
-		if d := opstest.Diff(got, want); d != "" {
-			t.Fatalf("%s: %s", what, d)
-		}
-		return 0
-	}
-	u, maxFinite, minNormal, minSub := floatFormat(p.DType)
-	tg := targetsOf(t, p)
-	type acc struct {
-		n         int
-		sum       float64 // of magnitudes
-		logP      float64 // log of the product of magnitudes
-		big, tiny float64 // log products of the factors above and below 1
-		special   bool    // NaN, inf or (prod) zero among the operands
-	}
-	accs := make([]acc, want.Len())
-	add := func(a *acc, x float64) {
-		ax := math.Abs(x)
-		a.sum += ax
-		if math.IsNaN(x) || math.IsInf(x, 0) || (p.Reduction == ops.Prod && x == 0) {
-			a.special = true
-			return
-		}
-		if p.Reduction == ops.Prod {
-			l := math.Log(ax)
-			a.logP += l
-			if l > 0 {
-				a.big += l
-			} else {
-				a.tiny += l
-			}
-		}
-	}
-	for e := range accs {
-		if p.UseInitVal {
-			add(&accs[e], floatAt(p.Data, e))
-		}
-	}
-	for i, e := range tg {
-		accs[e].n++
-		add(&accs[e], floatAt(p.Updates, i))
-	}
-	checked := 0
-	for e := range accs {
-		a := accs[e]
-		g, r := floatAt(got, e), floatAt(want, e)
-		if a.n == 0 || a.special {
-			if !(math.IsNaN(g) && math.IsNaN(r)) && math.Float64bits(g) != math.Float64bits(r) {
-				t.Fatalf("%s: element %d (%d updates, NaN, inf or zero among them): got %v, want %v exactly", what, e, a.n, g, r)
-			}
-			continue
-		}
-		gamma := math.Expm1(float64(a.n) * math.Log1p(u))
-		var bound float64
-		switch p.Reduction {
-		case ops.Sum, ops.Sub:
-			if a.sum*(1+gamma) >= maxFinite {
-				continue
-			}
-			bound = 2 * gamma * a.sum
-		case ops.Mean:
-			if a.sum*(1+gamma) >= maxFinite {
-				continue
-			}
-			c := float64(a.n)
-			if p.UseInitVal {
-				c++
-			}
-			bound = 2*gamma*a.sum/c + u*(math.Abs(g)+math.Abs(r)) + minSub
-		case ops.Prod:
-			if a.big+math.Log1p(gamma) >= math.Log(maxFinite) || a.tiny-math.Log1p(gamma) <= math.Log(minNormal) {
-				continue
-			}
-			bound = 2 * gamma * math.Exp(a.logP)
-		}
-		checked++
-		if math.IsNaN(g) || math.IsNaN(r) || math.Abs(g-r) > bound {
-			t.Fatalf("%s: element %d (%d updates, sum of magnitudes %g): got %v, want %v; |difference| %g is above the bound %g",
-				what, e, a.n, a.sum, g, r, math.Abs(g-r), bound)
-		}
-	}
-	return checked
-}
-
 // runBoth runs p on b (into an output filled with a pattern) and on the
 // CPU reference and returns both results.
 func runBoth(t *testing.T, b *Backend, p *ops.Plan) (got, want *tensor.Tensor) {
@@ -234,228 +59,6 @@ func runBoth(t *testing.T, b *Backend, p *ops.Plan) (got, want *tensor.Tensor) {
 	got = sentinelOutput(p)
 	require.NoError(t, b.Execute(context.Background(), p, got))
 	return got, want
-}
-
-// randomReductionRequest is a RandomRequest of an operator with
-// reductions, with a reduction other than none that the operator and
-// dtype take.
-func randomReductionRequest(rng *rand.Rand, cfg opstest.Config) ops.Request {
-	cfg.Ops = reductionOps
-	req := opstest.RandomRequest(rng, cfg)
-	op, _ := ops.Lookup(req.Op)
-	var names []string
-	for _, n := range op.ReductionNames() {
-		r := op.Reductions[n]
-		if r == ops.None || (r == ops.Mean && req.Data.DType == tensor.Bool) || !req.Data.DType.IsNumeric() {
-			continue
-		}
-		names = append(names, n)
-	}
-	if len(names) > 0 {
-		req.Reduction = names[rng.Intn(len(names))]
-	}
-	return req
-}
-
-// TestDifferentialAtomics runs random reduction requests (every operator,
-// dtype and reduction, use_init_val both ways, heavy duplicates now and
-// then) with the in-order fold off for small plans, so that float sum,
-// sub, prod and mean use the atomics, natively and with CAS loops, and
-// checks the results against the CPU reference: exactly, or within the
-// documented bound for those floats.
-func TestDifferentialAtomics(t *testing.T) {
-	seed := testSeed(t, 31337)
-	n := 1000
-	if testing.Short() {
-		n = 300
-	}
-	for i, cfg := range []struct {
-		name string
-		opts Options
-	}{{"native", Options{}}, {"cas", Options{ForceCAS: true}}} {
-		t.Run(cfg.name, func(t *testing.T) {
-			b := openTest(t, cfg.opts)
-			b.orderedMax = 0
-			rng := rand.New(rand.NewSource(seed + int64(i)))
-			var floats, bounded int
-			for c := 0; c < n; c++ {
-				req := randomReductionRequest(rng, opstest.Config{})
-				p, err := ops.Prepare(req)
-				require.NoError(t, err, "case %d (seed %d): %s", c, seed, opstest.Describe(req))
-				if p.Reduction == ops.None {
-					continue
-				}
-				got, want := runBoth(t, b, p)
-				what := fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, b.LastStats().Reduction, opstest.Describe(req))
-				bounded += checkReduction(t, p, got, want, false, what)
-				if floatOrderSensitive(p.DType, p.Reduction) && p.NumUpdates() > 0 {
-					floats++
-					assert.NotEqual(t, "ordered", b.LastStats().Reduction)
-				}
-			}
-			t.Logf("%d requests, %d float sum/sub/prod/mean ones on atomics, %d elements checked against the bound", n, floats, bounded)
-		})
-	}
-}
-
-// contentionRequest builds a reduction request whose updates pile onto a
-// few targets (perTarget updates each on average): ScatterElementsUpdate-12
-// into a [targets] tensor, or ScatterNDUpdate-15 into [targets, 3] rows.
-// Values suit the reduction: full-range integers (wrapping sums and
-// products), floats of mixed magnitudes for sums, factors near 1 for
-// products; float min and max see ±0 and, on target 0, one NaN.
-func contentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targets, perTarget int, useInit *bool) ops.Request {
-	n := targets * perTarget
-	inner := 1
-	idxShape := []int{n}
-	dataShape := []int{targets}
-	if strings.HasPrefix(op, "ScatterND") {
-		inner = 3
-		idxShape = []int{n, 1}
-		dataShape = []int{targets, inner}
-	}
-	idx, _ := tensor.New(tensor.Int64, idxShape)
-	iv := tensor.View[int64](idx)
-	for i := range iv {
-		iv[i] = int64(rng.Intn(targets))
-		if rng.Intn(3) == 0 {
-			iv[i] -= int64(targets) // negative indices count from the end
-		}
-	}
-	updShape := append([]int{n}, dataShape[1:]...)
-	data, _ := tensor.New(dt, dataShape)
-	upd, _ := tensor.New(dt, updShape)
-	fill := func(t *tensor.Tensor, isUpd bool) {
-		for i := 0; i < t.Len(); i++ {
-			var f float64
-			var bits uint64
-			switch red {
-			case "prod", "mul":
-				f = math.Exp(0.02 * rng.NormFloat64())
-				if rng.Intn(2) == 0 {
-					f = -f
-				}
-				bits = uint64(rng.Intn(7)) - 3
-				if rng.Intn(50) == 0 {
-					bits = rng.Uint64()
-				}
-			case "min", "max":
-				f = float64(rng.Intn(2001)-1000) / 8
-				if rng.Intn(20) == 0 {
-					f = math.Copysign(0, float64(rng.Intn(2)*2-1))
-				}
-				bits = rng.Uint64()
-			default:
-				// Mixed magnitudes, small enough that float16 sums of
-				// thousands stay finite.
-				f = rng.NormFloat64() * math.Pow(2, float64(rng.Intn(14)-10))
-				bits = rng.Uint64()
-			}
-			setNumber(t, i, f, bits)
-		}
-	}
-	fill(data, false)
-	fill(upd, true)
-	if dt.IsFloat() && (red == "min" || red == "max") {
-		for i, v := range iv {
-			if v == 0 || v == -int64(targets) {
-				setNumber(upd, i*inner, math.NaN(), 0)
-				break
-			}
-		}
-	}
-	req := ops.Request{Op: op, Data: data, Indices: idx, Updates: upd, Reduction: red, UseInitVal: useInit}
-	if !strings.HasPrefix(op, "ScatterND") {
-		req.Axis = tensor.Scalar(0)
-	}
-	return req
-}
-
-// setNumber stores f (float dtypes) or the low bits of bits (integers;
-// bool: bit 0) into element i of t.
-func setNumber(t *tensor.Tensor, i int, f float64, bits uint64) {
-	b := t.Data
-	switch t.DType {
-	case tensor.Bool:
-		b[i] = byte(bits & 1)
-	case tensor.Float16:
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(tensor.F16From(float32(f))))
-	case tensor.BFloat16:
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(tensor.BF16From(float32(f))))
-	case tensor.Float32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(f)))
-	case tensor.Float64:
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f))
-	default:
-		for k := 0; k < t.DType.Size(); k++ {
-			b[i*t.DType.Size()+k] = byte(bits >> (8 * k))
-		}
-	}
-}
-
-// TestReductionsUnderContention runs every dtype and reduction of
-// ScatterElementsUpdate-12 (use_init_val true and false) and
-// ScatterNDUpdate-15 with thousands of updates per target (hundreds with
-// -short), in every configuration: atomics must stay exact where the
-// reduction is, within the bound for float sum, sub, prod and mean, and
-// deterministic mode must give the CPU reference's bits.
-func TestReductionsUnderContention(t *testing.T) {
-	seed := testSeed(t, 4242)
-	perTarget := 2000
-	if testing.Short() {
-		perTarget = 300
-	}
-	type tc struct {
-		op, red string
-		dt      tensor.DType
-		useInit *bool
-	}
-	no := false
-	var cases []tc
-	for _, dt := range tensor.DTypes() {
-		if !dt.IsNumeric() {
-			continue
-		}
-		for _, red := range []string{"sum", "prod", "min", "max", "mean"} {
-			if red == "mean" && dt == tensor.Bool {
-				continue
-			}
-			cases = append(cases, tc{"ScatterElementsUpdate-12", red, dt, nil}, tc{"ScatterElementsUpdate-12", red, dt, &no})
-		}
-		for _, red := range []string{"sum", "sub", "prod", "min", "max"} {
-			cases = append(cases, tc{"ScatterNDUpdate-15", red, dt, nil})
-		}
-	}
-	for ci, cfg := range reductionConfigs {
-		t.Run(cfg.name, func(t *testing.T) {
-			b := openReduction(t, cfg.opts, cfg.noPrivate, cfg.walk)
-			b.orderedMax = 0 // -short plans are small
-			rng := rand.New(rand.NewSource(seed + int64(ci)))
-			paths := map[string]int{}
-			bounded := 0
-			for i, c := range cases {
-				targets, per := 8, perTarget
-				if c.op == "ScatterNDUpdate-15" {
-					targets, per = 5, perTarget/2
-				}
-				req := contentionRequest(rng, c.op, c.dt, c.red, targets, per, c.useInit)
-				p, err := ops.Prepare(req)
-				require.NoError(t, err)
-				got, want := runBoth(t, b, p)
-				path := b.LastStats().Reduction
-				paths[path]++
-				what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
-				bounded += checkReduction(t, p, got, want, exactPath(path), what)
-				switch {
-				case cfg.walk && c.op == "ScatterElementsUpdate-12":
-					assert.Equal(t, "walk", path, what)
-				case floatOrderSensitive(p.DType, p.Reduction):
-					assert.Equal(t, cfg.opts.Deterministic, exactPath(path), what)
-				}
-			}
-			t.Logf("%d cases by path %v, %d elements checked against the bound", len(cases), paths, bounded)
-		})
-	}
 }
 
 // f16s and bf16s build 16-bit float tensors.
@@ -603,7 +206,7 @@ func TestReductionIndexErrors(t *testing.T) {
 				{"ScatterNDUpdate-15", "sub", tensor.Int64},
 			} {
 				no := false
-				req := contentionRequest(rng, c.op, c.dt, c.red, 8, 600, &no)
+				req := opstest.ContentionRequest(rng, c.op, c.dt, c.red, 8, 600, &no)
 				if c.op == "ScatterNDUpdate-15" {
 					req.UseInitVal = nil
 				}
@@ -629,11 +232,11 @@ func TestReductionIndexErrors(t *testing.T) {
 func TestReductionPaths(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	big := func(dt tensor.DType, red string, targets int) *ops.Plan {
-		p, err := ops.Prepare(contentionRequest(rng, "ScatterElementsUpdate-12", dt, red, targets, max(8192/targets, 4), nil))
+		p, err := ops.Prepare(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", dt, red, targets, max(8192/targets, 4), nil))
 		require.NoError(t, err)
 		return p
 	}
-	small, err := ops.Prepare(contentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 4, 4, nil))
+	small, err := ops.Prepare(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 4, 4, nil))
 	require.NoError(t, err)
 	caps := openTest(t, Options{}).Device().Capabilities()
 	native := "cas"
@@ -663,58 +266,6 @@ func TestReductionPaths(t *testing.T) {
 		out, _ := tensor.New(c.p.DType, c.p.Shape)
 		require.NoError(t, b.Execute(context.Background(), c.p, out))
 		assert.Equal(t, c.want, b.LastStats().Reduction, c.name)
-	}
-}
-
-// TestReductionDeviceShapes runs random reduction requests, larger ones
-// included, in the device configurations TestDifferentialNone uses for
-// moves: 16-byte chunks, 64-bit positions, runs of 1 (as on GPUs) and 3
-// positions per invocation, and tiny workgroup-count limits that make
-// every pass (the sort's and scan's included) a 2-D or 3-D grid split
-// over several dispatches. Each runs deterministic (bit for bit) and on
-// the atomics (within the bound).
-func TestReductionDeviceShapes(t *testing.T) {
-	seed := testSeed(t, 777)
-	n := 250
-	if testing.Short() {
-		n = 80
-	}
-	large := opstest.Config{MaxRank: 3, MaxDim: 40, MaxElements: 5000}
-	for i, shape := range []struct {
-		name  string
-		alloc uint64 // Options.MaxAllocationBytes
-		tweak func(b *Backend)
-	}{
-		{"chunks16B", 0, func(b *Backend) { b.shift = chunkShift(minChunk) }},
-		{"wide", testChunk, func(b *Backend) { b.forceWide = true }},
-		{"run1", testChunk, func(b *Backend) { b.run = 1 }},
-		{"run3", testChunk, func(b *Backend) { b.run = 3 }},
-		{"grids", 0, func(b *Backend) { b.maxGroups = [3]uint32{1, 2, 65535} }},
-	} {
-		for _, mode := range []string{"atomics", "deterministic", "walk"} {
-			t.Run(shape.name+"/"+mode, func(t *testing.T) {
-				b := openReduction(t, Options{Deterministic: mode == "deterministic", MaxAllocationBytes: shape.alloc}, false, mode == "walk")
-				shape.tweak(b)
-				b.orderedMax = 0
-				rng := rand.New(rand.NewSource(seed + int64(i)))
-				for c := 0; c < n; c++ {
-					cfg := opstest.Config{}
-					if c%3 == 0 {
-						cfg = large
-					}
-					req := randomReductionRequest(rng, cfg)
-					p, err := ops.Prepare(req)
-					require.NoError(t, err)
-					if p.Reduction == ops.None {
-						continue
-					}
-					got, want := runBoth(t, b, p)
-					path := b.LastStats().Reduction
-					checkReduction(t, p, got, want, exactPath(path),
-						fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req)))
-				}
-			})
-		}
 	}
 }
 
@@ -762,7 +313,7 @@ func TestOrderedWithout64BitAtomics(t *testing.T) {
 			{"ScatterElementsUpdate-12", "mean", nil}, {"ScatterElementsUpdate-12", "mean", &no},
 			{"ScatterNDUpdate-15", "sub", nil}, {"ScatterNDUpdate-15", "max", nil},
 		} {
-			p, err := ops.Prepare(contentionRequest(rng, c.op, dt, c.red, 6, 300, c.useInit))
+			p, err := ops.Prepare(opstest.ContentionRequest(rng, c.op, dt, c.red, 6, 300, c.useInit))
 			require.NoError(t, err)
 			got, want := runBoth(t, b, p)
 			require.Equal(t, "ordered", b.LastStats().Reduction)

@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"errors"
-	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -63,41 +62,6 @@ func download(t *testing.T, r *Tensor) *tensor.Tensor {
 	h, err := r.Download(context.Background())
 	require.NoError(t, err)
 	return h
-}
-
-// TestResidentMatchesReference runs random requests of every operator and
-// numeric dtype on resident tensors, into a separate output and in place,
-// with default and 4 KiB buffers, and compares each result with cpuref's;
-// the inputs must come back unchanged.
-func TestResidentMatchesReference(t *testing.T) {
-	for _, cfg := range []struct {
-		name string
-		opts Options
-	}{{"default", Options{}}, {"chunks4KiB", Options{MaxAllocationBytes: testChunk}}} {
-		t.Run(cfg.name, func(t *testing.T) {
-			b := openTest(t, cfg.opts)
-			rng := rand.New(rand.NewSource(testSeed(t, 11)))
-			gen := opstest.Config{DTypes: numericDTypes(), MaxElements: 2000, MaxDim: 12}
-			for i := 0; i < 150; i++ {
-				req := opstest.RandomRequest(rng, gen)
-				want, err := ops.Run(context.Background(), cpuref.New(), req)
-				require.NoError(t, err, opstest.Describe(req))
-				inPlace := i%3 == 2
-				c := residentCall(t, b, req, inPlace)
-				require.NoError(t, b.Run(context.Background(), c), opstest.Describe(req))
-				if d := opstest.Diff(download(t, c.Out), want); d != "" {
-					t.Fatalf("case %d (in place %v): %s\n%s", i, inPlace, d, opstest.Describe(req))
-				}
-				if !inPlace {
-					assert.True(t, opstest.Same(download(t, c.Data), req.Data), "data changed")
-				}
-				assert.True(t, opstest.Same(download(t, c.Updates), req.Updates), "updates changed")
-				if c.Indices != nil {
-					assert.True(t, opstest.Same(download(t, c.Indices), req.Indices), "indices changed")
-				}
-			}
-		})
-	}
 }
 
 // TestResidentValidationTable runs the validation table through resident

@@ -234,3 +234,17 @@ func (inst *instance) destroy() {
 		inst.logHandle = 0
 	}
 }
+
+// ValidationAvailable reports whether the Khronos validation layer is
+// installed, so that Options.Validation can be honoured. It fails with an
+// error wrapping ErrNoDevice when there is no Vulkan loader.
+func ValidationAvailable() (bool, error) {
+	if err := load(); err != nil {
+		return false, err
+	}
+	have, err := instanceLayers()
+	if err != nil {
+		return false, err
+	}
+	return have[validationLayer], nil
+}

@@ -37,7 +37,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, benchCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, benchCommand, checkCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.
@@ -59,6 +59,7 @@ const mainUsage = `Usage:
                  [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
   gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
                    [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
+  gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT] [--validate] [--json FILE]
   gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
   gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
   gpuscatter ops

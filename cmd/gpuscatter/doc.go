@@ -12,6 +12,8 @@
 //	               --out FILE [--backend auto|cpu|gpu] [--device SEL]
 //	gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
 //	                 [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
+//	gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT]
+//	                 [--validate] [--json FILE]
 //	gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] DIR...
 //	gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
 //	gpuscatter ops
@@ -32,6 +34,12 @@
 // bfloat16). With --model, run takes the operator, its version (from the
 // opset import) and its axis and reduction from a model whose graph is one
 // Scatter, ScatterElements or ScatterND node.
+//
+// The check command qualifies a Vulkan device: it runs the GPU backend's
+// conformance suite (package gpu/gpucheck, the one go test ./gpu runs)
+// through every execution path on that device against the CPU reference,
+// and prints one row per path and operator with the first mismatch of each
+// failing row.
 //
 // The onnx-test command runs ONNX backend node tests (model.onnx and
 // test_data_set_*/input_N.pb, output_N.pb) and compares each output with

@@ -33,38 +33,63 @@ const conformanceSeed = 20240615
 // UnchangedInputs, InPlace (out sharing data's storage), GuardRegions
 // (bytes around the output buffer), WrongOutput, RandomVsNaive, and Close.
 func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
+	Conformance(WrapT(t), func(t T) ops.Backend { return newBackend(t.(testingT).T) }, DefaultRandom)
+}
+
+// DefaultRandom is the number of random requests RunConformance checks in
+// the UnchangedInputs, InPlace and GuardRegions groups; BadRequests runs
+// twice as many and RandomVsNaive three times as many.
+const DefaultRandom = 100
+
+// TB is the part of T (and of *testing.T) that the assertion helpers use.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	FailNow()
+}
+
+// Conformance is RunConformance reporting to t, with random sizing the
+// groups of random requests (DefaultRandom is RunConformance's size).
+// newBackend is called once per group; the caller closes the backends it
+// returns.
+func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 	ctx := context.Background()
 
-	t.Run("Examples", func(t *testing.T) {
+	t.Run("Examples", func(t T) {
 		b := newBackend(t)
 		for _, ex := range examples.All() {
-			t.Run(ex.Name, func(t *testing.T) {
+			t.Run(ex.Name, func(t T) {
+				beginCase(t, ex.Request)
 				got, err := ops.Run(ctx, b, ex.Request)
 				require.NoError(t, err, ex.Source)
 				if d := DiffExact(got, ex.Want); d != "" {
+					reportMismatch(t, ex.Request, got, ex.Want)
 					t.Errorf("%s on %s: %s\nsource: %s\nrequest: %s", ex.Name, b.Name(), d, ex.Source, Describe(ex.Request))
 				}
 			})
 		}
 	})
 
-	t.Run("Contract", func(t *testing.T) {
+	t.Run("Contract", func(t T) {
 		b := newBackend(t)
 		for _, ex := range ContractCases() {
-			t.Run(ex.Name, func(t *testing.T) {
+			t.Run(ex.Name, func(t T) {
+				beginCase(t, ex.Request)
 				got, err := ops.Run(ctx, b, ex.Request)
 				require.NoError(t, err, ex.Source)
 				if d := Diff(got, ex.Want); d != "" {
+					reportMismatch(t, ex.Request, got, ex.Want)
 					t.Errorf("%s on %s: %s\nrule: %s\nrequest: %s", ex.Name, b.Name(), d, ex.Source, Describe(ex.Request))
 				}
 			})
 		}
 	})
 
-	t.Run("Validation", func(t *testing.T) {
+	t.Run("Validation", func(t T) {
 		b := newBackend(t)
 		for _, c := range ValidationCases() {
-			t.Run(c.Name, func(t *testing.T) {
+			t.Run(c.Name, func(t T) {
+				beginCase(t, c.Request)
 				got, err := ops.Run(ctx, b, c.Request)
 				if c.Err != nil {
 					RequireCaseError(t, c, err)
@@ -74,26 +99,29 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 				want, err := Naive(c.Request)
 				require.NoError(t, err)
 				if d := Diff(got, want); d != "" {
+					reportMismatch(t, c.Request, got, want)
 					t.Errorf("%s: %s\nrequest: %s", b.Name(), d, Describe(c.Request))
 				}
 			})
 		}
 	})
 
-	t.Run("IndexErrors", func(t *testing.T) {
+	t.Run("IndexErrors", func(t T) {
 		b := newBackend(t)
 		for _, c := range indexErrorRequests() {
-			t.Run(c.Name, func(t *testing.T) {
+			t.Run(c.Name, func(t T) {
+				beginCase(t, c.Request)
 				checkIndexError(t, ctx, b, c)
 			})
 		}
 	})
 
-	t.Run("BadRequests", func(t *testing.T) {
+	t.Run("BadRequests", func(t T) {
 		b := newBackend(t)
 		rng := rand.New(rand.NewSource(conformanceSeed))
-		for i := 0; i < 200; i++ {
+		for i := 0; i < 2*random; i++ {
 			req, sentinel := RandomBadRequest(rng, Config{})
+			beginCase(t, req)
 			_, err := ops.Run(ctx, b, req)
 			_, want := Naive(req)
 			require.ErrorIs(t, want, sentinel, "Naive: case %d: %s", i, Describe(req))
@@ -106,18 +134,20 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 		}
 	})
 
-	t.Run("UnchangedInputs", func(t *testing.T) {
+	t.Run("UnchangedInputs", func(t T) {
 		b := newBackend(t)
-		for i, req := range sampleRequests(100, true) {
+		for i, req := range sampleRequests(random, true) {
+			beginCase(t, req)
 			before := cloneRequest(req)
 			_, _ = ops.Run(ctx, b, req)
 			requireInputsEqual(t, before, req, fmt.Sprintf("request %d", i))
 		}
 	})
 
-	t.Run("InPlace", func(t *testing.T) {
+	t.Run("InPlace", func(t T) {
 		b := newBackend(t)
-		for i, req := range sampleRequests(100, false) {
+		for i, req := range sampleRequests(random, false) {
+			beginCase(t, req)
 			want, werr := Naive(req)
 			data := req.Data.Clone()
 			r := req
@@ -139,17 +169,19 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 			}
 			require.NoError(t, err, "request %d: %s", i, Describe(req))
 			if d := Diff(out, want); d != "" {
+				reportMismatch(t, req, out, want)
 				t.Errorf("request %d in place: %s\n%s", i, d, Describe(req))
 			}
 		}
 	})
 
-	t.Run("GuardRegions", func(t *testing.T) {
+	t.Run("GuardRegions", func(t T) {
 		b := newBackend(t)
-		for i, req := range sampleRequests(100, false) {
+		for i, req := range sampleRequests(random, false) {
 			if req.Data.DType == tensor.String {
 				continue
 			}
+			beginCase(t, req)
 			p, err := ops.Prepare(req)
 			require.NoError(t, err)
 			out, guardOK := guardedOutput(p)
@@ -160,6 +192,7 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 			} else {
 				require.NoError(t, err, "request %d: %s", i, Describe(req))
 				if d := Diff(out, want); d != "" {
+					reportMismatch(t, req, out, want)
 					t.Errorf("request %d: %s\n%s", i, d, Describe(req))
 				}
 			}
@@ -169,9 +202,10 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 		}
 	})
 
-	t.Run("WrongOutput", func(t *testing.T) {
+	t.Run("WrongOutput", func(t T) {
 		b := newBackend(t)
 		ex := examples.All()[0]
+		beginCase(t, ex.Request)
 		p, err := ops.Prepare(ex.Request)
 		require.NoError(t, err)
 		require.ErrorIs(t, b.Execute(ctx, p, nil), ops.ErrOutput)
@@ -181,14 +215,14 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 		require.ErrorIs(t, b.Execute(ctx, p, wrongType), ops.ErrOutput)
 	})
 
-	t.Run("RandomVsNaive", func(t *testing.T) {
+	t.Run("RandomVsNaive", func(t T) {
 		b := newBackend(t)
-		runPairs(t, conformanceSeed, 300, Config{}, b.Name(), func(req ops.Request) (*tensor.Tensor, error) {
+		runPairs(t, conformanceSeed, 3*random, Config{}, b.Name(), func(req ops.Request) (*tensor.Tensor, error) {
 			return ops.Run(ctx, b, req)
 		}, "naive", Naive)
 	})
 
-	t.Run("Close", func(t *testing.T) {
+	t.Run("Close", func(t T) {
 		b := newBackend(t)
 		assert.NotEmpty(t, b.Name())
 		require.NoError(t, b.Close())
@@ -199,7 +233,7 @@ func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 // RequireCaseError asserts that err is what validation case c expects: it
 // wraps c.Err, is an *ops.Error whose Input is c.Input, names that input in
 // its message, and has exactly the text c.Msg when that is set.
-func RequireCaseError(t testing.TB, c ValidationCase, err error) {
+func RequireCaseError(t TB, c ValidationCase, err error) {
 	t.Helper()
 	require.ErrorIs(t, err, c.Err, "%s\nrequest: %s", c.Name, Describe(c.Request))
 	var e *ops.Error
@@ -236,7 +270,7 @@ func indexErrorRequests() []ValidationCase {
 // filled with a sentinel pattern and inside guard regions: the error must be
 // the one Naive gives (and c.Msg when set), and out must hold either the
 // pattern or a copy of data.
-func checkIndexError(t *testing.T, ctx context.Context, b ops.Backend, c ValidationCase) {
+func checkIndexError(t T, ctx context.Context, b ops.Backend, c ValidationCase) {
 	t.Helper()
 	before := cloneRequest(c.Request)
 	p, err := ops.Prepare(c.Request)
@@ -309,7 +343,7 @@ func sampleRequests(n int, withBad bool) []ops.Request {
 	return reqs
 }
 
-func requireInputsEqual(t testing.TB, before, after ops.Request, what string) {
+func requireInputsEqual(t TB, before, after ops.Request, what string) {
 	t.Helper()
 	b, a := inputsOf(before), inputsOf(after)
 	require.Equal(t, len(b), len(a))

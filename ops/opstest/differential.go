@@ -23,6 +23,11 @@ func RunDifferential(t *testing.T, b ops.Backend, ref ops.Backend, seed int64, n
 // RunDifferentialConfig is RunDifferential with requests drawn under cfg,
 // for example larger tensors that reach a backend's parallel paths.
 func RunDifferentialConfig(t *testing.T, b ops.Backend, ref ops.Backend, seed int64, n int, cfg Config) {
+	Differential(WrapT(t), b, ref, seed, n, cfg)
+}
+
+// Differential is RunDifferentialConfig reporting to t.
+func Differential(t T, b ops.Backend, ref ops.Backend, seed int64, n int, cfg Config) {
 	ctx := context.Background()
 	runPairs(t, seed, n, cfg, b.Name(), func(req ops.Request) (*tensor.Tensor, error) {
 		return ops.Run(ctx, b, req)
@@ -34,7 +39,7 @@ func RunDifferentialConfig(t *testing.T, b ops.Backend, ref ops.Backend, seed in
 // RunAgainstNaive is RunDifferential for a function that runs a request,
 // such as cpuref.Run, with Naive as the reference.
 func RunAgainstNaive(t *testing.T, run func(ops.Request) (*tensor.Tensor, error), seed int64, n int) {
-	runPairs(t, seed, n, Config{}, "run", run, "naive", Naive)
+	runPairs(WrapT(t), seed, n, Config{}, "run", run, "naive", Naive)
 }
 
 // CaseRequest returns request i of the sequence that seed and cfg define,
@@ -49,11 +54,12 @@ func CaseRequest(seed int64, i int, cfg Config) (ops.Request, error) {
 
 type runFunc func(ops.Request) (*tensor.Tensor, error)
 
-func runPairs(t *testing.T, seed int64, n int, cfg Config, aName string, a runFunc, bName string, b runFunc) {
+func runPairs(t T, seed int64, n int, cfg Config, aName string, a runFunc, bName string, b runFunc) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		req, sentinel := CaseRequest(seed, i, cfg)
-		t.Run(fmt.Sprintf("case%d", i), func(t *testing.T) {
+		t.Run(fmt.Sprintf("case%d", i), func(t T) {
+			beginCase(t, req)
 			fail := func(format string, args ...any) {
 				t.Helper()
 				t.Fatalf("seed %d case %d (reproduce: go test -run '%s$' -seed %d): %s\nrequest: %s",
@@ -76,6 +82,7 @@ func runPairs(t *testing.T, seed int64, n int, cfg Config, aName string, a runFu
 				}
 			default:
 				if d := Diff(gotA, gotB); d != "" {
+					reportMismatch(t, req, gotA, gotB)
 					fail("%s and %s differ: %s", aName, bName, d)
 				}
 			}

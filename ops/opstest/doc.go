@@ -7,6 +7,11 @@
 //     execution, guard regions around the output, and a seeded sample of
 //     random requests checked against Naive.
 //   - RunDifferential compares two backends on seeded random requests.
+//   - Conformance and Differential are the same suites reporting to a T,
+//     which *testing.T satisfies through WrapT and which a runner outside
+//     go test (package gpu/gpucheck, behind `gpuscatter check`) implements
+//     to count cases per operator (CaseReporter) and keep the first
+//     mismatching element (MismatchReporter).
 //   - Naive is a deliberately simple element-by-element reference written
 //     from the specs' NumPy snippets and the contract in specs/README.md. It
 //     shares no index arithmetic with ops.Plan; it calls ops.Prepare only to

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/gpu/gpucheck"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+var checkCommand = &command{
+	name:    "check",
+	summary: "qualify a Vulkan device: the GPU conformance suite, every operator through every path",
+	synopsis: `Usage:
+  gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT]
+                   [--validate] [--json FILE]
+`,
+	details: `Runs on one Vulkan device the conformance suite that 'go test ./gpu' runs
+(package gpu/gpucheck) and compares every result with the CPU reference
+(cpuref): the spec examples, the validation table, out-of-range indices with
+guard regions around the output, unchanged inputs, in-place runs and seeded
+random requests, over every operator, version, dtype, index dtype, reduction
+and use_init_val, through every execution path of the GPU backend (native
+atomics, compare-and-swap loops, workgroup accumulation, in-order folds,
+column walks, copy commands, chunked tensors, 64-bit positions, split
+dispatches, staged transfers, resident tensors). Each path is forced on the
+device by gpu.Options. Float sum, sub, prod and mean on atomics must lie
+within the bound of the gpu package documentation; everything else must
+match bit for bit (any NaN matching any NaN).
+
+Prints the device (name, type, driver, the features the backend uses and
+the path each reduction family takes on it), then one row per path and
+operator: cases, passed, failed and seconds, and for each failing row its
+first mismatch (operator, dtype, reduction, position, expected and got) or
+its first error. Rows of the operator "-" are checks of the path as a
+whole, and each validation message is a case of the row "validation". A
+progress line is shown on stderr when it is a terminal.
+
+Flags:
+  --device SEL   the Vulkan device: an index or part of the name, as listed
+                 by 'gpuscatter devices' (default: GPUSCATTER_DEVICE, then the
+                 best device by type)
+  --quick        about a tenth of the random requests (under a minute on
+                 lavapipe on two cores)
+  --full         three times the default's random requests, and tensors
+                 beyond the device's storage binding limit
+  --seed N       the base seed of the random requests (default 20240701);
+                 the same seed gives the same requests
+  --match TEXT   only the paths whose name contains TEXT (case-insensitive),
+                 for example cas, none/ or resident
+  --validate     enable the Khronos validation layer and count each of its
+                 messages as a failure; when the layer is not installed a
+                 line says so and the run goes on without it
+  --json FILE    write the device, the paths and the rows as JSON
+                 (atomically)
+
+Exit status: 0 when every case passes, 1 when any fails (or the device
+cannot be opened), 2 for a malformed command line.
+`,
+	run: checkMain,
+}
+
+// checkFault, when set, is injected into every backend check opens
+// (gpu.Paths.Fault): tests use it to show that check catches a broken
+// path.
+var checkFault gpu.Fault
+
+// checkResult is what check --json writes.
+type checkResult struct {
+	Device     checkDevice    `json:"device"`
+	Size       string         `json:"size"`
+	Seed       int64          `json:"seed"`
+	Match      string         `json:"match,omitempty"`
+	Validation string         `json:"validation"` // "on", "off" or "not installed"
+	Seconds    float64        `json:"seconds"`
+	Cases      int            `json:"cases"`
+	Failed     int            `json:"failed"`
+	Paths      []checkPath    `json:"paths"`
+	Rows       []gpucheck.Row `json:"rows"`
+}
+
+// checkDevice describes the device in check's header.
+type checkDevice struct {
+	Name          string            `json:"name"`
+	Type          string            `json:"type"`
+	APIVersion    string            `json:"apiVersion"`
+	DriverName    string            `json:"driverName"`
+	DriverInfo    string            `json:"driverInfo"`
+	DriverVersion uint32            `json:"driverVersion"`
+	Features      []string          `json:"features"`
+	Reductions    map[string]string `json:"reductions"` // family -> path
+	Families      []string          `json:"-"`          // the keys of Reductions in print order
+}
+
+// checkPath names a path and what it forces.
+type checkPath struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+// checkMain is the check command.
+func checkMain(ctx context.Context, c *cli, args []string) error {
+	var quick, full, validate bool
+	seed := stringArg{name: "seed", check: func(v string) error { _, err := strconv.ParseInt(v, 10, 64); return err }}
+	match := stringArg{name: "match"}
+	jsonF := stringArg{name: "json"}
+	boolSpec := func(name string, p *bool) flagSpec {
+		return flagSpec{name: name, boolean: true, set: func(v string) (err error) {
+			*p, err = strconv.ParseBool(v)
+			return err
+		}}
+	}
+	if err := parseFlags(args, []flagSpec{deviceSpec(), boolSpec("quick", &quick), boolSpec("full", &full), seed.spec(),
+		match.spec(), boolSpec("validate", &validate), jsonF.spec()}); err != nil {
+		return err
+	}
+	if quick && full {
+		return usagef("--quick and --full exclude each other")
+	}
+	cfg := gpucheck.Config{Size: gpucheck.Default, Seed: 20240701, Match: match.value}
+	switch {
+	case quick:
+		cfg.Size = gpucheck.Quick
+	case full:
+		cfg.Size = gpucheck.Full
+	}
+	if seed.given {
+		cfg.Seed, _ = strconv.ParseInt(seed.value, 10, 64)
+	}
+	paths := cfg.Selected()
+	if len(paths) == 0 {
+		return usagef("--match %q selects no path (see the rows of a full run for their names)", match.value)
+	}
+	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off", Paths: gpu.Paths{Fault: checkFault}}
+	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
+	if validate {
+		ok, err := vk.ValidationAvailable()
+		if err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		if ok {
+			cfg.Base.Validation, res.Validation = true, "on"
+		} else {
+			res.Validation = "not installed"
+			fmt.Fprintf(c.stderr, "%s--validate: the Khronos validation layer (VK_LAYER_KHRONOS_validation, Debian package vulkan-validationlayers) is not installed: checking without it\n", prefix)
+		}
+	}
+	dev, err := describeCheckDevice(ctx, cfg.Base)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	res.Device = dev
+	for _, p := range paths {
+		res.Paths = append(res.Paths, checkPath{Name: p.Name, Doc: p.Doc})
+	}
+	printCheckHeader(c.stdout, res)
+
+	rep := gpucheck.NewReport()
+	var prog *checkProgress
+	if isTerminal(c.stderr) {
+		prog = startCheckProgress(c.stderr, rep)
+	}
+	start := time.Now()
+	root := rep.Root()
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			prog.close()
+			return err
+		}
+		prog.at(fmt.Sprintf("[%d/%d] %s", i+1, len(paths), p.Name))
+		root.Run(p.Name, func(t opstest.T) { gpucheck.RunPath(t, cfg, p) })
+	}
+	prog.close()
+	res.Seconds = time.Since(start).Seconds()
+	res.Rows = rep.Rows()
+	res.Cases, res.Failed = rep.Totals()
+	printCheckRows(c.stdout, res)
+	if jsonF.value != "" {
+		err := bench.WriteFileAtomic(jsonF.value, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		})
+		if err != nil {
+			return fmt.Errorf("--json %s: %w", jsonF.value, err)
+		}
+	}
+	if res.Failed > 0 {
+		return fmt.Errorf("check: %d of %d cases failed on %s", res.Failed, res.Cases, res.Device.Name)
+	}
+	return nil
+}
+
+// describeCheckDevice opens the device once to describe it: its
+// properties, the features the backend uses, and the path that each
+// reduction family takes there on a large plan.
+func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, error) {
+	base.Validation = false
+	b, err := gpu.Open(base)
+	if err != nil {
+		return checkDevice{}, err
+	}
+	defer b.Close()
+	info := b.Device().Info()
+	cp := info.Capabilities
+	d := checkDevice{Name: info.Name, Type: string(info.Type), APIVersion: info.APIVersion, DriverName: info.DriverName,
+		DriverInfo: info.DriverInfo, DriverVersion: info.DriverVersion, Reductions: map[string]string{}}
+	yes := func(ok bool, name string) {
+		if ok {
+			d.Features = append(d.Features, name)
+		}
+	}
+	yes(cp.Int64BufferAtomics, "int64 atomics")
+	yes(cp.Float32AtomicAdd, "float32 atomic add")
+	yes(cp.Float32AtomicMinMax, "float32 atomic min/max")
+	yes(cp.Float16AtomicAdd, "float16 atomic add")
+	yes(cp.Float16AtomicMinMax, "float16 atomic min/max")
+	yes(cp.Float64AtomicAdd, "float64 atomic add")
+	yes(cp.Float64AtomicMinMax, "float64 atomic min/max")
+	yes(cp.UnifiedMemory, "unified memory")
+	yes(cp.ShaderInt16, "shaderInt16")
+	yes(cp.ShaderInt8, "shaderInt8")
+	yes(cp.StorageBuffer8BitAccess, "8-bit storage")
+	yes(cp.StorageBuffer16BitAccess, "16-bit storage")
+	yes(cp.BufferDeviceAddress, "buffer device address")
+	d.Features = append(d.Features, "max storage binding "+mib(cp.MaxStorageBufferRange))
+	families := []struct {
+		dt  tensor.DType
+		red string
+	}{
+		{tensor.Int32, "add"}, {tensor.Int32, "max"}, {tensor.Int64, "add"}, {tensor.Int64, "max"},
+		{tensor.Float32, "add"}, {tensor.Float32, "max"}, {tensor.Float16, "add"}, {tensor.Float16, "max"},
+		{tensor.Float64, "add"}, {tensor.Float64, "max"}, {tensor.Float32, "mul"}, {tensor.Bool, "max"},
+	}
+	for _, f := range families {
+		name := fmt.Sprintf("%v %s", f.dt, map[string]string{"add": "sum", "max": "min/max", "mul": "prod"}[f.red])
+		path, err := reductionPath(ctx, b, f.dt, f.red)
+		if err != nil {
+			path = "error: " + err.Error()
+		}
+		d.Families = append(d.Families, name)
+		d.Reductions[name] = path
+	}
+	return d, nil
+}
+
+// reductionPath runs a ScatterElements-18 reduction of 20000 updates onto
+// 4096 targets and returns the path it took (gpu.Stats.Reduction).
+func reductionPath(ctx context.Context, b *gpu.Backend, dt tensor.DType, red string) (string, error) {
+	const n, targets = 20000, 4096
+	data, err := tensor.New(dt, []int{targets})
+	if err != nil {
+		return "", err
+	}
+	upd, _ := tensor.New(dt, []int{n})
+	idx, _ := tensor.New(tensor.Int64, []int{n})
+	rng := rand.New(rand.NewSource(1))
+	for i, ix := 0, tensor.View[int64](idx); i < n; i++ {
+		ix[i] = int64(rng.Intn(targets))
+	}
+	_, err = ops.Run(ctx, b, ops.Request{Op: "ScatterElements-18", Data: data, Indices: idx, Updates: upd, Reduction: red})
+	if err != nil {
+		return "", err
+	}
+	return b.LastStats().Reduction, nil
+}
+
+// printCheckHeader writes the device block above check's table.
+func printCheckHeader(w io.Writer, r checkResult) {
+	d := r.Device
+	fmt.Fprintf(w, "device:      %s (%s, Vulkan %s)\n", d.Name, d.Type, d.APIVersion)
+	fmt.Fprintf(w, "driver:      %s %s (version %#x)\n", d.DriverName, d.DriverInfo, d.DriverVersion)
+	fmt.Fprintf(w, "features:    %s\n", strings.Join(d.Features, ", "))
+	fmt.Fprintf(w, "reductions:  (large plans, default options)\n")
+	for _, f := range d.Families {
+		fmt.Fprintf(w, "  %-16s %s\n", f, d.Reductions[f])
+	}
+	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths\n\n", r.Size, r.Seed, r.Validation, len(r.Paths))
+}
+
+// printCheckRows writes the table, the first failure of each failing row
+// and the totals.
+func printCheckRows(w io.Writer, r checkResult) {
+	pw, ow := len("PATH"), len("OPERATOR")
+	for _, row := range r.Rows {
+		pw, ow = max(pw, len(row.Path)), max(ow, len(row.Op))
+	}
+	fmt.Fprintf(w, "%-*s  %-*s  %6s  %6s  %6s  %8s\n", pw, "PATH", ow, "OPERATOR", "CASES", "PASSED", "FAILED", "SECONDS")
+	for _, row := range r.Rows {
+		fmt.Fprintf(w, "%-*s  %-*s  %6d  %6d  %6d  %8.2f\n", pw, row.Path, ow, row.Op, row.Cases, row.Passed, row.Failed, row.Seconds)
+	}
+	for _, row := range r.Rows {
+		if row.Failed == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nFAIL %s %s: %d of %d cases\n", row.Path, row.Op, row.Failed, row.Cases)
+		if m := row.First; m != nil {
+			pos := "shape or dtype"
+			if m.Position != nil {
+				pos = tensor.FormatShape(m.Position)
+			}
+			fmt.Fprintf(w, "  first mismatch: op %s dtype %s reduction %s path %s at %s: expected %s, got %s\n",
+				m.Op, m.DType, m.Reduction, row.Path, pos, m.Want, m.Got)
+		}
+		if row.FirstError != "" {
+			fmt.Fprintf(w, "  first error: %s\n", strings.ReplaceAll(row.FirstError, "\n", "\n    "))
+		}
+		size := ""
+		if r.Size != gpucheck.Default.String() {
+			size = " --" + r.Size
+		}
+		fmt.Fprintf(w, "  reproduce: gpuscatter check%s --seed %d --match '%s'\n", size, r.Seed, row.Path)
+	}
+	verdict := "PASS"
+	if r.Failed > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "\n%s: %d cases, %d failed, %d rows, %.1f s\n", verdict, r.Cases, r.Failed, len(r.Rows), r.Seconds)
+}
+
+// checkProgress redraws one line on a terminal with the path check is on
+// and its counts. Its methods may be called on nil.
+type checkProgress struct {
+	w     io.Writer
+	rep   *gpucheck.Report
+	start time.Time
+	mu    sync.Mutex
+	text  string
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startCheckProgress(w io.Writer, rep *gpucheck.Report) *checkProgress {
+	p := &checkProgress{w: w, rep: rep, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+				cases, failed := rep.Totals()
+				p.mu.Lock()
+				fmt.Fprintf(p.w, "\r%scheck %s: %d cases, %d failed (%ds)\033[K", prefix, p.text, cases, failed, int(time.Since(p.start).Seconds()))
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// at records the path being run.
+func (p *checkProgress) at(text string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.text = text
+	p.mu.Unlock()
+}
+
+// close stops the redrawing and erases the line.
+func (p *checkProgress) close() {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	fmt.Fprint(p.w, "\r\033[K")
+}

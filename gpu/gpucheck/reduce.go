@@ -1,0 +1,158 @@
+package gpucheck
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// exactPath reports whether a reduction path (gpu.Stats.Reduction) must
+// give the CPU reference's bits for float sum, sub, prod and mean: the
+// in-order fold, the column walk (also in index order), and reduction
+// none ("").
+func exactPath(path string) bool {
+	return path == "ordered" || path == "walk" || path == ""
+}
+
+// runBoth runs p on b (into an output filled with a pattern) and on the
+// CPU reference and returns both results and the path b took.
+func runBoth(t opstest.T, b *gpu.Backend, p *ops.Plan) (got, want *tensor.Tensor, path string) {
+	t.Helper()
+	want, _ = tensor.New(p.DType, p.Shape)
+	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
+	got = SentinelOutput(p)
+	require.NoError(t, b.Execute(context.Background(), p, got))
+	return got, want, b.LastStats().Reduction
+}
+
+// checkReductionCase is opstest.CheckReduction, reporting the first
+// mismatching element to t first when the result is not Same.
+func checkReductionCase(t opstest.T, req ops.Request, p *ops.Plan, got, want *tensor.Tensor, exact bool, what string) int {
+	t.Helper()
+	if m, ok := t.(opstest.MismatchReporter); ok && (exact || !opstest.FloatOrderSensitive(p.DType, p.Reduction)) {
+		if mm, found := opstest.FirstMismatch(req, got, want); found {
+			m.Mismatch(mm)
+		}
+	}
+	return opstest.CheckReduction(t, p, got, want, exact, what)
+}
+
+// randomReductions runs n random reduction requests (every operator with
+// reductions, dtype and reduction, use_init_val both ways; one in three
+// larger when large) and checks each against the CPU reference: exactly
+// where the path folds in order or the reduction is exact, within the
+// documented bound for float sum, sub, prod and mean on atomics. With
+// atomicsOnly, such float plans must not have folded in order.
+func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, atomicsOnly bool) {
+	rng := rand.New(rand.NewSource(seed))
+	big := opstest.Config{MaxRank: 3, MaxDim: 40, MaxElements: 5000}
+	var floats, bounded int
+	for c := 0; c < n; c++ {
+		cfg := opstest.Config{}
+		if large && c%3 == 0 {
+			cfg = big
+		}
+		req := opstest.RandomReductionRequest(rng, cfg)
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, "case %d (seed %d): %s", c, seed, opstest.Describe(req))
+		if p.Reduction == ops.None {
+			continue
+		}
+		if cr, ok := t.(opstest.CaseReporter); ok {
+			cr.BeginCase(req)
+		}
+		got, want, path := runBoth(t, b, p)
+		what := fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req))
+		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
+		if atomicsOnly && opstest.FloatOrderSensitive(p.DType, p.Reduction) && p.NumUpdates() > 0 {
+			floats++
+			if path == "ordered" {
+				t.Errorf("%s: folded in order with NoOrderedSmall", what)
+			}
+		}
+	}
+	t.Logf("%d requests, %d float sum/sub/prod/mean ones on atomics, %d elements checked against the bound", n, floats, bounded)
+}
+
+// contentionCase is one request shape of contention.
+type contentionCase struct {
+	op, red string
+	dt      tensor.DType
+	useInit *bool
+}
+
+// contentionCases: every numeric dtype and reduction of
+// ScatterElementsUpdate-12 (use_init_val true and false) and
+// ScatterNDUpdate-15.
+func contentionCases() []contentionCase {
+	no := false
+	var cases []contentionCase
+	for _, dt := range tensor.DTypes() {
+		if !dt.IsNumeric() {
+			continue
+		}
+		for _, red := range []string{"sum", "prod", "min", "max", "mean"} {
+			if red == "mean" && dt == tensor.Bool {
+				continue
+			}
+			cases = append(cases, contentionCase{"ScatterElementsUpdate-12", red, dt, nil}, contentionCase{"ScatterElementsUpdate-12", red, dt, &no})
+		}
+		for _, red := range []string{"sum", "sub", "prod", "min", "max"} {
+			cases = append(cases, contentionCase{"ScatterNDUpdate-15", red, dt, nil})
+		}
+	}
+	return cases
+}
+
+// contention runs every contentionCase with perTarget updates per target
+// (half as many for ScatterNDUpdate-15's rows): atomics must stay exact
+// where the reduction is and within the bound for float sum, sub, prod and
+// mean; the walk path must walk every ScatterElementsUpdate-12 plan, and
+// float sum, sub, prod and mean must fold in order exactly when the path
+// is deterministic.
+//
+// every > 1 keeps one case in every (the quick size), starting at one
+// the seed picks.
+func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, deterministic, walk bool) {
+	rng := rand.New(rand.NewSource(seed))
+	paths := map[string]int{}
+	bounded := 0
+	for i, c := range contentionCases() {
+		if every > 1 && (i+int(seed))%every != 0 {
+			continue
+		}
+		targets, per := 8, perTarget
+		if c.op == "ScatterNDUpdate-15" {
+			targets, per = 5, max(perTarget/2, 1)
+		}
+		req := opstest.ContentionRequest(rng, c.op, c.dt, c.red, targets, per, c.useInit)
+		if cr, ok := t.(opstest.CaseReporter); ok {
+			cr.BeginCase(req)
+		}
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		got, want, path := runBoth(t, b, p)
+		paths[path]++
+		what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
+		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
+		switch {
+		case walk && c.op == "ScatterElementsUpdate-12":
+			if path != "walk" {
+				t.Errorf("%s: took %q, want walk", what, path)
+			}
+		case opstest.FloatOrderSensitive(p.DType, p.Reduction):
+			if exactPath(path) != deterministic {
+				t.Errorf("%s: took %q with Deterministic %v", what, path, deterministic)
+			}
+		}
+	}
+	t.Logf("%d cases by path %v, %d elements checked against the bound", len(contentionCases()), paths, bounded)
+}

@@ -1,0 +1,228 @@
+package gpucheck
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+)
+
+// Row is the outcome of one operator on one path.
+type Row struct {
+	Path    string  `json:"path"`
+	Op      string  `json:"op"` // "-" for checks of the path as a whole (opening, closing, validation)
+	Cases   int     `json:"cases"`
+	Passed  int     `json:"passed"`
+	Failed  int     `json:"failed"`
+	Skipped int     `json:"skipped,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// First is the first mismatching element, when a failure was one.
+	First *opstest.Mismatch `json:"first_mismatch,omitempty"`
+	// FirstError is the first failure's message.
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// Report collects the rows of a run. It implements opstest.T through Root;
+// its methods may be called from several goroutines.
+type Report struct {
+	mu    sync.Mutex
+	rows  map[[2]string]*Row
+	order [][2]string
+	// OnCase, when set, is called after each case ends (for a progress
+	// line); it must not call back into the Report while it runs.
+	OnCase func()
+}
+
+// NewReport returns an empty report.
+func NewReport() *Report { return &Report{rows: map[[2]string]*Row{}} }
+
+// Root returns the opstest.T at the top of a run: its subtests are the
+// paths.
+func (r *Report) Root() opstest.T { return &rec{rep: r} }
+
+// Rows returns the rows: the paths in the order they ran, the operators of
+// each path sorted by name ("-" first).
+func (r *Report) Rows() []Row {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rank := map[string]int{}
+	out := make([]Row, 0, len(r.order))
+	for _, k := range r.order {
+		if _, ok := rank[k[0]]; !ok {
+			rank[k[0]] = len(rank)
+		}
+		out = append(out, *r.rows[k])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if a, b := rank[out[i].Path], rank[out[j].Path]; a != b {
+			return a < b
+		}
+		return out[i].Op < out[j].Op
+	})
+	return out
+}
+
+// Totals returns the number of cases and failures so far.
+func (r *Report) Totals() (cases, failed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, row := range r.rows {
+		cases += row.Cases
+		failed += row.Failed
+	}
+	return cases, failed
+}
+
+// row returns the row of op on path, making it. r.mu is held.
+func (r *Report) row(path, op string) *Row {
+	k := [2]string{path, op}
+	if row, ok := r.rows[k]; ok {
+		return row
+	}
+	row := &Row{Path: path, Op: op}
+	r.rows[k] = row
+	r.order = append(r.order, k)
+	return row
+}
+
+// rec is one subtest. Subtests run one at a time, each on a goroutine of
+// its own so that FailNow can end it with runtime.Goexit, as in package
+// testing.
+type rec struct {
+	rep    *Report
+	name   string
+	path   string // the first element of name
+	failed bool
+
+	op         string // the current case's operator; "" before the first
+	start      time.Time
+	caseFailed bool
+}
+
+func (t *rec) Helper()      {}
+func (t *rec) Name() string { return t.name }
+
+func (t *rec) Logf(format string, args ...any) {}
+
+func (t *rec) Errorf(format string, args ...any) {
+	if t.op == "" {
+		t.begin("-")
+	}
+	t.failed, t.caseFailed = true, true
+	t.rep.mu.Lock()
+	defer t.rep.mu.Unlock()
+	row := t.rep.row(t.path, t.op)
+	if row.FirstError == "" {
+		row.FirstError = t.name + ": " + firstLines(fmt.Sprintf(format, args...), 6)
+	}
+}
+
+func (t *rec) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	t.FailNow()
+}
+
+func (t *rec) FailNow() {
+	t.failed = true
+	runtime.Goexit()
+}
+
+func (t *rec) Skipf(format string, args ...any) {
+	t.rep.mu.Lock()
+	if t.op != "" {
+		t.rep.row(t.path, t.op).Skipped++
+	}
+	t.rep.mu.Unlock()
+	runtime.Goexit()
+}
+
+// Run runs f as a subtest on a goroutine of its own and waits for it.
+func (t *rec) Run(name string, f func(opstest.T)) bool {
+	c := &rec{rep: t.rep, name: name, path: t.path}
+	if t.name != "" {
+		c.name = t.name + "/" + name
+	} else {
+		c.path = name
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer c.end()
+		defer func() {
+			if v := recover(); v != nil {
+				c.Errorf("panic: %v", v)
+			}
+		}()
+		f(c)
+	}()
+	<-done
+	if c.failed {
+		t.failed = true
+	}
+	return !c.failed
+}
+
+// BeginCase ends the current case and starts one for req.
+func (t *rec) BeginCase(req ops.Request) {
+	op := req.Op
+	if o, err := ops.Lookup(op); err == nil {
+		op = o.Name // requests spell names in any case
+	} else if op == "" {
+		op = "(no operator)"
+	}
+	t.begin(op)
+}
+
+// Mismatch keeps m as the first mismatch of the current case's row.
+func (t *rec) Mismatch(m opstest.Mismatch) {
+	if t.op == "" {
+		t.begin(m.Op)
+	}
+	t.rep.mu.Lock()
+	defer t.rep.mu.Unlock()
+	row := t.rep.row(t.path, t.op)
+	if row.First == nil {
+		row.First = &m
+	}
+}
+
+// begin ends the current case, if any, and starts one of op.
+func (t *rec) begin(op string) {
+	t.end()
+	t.op, t.start, t.caseFailed = op, time.Now(), false
+}
+
+// end counts the current case, if any, in its row.
+func (t *rec) end() {
+	if t.op == "" {
+		return
+	}
+	t.rep.mu.Lock()
+	row := t.rep.row(t.path, t.op)
+	row.Cases++
+	if t.caseFailed {
+		row.Failed++
+	} else {
+		row.Passed++
+	}
+	row.Seconds += time.Since(t.start).Seconds()
+	t.rep.mu.Unlock()
+	t.op = ""
+	if t.rep.OnCase != nil {
+		t.rep.OnCase()
+	}
+}
+
+// firstLines returns the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,101 @@
+package gpucheck
+
+import (
+	"context"
+	"math/rand"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// numericDTypes are the dtypes a resident tensor can have: all but string.
+func numericDTypes() []tensor.DType {
+	var dts []tensor.DType
+	for _, dt := range tensor.DTypes() {
+		if dt != tensor.String {
+			dts = append(dts, dt)
+		}
+	}
+	return dts
+}
+
+// residentVsReference runs n random requests of every operator and numeric
+// dtype on resident tensors, into a separate output and (one in three) in
+// place, and compares each result with cpuref's; the inputs must come back
+// unchanged.
+func residentVsReference(t opstest.T, b *gpu.Backend, seed int64, n int) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(seed))
+	gen := opstest.Config{DTypes: numericDTypes(), MaxElements: 2000, MaxDim: 12}
+	for i := 0; i < n; i++ {
+		req := opstest.RandomRequest(rng, gen)
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(req)
+		}
+		want, err := ops.Run(ctx, cpuref.New(), req)
+		require.NoError(t, err, opstest.Describe(req))
+		residentCase(t, b, req, want, i%3 == 2, i)
+	}
+}
+
+// residentCase runs req on resident tensors and checks the result against
+// want, closing every tensor it made.
+func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Tensor, inPlace bool, i int) {
+	ctx := context.Background()
+	var made []*gpu.Tensor
+	defer func() {
+		for _, r := range made {
+			if err := r.Close(); err != nil {
+				t.Errorf("closing a resident tensor: %v", err)
+			}
+		}
+	}()
+	up := func(x *tensor.Tensor) *gpu.Tensor {
+		if x == nil {
+			return nil
+		}
+		r, err := b.Upload(ctx, x)
+		require.NoError(t, err)
+		made = append(made, r)
+		return r
+	}
+	down := func(r *gpu.Tensor) *tensor.Tensor {
+		h, err := r.Download(ctx)
+		require.NoError(t, err)
+		return h
+	}
+	c := gpu.Call{Op: req.Op, Data: up(req.Data), Indices: up(req.Indices), Updates: up(req.Updates),
+		Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	c.Out = c.Data
+	if !inPlace && req.Data != nil {
+		out, err := b.NewTensor(ctx, req.Data.DType, req.Data.Shape)
+		require.NoError(t, err)
+		made = append(made, out)
+		c.Out = out
+	}
+	require.NoError(t, b.Run(ctx, c), opstest.Describe(req))
+	got := down(c.Out)
+	if d := opstest.Diff(got, want); d != "" {
+		if m, ok := t.(opstest.MismatchReporter); ok {
+			if mm, found := opstest.FirstMismatch(req, got, want); found {
+				m.Mismatch(mm)
+			}
+		}
+		t.Fatalf("case %d (in place %v): %s\n%s", i, inPlace, d, opstest.Describe(req))
+	}
+	if !inPlace && !opstest.Same(down(c.Data), req.Data) {
+		t.Errorf("case %d: data changed\n%s", i, opstest.Describe(req))
+	}
+	if !opstest.Same(down(c.Updates), req.Updates) {
+		t.Errorf("case %d: updates changed\n%s", i, opstest.Describe(req))
+	}
+	if c.Indices != nil && !opstest.Same(down(c.Indices), req.Indices) {
+		t.Errorf("case %d: indices changed\n%s", i, opstest.Describe(req))
+	}
+}

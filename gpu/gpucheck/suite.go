@@ -1,0 +1,412 @@
+// Package gpucheck is the conformance suite of the GPU backend (package
+// gpu) on one Vulkan device: the shared suite of ops/opstest (spec
+// examples, the validation table, index errors with guard regions,
+// unchanged inputs, in place, random requests against cpuref), run through
+// every execution path the backend has, each forced by gpu.Options. `go
+// test ./gpu` runs it at the Default size; `gpuscatter check` runs it on
+// any device and prints one row per operator and path.
+package gpucheck
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"strings"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Size scales the number of random requests of every path.
+type Size int
+
+// The sizes.
+const (
+	// Quick is about a tenth of Default: every path, fewer random cases.
+	Quick Size = iota
+	// Default is what `go test ./gpu` runs.
+	Default
+	// Full runs three times Default's random cases, and tensors beyond
+	// the device's storage binding limit.
+	Full
+)
+
+// String returns "quick", "default" or "full".
+func (s Size) String() string {
+	switch s {
+	case Quick:
+		return "quick"
+	case Full:
+		return "full"
+	}
+	return "default"
+}
+
+// scale returns n (Default's count) at size s, at least 1.
+func (s Size) scale(n int) int {
+	switch s {
+	case Quick:
+		n /= 10
+	case Full:
+		n *= 3
+	}
+	return max(n, 1)
+}
+
+// testChunk is the chunk size of the chunked paths: 4 KiB buffers, so that
+// tensors of more than 4 KiB span several chunks.
+const testChunk = 4 << 10
+
+// The suites a path runs.
+const (
+	// suiteConformance is opstest.Conformance.
+	suiteConformance = "conformance"
+	// suiteDifferential is opstest.Differential against cpuref.
+	suiteDifferential = "differential"
+	// suiteNone is differentialNone: reduction none, with out-of-range
+	// indices, against cpuref.
+	suiteNone = "none"
+	// suiteResident is resident tensors against cpuref.
+	suiteResident = "resident"
+	// suiteReduce is randomReductions: random reductions, exact or
+	// within the bound.
+	suiteReduce = "reduce"
+	// suiteContention is contention: thousands of updates per target.
+	suiteContention = "contention"
+	// suiteBig is big: tensors beyond the storage binding limit.
+	suiteBig = "big"
+)
+
+// Path is one execution path of the backend: the options that force it
+// and the suite run through it.
+type Path struct {
+	// Name names the path in test names and in check's rows.
+	Name string
+	// Doc says what the path forces.
+	Doc string
+	// Opts forces the path; Run adds Device and Validation.
+	Opts gpu.Options
+	// Suite is the suite run: conformance, differential, none or resident.
+	Suite string
+	// N is the number of random requests at the Default size.
+	N int
+	// Large draws larger random requests (more chunks, wider grids).
+	Large bool
+	// Seed is added to the run's seed.
+	Seed int64
+	// Deterministic and Walk say what the reduction suites expect of the
+	// path: float sums folded in order, and Element plans walked.
+	Deterministic, Walk bool
+	// FullOnly paths run at the Full size only.
+	FullOnly bool
+}
+
+var (
+	chunkPaths = gpu.Paths{ChunkBytes: 16}
+	wide       = gpu.Paths{WidePositions: true}
+	grids      = gpu.Paths{MaxWorkGroups: [3]uint32{1, 2, 65535}} // 1, 2 or more groups: 2-D, 3-D and split dispatches
+	copies     = gpu.Paths{CopyMinBytes: 1}
+	walk       = gpu.Paths{WalkMinColumns: 1}
+)
+
+// Paths lists the paths in the order Run runs them.
+func Paths() []Path {
+	chunked := gpu.Options{MaxAllocationBytes: testChunk}
+	with := func(o gpu.Options, ps gpu.Paths) gpu.Options { o.Paths = ps; return o }
+	paths := []Path{
+		{Name: "default", Doc: "the device's own choices", Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Opts: gpu.Options{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "deterministic", Doc: "float reductions folded in index order", Opts: gpu.Options{Deterministic: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "chunks4KiB", Doc: "4 KiB buffers: tensors in many chunks", Opts: chunked, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "random/default", Doc: "random requests against cpuref", Suite: suiteDifferential, N: 4000, Seed: 0},
+		{Name: "random/cas", Doc: "compare-and-swap loops", Opts: gpu.Options{ForceCAS: true}, Suite: suiteDifferential, N: 4000, Seed: 1},
+		{Name: "random/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Suite: suiteDifferential, N: 4000, Seed: 2},
+		{Name: "random/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, walk), Suite: suiteDifferential, N: 4000, Seed: 3},
+		{Name: "none/default", Doc: "reduction none with bad indices", Suite: suiteNone, N: 12000, Seed: 100},
+		{Name: "none/large", Doc: "larger tensors", Suite: suiteNone, N: 1500, Large: true, Seed: 107},
+		{Name: "none/chunks4KiB", Doc: "4 KiB buffers, larger tensors", Opts: chunked, Suite: suiteNone, N: 1500, Large: true, Seed: 101},
+		{Name: "none/chunks16B", Doc: "16-byte chunks", Opts: with(gpu.Options{}, chunkPaths), Suite: suiteNone, N: 3000, Seed: 102},
+		{Name: "none/wide", Doc: "64-bit positions", Opts: with(gpu.Options{}, wide), Suite: suiteNone, N: 3000, Seed: 103},
+		{Name: "none/wideChunked", Doc: "64-bit positions, 4 KiB buffers", Opts: with(chunked, wide), Suite: suiteNone, N: 600, Large: true, Seed: 108},
+		{Name: "none/run1", Doc: "one position per invocation, as on GPUs", Opts: with(gpu.Options{}, gpu.Paths{Run: 1}), Suite: suiteNone, N: 3000, Seed: 105},
+		{Name: "none/run3", Doc: "three positions per invocation, 4 KiB buffers", Opts: with(chunked, gpu.Paths{Run: 3}), Suite: suiteNone, N: 1000, Large: true, Seed: 106},
+		{Name: "none/grids", Doc: "2-D and 3-D grids, split dispatches", Opts: with(gpu.Options{}, grids), Suite: suiteNone, N: 1000, Large: true, Seed: 104},
+		{Name: "none/staging", Doc: "staged transfers, no buffer pool", Opts: gpu.Options{NoUnifiedMemory: true, MaxPoolBytes: -1}, Suite: suiteNone, N: 1500, Seed: 109},
+		{Name: "none/copies", Doc: "contiguous slices by copy commands", Opts: with(gpu.Options{}, copies), Suite: suiteNone, N: 3000, Seed: 113},
+		{Name: "none/copiesChunked", Doc: "copy regions split at 4 KiB chunks", Opts: with(chunked, copies), Suite: suiteNone, N: 1000, Large: true, Seed: 114},
+		{Name: "none/copies16B", Doc: "copy regions split at 16-byte chunks", Opts: with(gpu.Options{}, gpu.Paths{CopyMinBytes: 1, ChunkBytes: 16}), Suite: suiteNone, N: 1000, Seed: 115},
+		{Name: "none/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, walk), Suite: suiteNone, N: 3000, Seed: 110},
+		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Opts: with(chunked, gpu.Paths{WalkMinColumns: 1, WidePositions: true}), Suite: suiteNone, N: 600, Large: true, Seed: 111},
+		{Name: "none/walkGrids", Doc: "walks in split dispatches", Opts: with(gpu.Options{}, gpu.Paths{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}), Suite: suiteNone, N: 1000, Large: true, Seed: 112},
+		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 300},
+		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 301},
+	}
+	paths = append(paths, reduceShapes()...)
+	return append(paths, []Path{
+		{Name: "contention/native", Doc: "thousands of updates per target on native atomics", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 400},
+		{Name: "contention/native-global", Doc: "native atomics without workgroup accumulation", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 401},
+		{Name: "contention/cas", Doc: "compare-and-swap loops", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 402},
+		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 403},
+		{Name: "contention/deterministic", Doc: "in-order folds", Opts: with(gpu.Options{Deterministic: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
+		{Name: "contention/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, WalkMinColumns: 1}), Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
+		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Opts: chunked, Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "big/default", Doc: "tensors beyond the storage binding limit", Suite: suiteBig, N: 1, Seed: 500, FullOnly: true},
+		{Name: "big/chunks64MiB", Doc: "tensors beyond the storage binding limit in 64 MiB buffers", Opts: gpu.Options{MaxAllocationBytes: 64 << 20}, Suite: suiteBig, N: 1, Seed: 501, FullOnly: true},
+	}...)
+}
+
+// reduceShapes returns the paths that run random reductions (one in three
+// larger) in the device shapes of the none paths (16-byte chunks, 64-bit
+// positions, runs of 1 and 3, split dispatches), each on the atomics
+// (within the bound), deterministic (bit for bit) and walking.
+func reduceShapes() []Path {
+	var out []Path
+	for i, shape := range []struct {
+		name, doc string
+		opts      gpu.Options
+	}{
+		{"chunks16B", "16-byte chunks", gpu.Options{Paths: chunkPaths}},
+		{"wide", "64-bit positions, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: wide}},
+		{"run1", "one position per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 1}}},
+		{"run3", "three positions per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 3}}},
+		{"grids", "2-D and 3-D grids, split dispatches", gpu.Options{Paths: grids}},
+	} {
+		for _, mode := range []string{"atomics", "deterministic", "walk"} {
+			o := shape.opts
+			o.Paths.NoOrderedSmall = true
+			doc := shape.doc + ", on atomics"
+			switch mode {
+			case "deterministic":
+				o.Deterministic = true
+				doc = shape.doc + ", folded in order"
+			case "walk":
+				o.Paths.WalkMinColumns = 1
+				doc = shape.doc + ", Element plans walking"
+			}
+			out = append(out, Path{Name: "reduce/" + shape.name + "/" + mode, Doc: doc, Opts: o, Suite: suiteReduce, N: 250, Large: true, Seed: 310 + int64(i)})
+		}
+	}
+	return out
+}
+
+// Config is what Run runs.
+type Config struct {
+	// Base holds the device selector and Validation; each path's options
+	// are added to it (its Paths.Fault is kept, for mutation tests).
+	Base gpu.Options
+	// Size scales the random requests.
+	Size Size
+	// Seed is the base of every path's seed.
+	Seed int64
+	// Match keeps the paths whose name contains it (case-insensitive);
+	// empty keeps all.
+	Match string
+}
+
+// Selected returns the paths cfg runs.
+func (cfg Config) Selected() []Path {
+	var out []Path
+	for _, p := range Paths() {
+		if p.FullOnly && cfg.Size != Full {
+			continue
+		}
+		if cfg.Match == "" || strings.Contains(strings.ToLower(p.Name), strings.ToLower(cfg.Match)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Run runs the selected paths, each as a subtest of t named after it.
+// Every backend is opened with cfg.Base's device, validation and fault,
+// closed at the end of its path, and then must have reported no validation
+// message and left no Vulkan object alive.
+func Run(t opstest.T, cfg Config) {
+	for _, p := range cfg.Selected() {
+		t.Run(p.Name, func(t opstest.T) { RunPath(t, cfg, p) })
+	}
+}
+
+// RunPath runs path p (Run, for one path).
+func RunPath(t opstest.T, cfg Config, p Path) {
+	opts := p.Opts
+	opts.Device, opts.Validation = cfg.Base.Device, cfg.Base.Validation
+	if opts.PipelineCacheDir == "" {
+		opts.PipelineCacheDir = cfg.Base.PipelineCacheDir
+	}
+	if cfg.Base.Paths.Fault != gpu.NoFault {
+		opts.Paths.Fault = cfg.Base.Paths.Fault
+	}
+	var opened []*gpu.Backend
+	open := func(t opstest.T) *gpu.Backend {
+		t.Helper()
+		b, err := gpu.Open(opts)
+		if err != nil {
+			t.Fatalf("no usable Vulkan device: %v", err)
+		}
+		opened = append(opened, b)
+		return b
+	}
+	defer func() {
+		for _, b := range opened {
+			closeAndCheck(t, b)
+		}
+	}()
+	n := cfg.Size.scale(p.N)
+	seed := cfg.Seed + p.Seed
+	switch p.Suite {
+	case suiteConformance:
+		opstest.Conformance(t, func(t opstest.T) ops.Backend { return open(t) }, n)
+	case suiteDifferential:
+		opstest.Differential(t, open(t), cpuref.New(), seed, n, opstest.Config{})
+	case suiteNone:
+		cfgReq := opstest.Config{}
+		if p.Large {
+			cfgReq = opstest.Config{MaxRank: 4, MaxDim: 24, MaxElements: 6000}
+		}
+		b := open(t)
+		differentialNone(t, b, seed, n, cfgReq)
+		if opts.MaxPoolBytes < 0 && b.Device().PooledBuffers() != 0 {
+			t.Errorf("MaxPoolBytes < 0 keeps no idle buffer, yet %d are pooled", b.Device().PooledBuffers())
+		}
+	case suiteResident:
+		residentVsReference(t, open(t), seed, n)
+	case suiteReduce:
+		randomReductions(t, open(t), seed, n, p.Large, p.Name == "reduce/native" || p.Name == "reduce/cas")
+	case suiteContention:
+		every := 1
+		if cfg.Size == Quick {
+			every = 3
+		}
+		contention(t, open(t), seed, n, every, p.Deterministic, p.Walk)
+	case suiteBig:
+		big(t, open(t), seed)
+	default:
+		t.Fatalf("path %s: unknown suite %q", p.Name, p.Suite)
+	}
+}
+
+// closeAndCheck closes b and reports an error from Close, each validation
+// message and any Vulkan object left alive.
+func closeAndCheck(t opstest.T, b *gpu.Backend) {
+	t.Helper()
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	for _, m := range b.ValidationMessages() {
+		// Each message is a failed case of its own, in the row
+		// "validation".
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(ops.Request{Op: "validation"})
+		}
+		t.Errorf("validation: %s", m)
+	}
+	if live := b.Device().LiveObjects(); len(live) > 0 {
+		var names []string
+		for k, v := range live {
+			names = append(names, fmt.Sprintf("%s x%d", k, v))
+		}
+		sort.Strings(names)
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(ops.Request{Op: "-"})
+		}
+		t.Errorf("Vulkan objects alive after Close: %s", strings.Join(names, ", "))
+	}
+}
+
+// differentialNone runs n seeded random requests with reduction none
+// (valid ones, and one in five with out-of-range indices) on b and on the
+// CPU reference and requires the same result or the same error text, with
+// out untouched after an error.
+func differentialNone(t opstest.T, b *gpu.Backend, seed int64, n int, cfg opstest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	ref := cpuref.New()
+	rng := rand.New(rand.NewSource(seed))
+	var bad int
+	for i := 0; i < n; i++ {
+		req := opstest.RandomRequest(rng, cfg)
+		req.Reduction, req.UseInitVal = "", nil
+		if req.Indices != nil && req.Indices.Len() > 0 && rng.Intn(5) == 0 {
+			for k := rng.Intn(3); k >= 0; k-- {
+				SpoilIndex(rng, req.Indices)
+			}
+		}
+		if c, ok := t.(opstest.CaseReporter); ok {
+			c.BeginCase(req)
+		}
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		want, _ := tensor.New(p.DType, p.Shape)
+		werr := ref.Execute(ctx, p, want)
+		got := SentinelOutput(p)
+		before := got.Clone()
+		gerr := b.Execute(ctx, p, got)
+		if werr != nil {
+			bad++
+			require.Error(t, gerr, "case %d (seed %d): the GPU accepts what the CPU rejects (%v)\n%s", i, seed, werr, opstest.Describe(req))
+			require.Equal(t, werr.Error(), gerr.Error(), "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
+			require.ErrorIs(t, gerr, ops.ErrIndexRange)
+			require.True(t, tensor.Equal(got, before), "case %d: out changed after an error", i)
+			continue
+		}
+		require.NoError(t, gerr, "case %d (seed %d)\n%s", i, seed, opstest.Describe(req))
+		if d := opstest.Diff(got, want); d != "" {
+			if m, ok := t.(opstest.MismatchReporter); ok {
+				if mm, found := opstest.FirstMismatch(req, got, want); found {
+					m.Mismatch(mm)
+				}
+			}
+			t.Fatalf("case %d (seed %d): %s\n%s", i, seed, d, opstest.Describe(req))
+		}
+	}
+	t.Logf("%d requests, %d with an out-of-range index", n, bad)
+}
+
+// SpoilIndex puts an out-of-range value into a random element of an index
+// tensor: a large positive value, or the type's minimum or maximum.
+func SpoilIndex(rng *rand.Rand, idx *tensor.Tensor) {
+	pos := rng.Intn(idx.Len())
+	n := idx.DType.Size()
+	var v uint64
+	switch rng.Intn(3) {
+	case 0:
+		v = 100 + uint64(rng.Intn(27))
+	case 1: // the type's maximum (uint64: above MaxInt64)
+		v = 1<<(8*n) - 1
+		if idx.DType.IsSigned() {
+			v >>= 1
+		}
+		if n == 8 && !idx.DType.IsSigned() {
+			v = math.MaxUint64
+		}
+	default: // the type's minimum; unsigned: a middle value (0 is valid)
+		v = 1 << (8*n - 1)
+	}
+	for b := 0; b < n; b++ {
+		idx.Data[pos*n+b] = byte(v >> (8 * b))
+	}
+}
+
+// SentinelOutput returns an output tensor for p filled with a pattern.
+func SentinelOutput(p *ops.Plan) *tensor.Tensor {
+	out, _ := tensor.New(p.DType, p.Shape)
+	for i := range out.Data {
+		out.Data[i] = byte(0x5A ^ i)
+	}
+	for i := range out.Strings {
+		out.Strings[i] = fmt.Sprintf("\xffsentinel%d", i)
+	}
+	return out
+}

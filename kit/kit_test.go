@@ -1,0 +1,79 @@
+// Package kit_test builds the qualification kit (kit/build.sh, make kit)
+// and runs it from a copy outside the source tree.
+package kit_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestKitRunsOutsideTheTree builds the kit, copies it into a temporary
+// directory and runs its run.sh there with HOME unset and the quick sizes
+// (KIT_QUICK=1): the device list, check --quick, the test binaries (a few
+// of their tests, to keep the time down) and bench --quick. Every step must
+// pass and write its output. The tarball must stay under 64 MiB.
+func TestKitRunsOutsideTheTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the kit")
+	}
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err != nil {
+		goCmd = "go"
+	}
+	build := t.TempDir()
+	cmd := exec.Command("sh", "kit/build.sh", filepath.Join(build, "gpuscatter-kit"))
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "GO="+goCmd)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	tgz, err := os.Stat(filepath.Join(build, "gpuscatter-kit.tar.gz"))
+	require.NoError(t, err)
+	assert.Less(t, tgz.Size(), int64(64<<20))
+
+	// A copy elsewhere, unpacked from the tarball as a user would.
+	elsewhere := t.TempDir()
+	untar := exec.Command("tar", "-xzf", filepath.Join(build, "gpuscatter-kit.tar.gz"), "-C", elsewhere)
+	msg, err := untar.CombinedOutput()
+	require.NoError(t, err, "%s", msg)
+	require.NoError(t, os.RemoveAll(build))
+
+	results := filepath.Join(t.TempDir(), "results")
+	run := exec.Command(filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
+	run.Dir = t.TempDir() // any directory
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "GOFLAGS=") {
+			env = append(env, kv)
+		}
+	}
+	run.Env = append(env, "KIT_QUICK=1", "KIT_TEST_RUN=^(TestDevices|TestDevicesJSON|TestValidationMessagesCollected|TestCheckUsage|TestExecuteAfterClose|TestOpenRejectsUnknownDevice)$")
+	report, err := run.CombinedOutput()
+	t.Logf("run.sh:\n%s", report)
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "RESULT: PASS")
+	for _, f := range []string{"devices.json", "check.json", "check.txt", "vk.test.txt", "gpu.test.txt", "gpuscatter.test.txt",
+		"bench.json", "bench.png", "report.txt"} {
+		fi, err := os.Stat(filepath.Join(results, f))
+		if assert.NoError(t, err, f) {
+			assert.Positive(t, fi.Size(), f)
+		}
+	}
+	// Each test binary ran tests (vk's validation test through the
+	// bundled layer) and none failed.
+	for _, bin := range []string{"vk.test", "gpu.test", "gpuscatter.test"} {
+		out, err := os.ReadFile(filepath.Join(results, bin+".txt"))
+		require.NoError(t, err)
+		assert.Contains(t, string(out), "--- PASS", bin)
+		assert.NotContains(t, string(out), "--- FAIL", bin)
+	}
+	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(check), "PASS: ")
+}

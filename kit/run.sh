@@ -1,0 +1,79 @@
+#!/bin/sh
+# run.sh RESULTS_DIR: qualifies the Vulkan devices of this machine with the
+# programs beside this script, writing every output into RESULTS_DIR, then
+# prints a summary. Exit status 0 when every step passed, 1 when any failed,
+# 2 for a usage error. KIT_QUICK=1 runs the quick sizes; KIT_TEST_RUN
+# restricts the test binaries to the tests matching a -test.run pattern.
+# GPUSCATTER_DEVICE selects the device (default: the best by type).
+set -u
+if [ $# -ne 1 ]; then
+	echo "usage: run.sh RESULTS_DIR" >&2
+	exit 2
+fi
+kit=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$1" || exit 2
+res=$(cd "$1" && pwd)
+quick=${KIT_QUICK:-0}
+[ "$quick" = 0 ] && quick= || quick=1
+# The bundled validation layer, unless the caller chose a layer path.
+if [ -z "${VK_LAYER_PATH:-}" ] && [ -d "$kit/layers" ]; then
+	export VK_LAYER_PATH="$kit/layers"
+fi
+unset CI # the tests of build tools (glslc, cc) skip instead of failing
+work="$res/work"
+mkdir -p "$work"
+summary="$res/summary.txt"
+: >"$summary"
+failed=0
+
+# step NAME OUTFILE COMMAND...: runs COMMAND in $work with stdout and stderr
+# into OUTFILE, and records its status and time.
+step() {
+	name=$1 outfile=$2
+	shift 2
+	printf '%s ...\n' "$name" >&2
+	start=$(date +%s)
+	(cd "$work" && "$@") >"$outfile" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	if [ $rc -eq 0 ]; then verdict=PASS; else verdict="FAIL (exit $rc)"; failed=1; fi
+	printf '%-22s %-14s %5ss  %s\n' "$name" "$verdict" "$secs" "$(basename "$outfile")" >>"$summary"
+}
+
+g="$kit/gpuscatter"
+step devices "$res/devices.json" "$g" devices --json
+if [ -n "$quick" ]; then size=--quick; else size=; fi
+step check "$res/check.txt" "$g" check $size --json "$res/check.json"
+for t in "$kit"/tests/*.test; do
+	name=$(basename "$t")
+	set -- -test.v -test.timeout 30m
+	[ -n "$quick" ] && set -- "$@" -test.short
+	[ -n "${KIT_TEST_RUN:-}" ] && set -- "$@" -test.run "$KIT_TEST_RUN"
+	# Tests that need the source tree or the Go toolchain (glslc and cc
+	# against testdata, go build of the command), which the kit lacks.
+	set -- "$@" -test.skip '^(TestShadersUpToDate|TestHeaderLayouts|TestBinary|TestInterruptedRunLeavesNothing)$'
+	step "$name" "$res/$name.txt" "$t" "$@"
+done
+step bench "$res/bench.txt" "$g" bench ${quick:+--quick} --json "$res/bench.json" --plot "$res/bench.png"
+
+# The summary: the device, the check verdict and each step.
+{
+	echo "gpuscatter qualification kit: results in $res"
+	sed -n 's/^device: *//p' "$res/check.txt" | head -n 1 | sed 's/^/device:  /'
+	sed -n 's/^driver: *//p' "$res/check.txt" | head -n 1 | sed 's/^/driver:  /'
+	grep -E '^(PASS|FAIL): ' "$res/check.txt" | tail -n 1 | sed 's/^/check:   /'
+	grep -E '^FAIL ' "$res/check.txt" | head -n 5 | sed 's/^/  /'
+	for t in "$kit"/tests/*.test; do
+		name=$(basename "$t")
+		p=$(grep -c '^--- PASS' "$res/$name.txt")
+		f=$(grep -c '^--- FAIL' "$res/$name.txt")
+		s=$(grep -c '^--- SKIP' "$res/$name.txt")
+		printf '%-22s %s passed, %s failed, %s skipped\n' "$name:" "$p" "$f" "$s"
+		grep '^--- FAIL' "$res/$name.txt" | head -n 3 | sed 's/^/  /'
+	done
+	echo
+	cat "$summary"
+	if [ $failed -eq 0 ]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
+} >"$res/report.txt"
+cat "$res/report.txt"
+exit $failed
