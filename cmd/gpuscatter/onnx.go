@@ -56,40 +56,18 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 		return fmt.Errorf("--model %s: %w", path, err)
 	}
 	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}
-	req, err := nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
-		if args[i].given {
-			return args[i].load()
-		}
-		if t, ok := node.Initializers[node.Inputs[i]]; ok {
-			return t, nil
-		}
-		return nil, fmt.Errorf("--model %s: input %d (%q) of the %s node is not an initializer of the graph; give --%s",
-			path, i, node.Inputs[i], node.OpType, onnxInputFlags[i])
+	return runAndWrite(ctx, c, f, func() (ops.Request, error) {
+		return nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
+			if args[i].given {
+				return args[i].load()
+			}
+			if t, ok := node.Initializers[node.Inputs[i]]; ok {
+				return t, nil
+			}
+			return nil, fmt.Errorf("--model %s: input %d (%q) of the %s node is not an initializer of the graph; give --%s",
+				path, i, node.Inputs[i], node.OpType, onnxInputFlags[i])
+		})
 	})
-	if err != nil {
-		return err
-	}
-	b, notice, err := openBackend(ctx, f.backend.value)
-	if err != nil {
-		return err
-	}
-	result, err := ops.Run(ctx, b, req)
-	if cerr := b.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
-	}
-	if err != nil {
-		return err
-	}
-	if err := writeTensorFile(ctx, f.out.value, result); err != nil {
-		return fileError("out", f.out.value, err)
-	}
-	if n := runNotice(b); n != "" {
-		notice = n
-	}
-	if notice != "" {
-		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
-	}
-	return nil
 }
 
 // trimOnnx drops the "onnx: " that starts the package's messages, for

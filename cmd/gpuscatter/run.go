@@ -162,11 +162,18 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err := checkOut(f.out.value); err != nil {
 		return err
 	}
+	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
+}
+
+// runAndWrite opens the backend --backend selects, loads the request with
+// load, runs it and writes the result to --out, then prints the backend's
+// notice, if any. run and run --model share it.
+func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Request, error)) error {
 	b, notice, err := openBackend(ctx, f.backend.value)
 	if err != nil {
 		return err
 	}
-	result, err := execute(ctx, b, op, f)
+	result, err := execute(ctx, b, f, load)
 	if cerr := b.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
 	}
@@ -202,9 +209,10 @@ func checkOut(path string) error {
 	return nil
 }
 
-// execute loads the inputs named by f and runs op on b.
-func execute(ctx context.Context, b ops.Backend, op *ops.Op, f *runFlags) (*tensor.Tensor, error) {
-	req, err := f.request(op)
+// execute loads the request with load, checks that its update strings fit
+// data's string dtype, and runs it on b.
+func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.Request, error)) (*tensor.Tensor, error) {
+	req, err := load()
 	if err != nil {
 		return nil, err
 	}
