@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand"
 	"testing"
 	"time"
@@ -47,47 +46,6 @@ func closeAndCheck(t testing.TB, b *Backend) {
 	assert.NoError(t, b.Close(), "Close is idempotent")
 	assert.Empty(t, b.ValidationMessages(), "validation messages")
 	assert.Empty(t, b.Device().LiveObjects(), "Vulkan objects alive after Close")
-}
-
-// spoilIndex puts an out-of-range value into a random element of an index
-// tensor: a large positive value, or the type's minimum or maximum.
-func spoilIndex(rng *rand.Rand, idx *tensor.Tensor) {
-	pos := rng.Intn(idx.Len())
-	n := idx.DType.Size()
-	var v uint64
-	switch rng.Intn(3) {
-	case 0:
-		v = 100 + uint64(rng.Intn(27))
-	case 1: // the type's maximum (uint64: above MaxInt64)
-		v = 1<<(8*n) - 1
-		if idx.DType.IsSigned() {
-			v >>= 1
-		}
-		if n == 8 && !idx.DType.IsSigned() {
-			v = math.MaxUint64
-		}
-	default: // the type's minimum (unsigned: 0 is valid; use a middle value)
-		if idx.DType.IsSigned() {
-			v = 1 << (8*n - 1)
-		} else {
-			v = 1 << (8*n - 1)
-		}
-	}
-	for b := 0; b < n; b++ {
-		idx.Data[pos*n+b] = byte(v >> (8 * b))
-	}
-}
-
-// sentinelOutput returns an output tensor for p filled with a pattern.
-func sentinelOutput(p *ops.Plan) *tensor.Tensor {
-	out, _ := tensor.New(p.DType, p.Shape)
-	for i := range out.Data {
-		out.Data[i] = byte(0x5A ^ i)
-	}
-	for i := range out.Strings {
-		out.Strings[i] = fmt.Sprintf("\xffsentinel%d", i)
-	}
-	return out
 }
 
 // jobOf returns the job b makes of req.
@@ -203,7 +161,7 @@ func TestIndexErrorsMatchReference(t *testing.T) {
 					want, _ := tensor.New(p.DType, p.Shape)
 					werr := ref.Execute(ctx, p, want)
 					require.Error(t, werr)
-					out := sentinelOutput(p)
+					out := opstest.SentinelOutput(p)
 					before := out.Clone()
 					gerr := b.Execute(ctx, p, out)
 					require.ErrorIs(t, gerr, ops.ErrIndexRange)
@@ -223,7 +181,7 @@ func TestExecuteHonoursContext(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	out := sentinelOutput(p)
+	out := opstest.SentinelOutput(p)
 	before := out.Clone()
 	require.ErrorIs(t, b.Execute(ctx, p, out), context.Canceled)
 	assert.True(t, tensor.Equal(out, before))
@@ -243,7 +201,7 @@ func TestExecuteHonoursContext(t *testing.T) {
 	require.NoError(t, err)
 	for _, d := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
-		out := sentinelOutput(big)
+		out := opstest.SentinelOutput(big)
 		before := out.Clone()
 		err := b.Execute(ctx, big, out)
 		cancel()

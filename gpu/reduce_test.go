@@ -56,7 +56,7 @@ func runBoth(t *testing.T, b *Backend, p *ops.Plan) (got, want *tensor.Tensor) {
 	t.Helper()
 	want, _ = tensor.New(p.DType, p.Shape)
 	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
-	got = sentinelOutput(p)
+	got = opstest.SentinelOutput(p)
 	require.NoError(t, b.Execute(context.Background(), p, got))
 	return got, want
 }
@@ -217,7 +217,7 @@ func TestReductionIndexErrors(t *testing.T) {
 				want, _ := tensor.New(p.DType, p.Shape)
 				werr := ref.Execute(context.Background(), p, want)
 				require.ErrorIs(t, werr, ops.ErrIndexRange)
-				out := sentinelOutput(p)
+				out := opstest.SentinelOutput(p)
 				before := out.Clone()
 				gerr := b.Execute(context.Background(), p, out)
 				require.ErrorIs(t, gerr, ops.ErrIndexRange, "%s %s", c.op, c.red)

@@ -16,17 +16,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// numericDTypes are the dtypes a resident tensor can have: all but string.
-func numericDTypes() []tensor.DType {
-	var dts []tensor.DType
-	for _, dt := range tensor.DTypes() {
-		if dt != tensor.String {
-			dts = append(dts, dt)
-		}
-	}
-	return dts
-}
-
 // upload uploads x (nil stays nil) and closes it at the end of the test.
 func upload(t *testing.T, b *Backend, x *tensor.Tensor) *Tensor {
 	t.Helper()

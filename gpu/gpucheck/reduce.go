@@ -28,7 +28,7 @@ func runBoth(t opstest.T, b *gpu.Backend, p *ops.Plan) (got, want *tensor.Tensor
 	t.Helper()
 	want, _ = tensor.New(p.DType, p.Shape)
 	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
-	got = SentinelOutput(p)
+	got = opstest.SentinelOutput(p)
 	require.NoError(t, b.Execute(context.Background(), p, got))
 	return got, want, b.LastStats().Reduction
 }

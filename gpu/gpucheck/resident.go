@@ -13,17 +13,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// numericDTypes are the dtypes a resident tensor can have: all but string.
-func numericDTypes() []tensor.DType {
-	var dts []tensor.DType
-	for _, dt := range tensor.DTypes() {
-		if dt != tensor.String {
-			dts = append(dts, dt)
-		}
-	}
-	return dts
-}
-
 // residentVsReference runs n random requests of every operator and numeric
 // dtype on resident tensors, into a separate output and (one in three) in
 // place, and compares each result with cpuref's; the inputs must come back
@@ -31,7 +20,7 @@ func numericDTypes() []tensor.DType {
 func residentVsReference(t opstest.T, b *gpu.Backend, seed int64, n int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
-	gen := opstest.Config{DTypes: numericDTypes(), MaxElements: 2000, MaxDim: 12}
+	gen := opstest.Config{DTypes: opstest.NumericDTypes(), MaxElements: 2000, MaxDim: 12}
 	for i := 0; i < n; i++ {
 		req := opstest.RandomRequest(rng, gen)
 		if c, ok := t.(opstest.CaseReporter); ok {

@@ -350,7 +350,7 @@ func differentialNone(t opstest.T, b *gpu.Backend, seed int64, n int, cfg opstes
 		require.NoError(t, err)
 		want, _ := tensor.New(p.DType, p.Shape)
 		werr := ref.Execute(ctx, p, want)
-		got := SentinelOutput(p)
+		got := opstest.SentinelOutput(p)
 		before := got.Clone()
 		gerr := b.Execute(ctx, p, got)
 		if werr != nil {
@@ -397,16 +397,4 @@ func SpoilIndex(rng *rand.Rand, idx *tensor.Tensor) {
 	for b := 0; b < n; b++ {
 		idx.Data[pos*n+b] = byte(v >> (8 * b))
 	}
-}
-
-// SentinelOutput returns an output tensor for p filled with a pattern.
-func SentinelOutput(p *ops.Plan) *tensor.Tensor {
-	out, _ := tensor.New(p.DType, p.Shape)
-	for i := range out.Data {
-		out.Data[i] = byte(0x5A ^ i)
-	}
-	for i := range out.Strings {
-		out.Strings[i] = fmt.Sprintf("\xffsentinel%d", i)
-	}
-	return out
 }
