@@ -30,8 +30,8 @@ import (
 
 // planBins decides whether x's plan runs binned and, if so, sets
 // x.binShift: bin b holds the targets b<<binShift to (b+1)<<binShift - 1.
-// Binning pays for many updates per element (at least one for every two)
-// of an output larger than the caches.
+// Binning pays for an output larger than the caches with at least one
+// update for every four elements.
 func (x *exec) planBins() bool {
 	p := x.p
 	if x.g.binOut <= 0 || !(p.Kind == ops.KindElements || p.Kind == ops.KindND && p.Inner == 1) {
@@ -41,7 +41,7 @@ func (x *exec) planBins() bool {
 	outLen := x.out.Len()
 	n := p.NumUpdates()
 	// Entries are addressed by int32, with room for the blocks' slack.
-	if outLen*esize < x.g.binOut || 2*n < outLen || n >= 1<<30 {
+	if outLen*esize < x.g.binOut || 4*n < outLen || n >= 1<<30 {
 		return false
 	}
 	// Bins of about g.bin bytes, but at least two per worker when out
@@ -57,8 +57,15 @@ func (x *exec) planBins() bool {
 	return true
 }
 
-// maxBins bounds the bins, and so the lists a partition task appends to.
-const maxBins = 256
+// maxBins bounds the bins, and so the lists a partition task appends to:
+// with many more, the partition's stores spread over too many streams
+// (a 64 MiB output does best with 64 bins of 1 MiB, against 128 of 512
+// KiB).
+const maxBins = 64
+
+// binPos holds, for each bin, where a partition task's next entry goes.
+// It is indexed by a uint8, which needs no bounds check.
+type binPos [256]int32
 
 // binList is where one chunk's list of one bin lies: its first block and
 // the end of the last (the entry after the last one).
@@ -121,7 +128,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			buf = scratch[O](step)
 			defer release(buf)
 		}
-		var pos [maxBins]int32
+		var pos binPos
 		blk := int32(first[c])
 		for b := range nb {
 			pos[b] = blk << bb
@@ -207,7 +214,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 // the chunk's region, which the caller sized for every entry the chunk
 // can append (see scatterBinned), and a checked store here costs a fifth
 // of the loop.
-func binAppend[E any, O offset](keys []O, u []E, pos *[maxBins]int32, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) int32 {
+func binAppend[E any, O offset](keys []O, u []E, pos *binPos, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) int32 {
 	u = u[:len(keys)]
 	mask := int32(1)<<(bb&31) - 1
 	shift &= 63
@@ -215,7 +222,7 @@ func binAppend[E any, O offset](keys []O, u []E, pos *[maxBins]int32, tgtS []O, 
 	tb, ub := unsafe.Pointer(unsafe.SliceData(tgtS)), unsafe.Pointer(unsafe.SliceData(updS))
 	ts, us := unsafe.Sizeof(keys[0]), unsafe.Sizeof(u[0])
 	for j, t := range keys {
-		b := uint8(uint(t) >> shift) // < maxBins
+		b := uint8(uint(t) >> shift) // < maxBins <= len(binPos)
 		p := pos[b]
 		*(*O)(unsafe.Add(tb, uintptr(p)*ts)) = t
 		*(*E)(unsafe.Add(ub, uintptr(p)*us)) = u[j]
@@ -236,7 +243,7 @@ func binAppend[E any, O offset](keys []O, u []E, pos *[maxBins]int32, tgtS []O, 
 // units [lo, hi) and appends them to their bins as binAppend does, in one
 // pass over the raw indices. It returns the next free block and the first
 // bad position, or -1. For other plans it returns nil.
-func binDirect[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *[maxBins]int32, blk int32) (int32, int) {
+func binDirect[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *binPos, blk int32) (int32, int) {
 	switch x.p.Indices.DType {
 	case tensor.Int32:
 		return binDirectAs[int32](x, upd, tgtS, updS, next, shift, bb)
@@ -246,7 +253,7 @@ func binDirect[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int
 	return nil
 }
 
-func binDirectAs[I intType, E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *[maxBins]int32, blk int32) (int32, int) {
+func binDirectAs[I intType, E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *binPos, blk int32) (int32, int) {
 	p := x.p
 	var s int64
 	var st int
@@ -260,7 +267,7 @@ func binDirectAs[I intType, E any, O offset](x *exec, upd []E, tgtS []O, updS []
 	}
 	raw := tensor.View[I](p.Indices)
 	neg := p.Op.NegativeIndices
-	return func(lo, hi int, pos *[maxBins]int32, blk int32) (int32, int) {
+	return func(lo, hi int, pos *binPos, blk int32) (int32, int) {
 		blk, b := binAppendRaw(raw[lo:hi], upd[lo:hi], s, neg, st, pos, tgtS, updS, next, blk, shift, bb)
 		if b >= 0 {
 			b += lo
@@ -273,7 +280,7 @@ func binDirectAs[I intType, E any, O offset](x *exec, upd []E, tgtS []O, updS []
 // returns the next free block and the offset in raw of the first value
 // out of range, or -1; on a bad value some entries before it may have
 // been appended.
-func binAppendRaw[I intType, E any, O offset](raw []I, u []E, s int64, neg bool, st int, pos *[maxBins]int32, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) (int32, int) {
+func binAppendRaw[I intType, E any, O offset](raw []I, u []E, s int64, neg bool, st int, pos *binPos, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) (int32, int) {
 	u = u[:len(raw)]
 	mask := int32(1)<<(bb&31) - 1
 	shift &= 63
@@ -287,7 +294,7 @@ func binAppendRaw[I intType, E any, O offset](raw []I, u []E, s int64, neg bool,
 			return blk, j
 		}
 		t := O(x * st)
-		b := uint8(uint(t) >> shift) // < maxBins
+		b := uint8(uint(t) >> shift) // < maxBins <= len(binPos)
 		p := pos[b]
 		*(*O)(unsafe.Add(tb, uintptr(p)*ts)) = t
 		*(*E)(unsafe.Add(ub, uintptr(p)*us)) = u[j]

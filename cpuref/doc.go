@@ -42,7 +42,7 @@
 //
 // Three more splits serve ScatterND and ScatterElements when the split by
 // o and k does not fit: scatters onto single elements with at least one
-// update for every two elements of an output larger than the caches
+// update for every four elements of an output larger than the caches
 // (binned, binned.go), reductions with about as many updates as elements
 // of out, or onto ScatterND slices (owned, owned.go), and scatters that
 // leave too few tasks for many workers or on an output larger than the
