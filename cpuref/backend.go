@@ -28,17 +28,21 @@ type Backend struct {
 
 // grain holds the smallest amounts of work worth a task of their own.
 type grain struct {
-	task   int // update elements of a scatter task
-	run    int // contiguous elements of a task that splits runs along k
-	piece  int // elements of a k range of a ScatterElements task split along k
-	decode int // index positions of an index-pass task
-	copy   int // bytes of a copy task
-	bigOut int // bytes of an output too large for the caches
-	bucket int // bytes of the targets of one group of updates grouped by target
-	owned  int // the most workers that split a reduction by owning target ranges
+	task     int // update elements of a scatter task
+	run      int // contiguous elements of a task that splits runs along k
+	piece    int // elements of a k range of a ScatterElements task split along k
+	decode   int // index positions of an index-pass task
+	copy     int // bytes of a copy task
+	bigOut   int // bytes of an output too large for the caches
+	bucket   int // bytes of the targets of one group of updates grouped by target
+	owned    int // the most workers that split a reduction by owning target ranges
+	binOut   int // bytes of the smallest output that runs binned; 0: none does
+	bin      int // bytes of the targets of one bin
+	binBlock int // log2 of the entries of a block of a bin's list
 }
 
-var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4}
+var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,
+	binOut: 2 << 20, bin: 512 << 10, binBlock: 12}
 
 var _ ops.Backend = (*Backend)(nil)
 
@@ -114,6 +118,8 @@ type exec struct {
 	// keyRange); group b holds keys b<<groupShift to (b+1)<<groupShift - 1.
 	keyElems, keyRange, groups int
 	groupShift                 uint
+	// Set by planBins for a binned scatter.
+	binShift uint
 }
 
 func (x *exec) run() error {

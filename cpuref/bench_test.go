@@ -185,7 +185,9 @@ func i32Tensor(n int, seed int64) *tensor.Tensor {
 // BenchmarkScatterReduceLarge: the random-access reductions of the peer
 // benchmark, far larger than the caches. "elements-sum" folds 16M float32
 // updates into 1M elements, "nd-sum" folds 1M rows of 16 float32 into 1M
-// rows, "nd-max" folds 8M int32 updates into 4M elements.
+// rows, "nd-max" folds 8M int32 updates into 4M elements, and
+// "elements-none" writes 4M float32 updates along axis 0 of a [4096, 4096]
+// tensor (no reduction; random rows).
 func BenchmarkScatterReduceLarge(b *testing.B) {
 	rng := rand.New(rand.NewSource(7))
 	const mi = 1 << 20
@@ -205,6 +207,10 @@ func BenchmarkScatterReduceLarge(b *testing.B) {
 			Data:    i32Tensor(4*mi, 1),
 			Indices: randIndices(rng, []int{8 * mi, 1}, func(int) int { return 4 * mi }),
 			Updates: i32Tensor(8*mi, 2)}},
+		{"elements-none", ops.Request{Op: "ScatterElements-18",
+			Data:    f32Tensor([]int{4096, 4096}, 1),
+			Indices: randIndices(rng, []int{1024, 4096}, func(int) int { return 4096 }),
+			Updates: f32Tensor([]int{1024, 4096}, 2)}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchScatter(b, New(), c.req) })

@@ -40,12 +40,22 @@
 // Scratch memory is pooled between calls (not in a sync.Pool, which the
 // collector empties).
 //
-// Two more splits serve ScatterND and ScatterElements when the split by o
-// and k does not fit: reductions with about as many updates as elements of
-// out, or onto ScatterND slices (owned, owned.go), and scatters that leave
-// too few tasks for many workers or on an output larger than the caches
-// (grouped, group.go).
+// Three more splits serve ScatterND and ScatterElements when the split by
+// o and k does not fit: scatters onto single elements with at least one
+// update for every four elements of an output larger than the caches
+// (binned, binned.go), reductions with about as many updates as elements
+// of out, or onto ScatterND slices (owned, owned.go), and scatters that
+// leave too few tasks for many workers or on an output larger than the
+// caches (grouped, group.go).
 //
+//   - Binned: the updates are split into chunks of consecutive positions.
+//     Each chunk's task checks and decodes its indices (in one pass over
+//     them where the target is the index times a stride) and appends each
+//     target and update, in position order, to the list of its bin (a
+//     range of target elements sized for the second-level cache); a list
+//     is a chain of blocks of the chunk's own region of scratch. Each bin
+//     is then one task: it copies its range of data into out and folds
+//     the bin's list of every chunk, chunk after chunk, block after block.
 //   - Owned: on two to four workers, each worker owns a contiguous range of
 //     target elements (or of rows, for ScatterND slices) and walks every
 //     decoded update in position order, folding those that land in its
@@ -58,14 +68,19 @@
 //     then one task: it copies its range of data into out and folds the
 //     group's segment of every chunk, chunk after chunk.
 //
-// Why neither changes a bit of the result: the contract is that each
+// Why none changes a bit of the result: the contract is that each
 // element folds its updates in position order, and a fold step reads and
 // writes nothing but its own element (and, for mean, that element's count
 // and sum). So the result depends only on the sequence of updates each
 // element sees, and any split of the work gives the same bits if (1) each
 // element's updates are all applied by one goroutine, and (2) that
-// goroutine applies them in increasing position. Owned: every element lies
-// in exactly one owner's range (1), and the owner walks positions in
+// goroutine applies them in increasing position. Binned: every element
+// lies in exactly one bin, and one task folds a bin (1); a chunk's task
+// appends to each list in position order, the blocks of a list are
+// chained in the order they were filled, the chunks are ranges of
+// increasing positions, and the bin's task takes the chunks in order and
+// each list from its first block to its last (2). Owned: every element
+// lies in exactly one owner's range (1), and the owner walks positions in
 // increasing order, keeping the matching ones in order when it compacts
 // them (2). Grouped: every element lies in exactly one group, and one task
 // folds a group (1); the chunks are ranges of increasing positions, the
@@ -73,9 +88,9 @@
 // takes the chunks in order, so within a group positions only increase
 // (2). The split by o and k and the pieces of ScatterND runs satisfy (1)
 // and (2) the same way: tasks own disjoint ranges of o and k and walk j in
-// order. None of this depends on the number of workers, chunks or groups;
-// TestSplitsKeepIndexOrder runs many of each against the naive reference
-// on values whose rounding depends on the order.
+// order. None of this depends on the number of workers, chunks, bins,
+// blocks or groups; TestSplitsKeepIndexOrder runs many of each against
+// the naive reference on values whose rounding depends on the order.
 //
 // Cancelling the context stops Execute between chunks of work. Out then
 // holds its previous contents or a copy of data; once an in-place scatter

@@ -56,8 +56,9 @@ func orderTensor(rng *rand.Rand, dt tensor.DType, shape []int, nan bool) *tensor
 }
 
 // orderSplits are work splits that put the updates of one element in
-// different tasks, groups, chunks and owned ranges: worker counts, chunk
-// sizes of the index pass, group sizes, and the paths forced on and off.
+// different tasks, groups, chunks, bins, blocks and owned ranges: worker
+// counts, chunk sizes of the index pass, group and bin sizes, block sizes,
+// and the paths forced on and off.
 func orderSplits() []struct {
 	name string
 	b    *Backend
@@ -82,17 +83,23 @@ func orderSplits() []struct {
 					add(fmt.Sprintf("w%d-decode%d-bucket%d-owned%d", w, decode, bucket, owned), &Backend{Workers: w, grain: g})
 				}
 			}
+			for _, bin := range []int{1, 8, 64} {
+				for _, block := range []int{0, 1, 3, 12} {
+					g := &grain{task: 2, run: 2, piece: 1, decode: decode, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block}
+					add(fmt.Sprintf("w%d-decode%d-bin%d-block%d", w, decode, bin, block), &Backend{Workers: w, grain: g})
+				}
+			}
 		}
 	}
 	return s
 }
 
 // TestSplitsKeepIndexOrder pins cpuref's order contract: however the work
-// is split (workers, tasks, groups, owned ranges), every element folds its
-// updates in index order, so the result equals the naive reference (bit for
-// bit but for the sign of NaNs the arithmetic makes) and every split gives
-// the same bits, NaN payloads included, on data whose rounding depends on
-// the order.
+// is split (workers, tasks, groups, bins, blocks, owned ranges), every
+// element folds its updates in index order, so the result equals the naive
+// reference (bit for bit but for the sign of NaNs the arithmetic makes) and
+// every split gives the same bits, NaN payloads included, on data whose
+// rounding depends on the order.
 func TestSplitsKeepIndexOrder(t *testing.T) {
 	seed := int64(20261124)
 	t.Logf("seed %d", seed)

@@ -1,6 +1,10 @@
 package cpuref
 
-import "github.com/gpuscatter/gpuscatter/ops"
+import (
+	"unsafe"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+)
 
 // Owned scatters: reductions with about as many updates as elements of out
 // (or ScatterND runs), on a few workers. Each worker owns a contiguous range of target elements (or
@@ -145,6 +149,9 @@ func scatterOwnedRuns[E any, O offset](x *exec, out, upd []E, k kernels[E, O]) e
 		}
 		span := uint(hi - lo)
 		for j, row := range rows {
+			if a := j + runAhead; a < len(rows) && uint(int(rows[a])-lo) < span {
+				prefetch(unsafe.Pointer(&out[int(rows[a])*inner]))
+			}
 			if uint(int(row)-lo) < span {
 				d, s := int(row)*inner, j*inner
 				if k.contig == nil {
@@ -159,3 +166,7 @@ func scatterOwnedRuns[E any, O offset](x *exec, out, upd []E, k kernels[E, O]) e
 	}
 	return nil
 }
+
+// runAhead is how many runs ahead scatterOwnedRuns asks for the target
+// rows' cache lines.
+const runAhead = 16

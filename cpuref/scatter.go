@@ -14,6 +14,10 @@ import (
 // scatter runs a KindND or KindElements plan.
 func scatter[O offset](x *exec) error {
 	if x.p.DType != tensor.String {
+		if x.planBins() {
+			return bySize(x, scatterBinned[uint8, O], scatterBinned[uint16, O], scatterBinned[uint32, O],
+				scatterBinned[uint64, O], scatterBinned[[2]uint64, O])
+		}
 		if x.planOwned() {
 			return bySize(x, scatterOwned[uint8, O], scatterOwned[uint16, O], scatterOwned[uint32, O],
 				scatterOwned[uint64, O], scatterOwned[[2]uint64, O])

@@ -1,0 +1,310 @@
+package cpuref
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Binned scatters: element scatters (ScatterElements, and ScatterND with
+// one-element slices) with many updates per element of an output larger
+// than the caches. Folded straight into out, each update costs a miss; here
+// they are first partitioned by bin (a range of target elements sized for
+// the second-level cache) and then folded bin by bin.
+//
+//   - Partition: the updates are split into chunks of consecutive
+//     positions, one task each. A task checks and decodes its indices a
+//     little at a time and appends each (target, update) pair to its bin's
+//     list, in position order. A list is a chain of fixed-size blocks taken
+//     from the chunk's own region of scratch, so nothing is counted first
+//     and the indices are read once.
+//   - Fold: each bin is one task. It copies its range of data into out and
+//     folds the bin's list of chunk 0, then of chunk 1, and so on, each in
+//     order; its range of out stays in the cache meanwhile.
+//
+// Nothing is written to out before every index is checked. The order
+// argument is in doc.go.
+
+// planBins decides whether x's plan runs binned and, if so, sets
+// x.binShift: bin b holds the targets b<<binShift to (b+1)<<binShift - 1.
+// Binning pays for an output larger than the caches with at least one
+// update for every four elements.
+func (x *exec) planBins() bool {
+	p := x.p
+	if x.g.binOut <= 0 || !(p.Kind == ops.KindElements || p.Kind == ops.KindND && p.Inner == 1) {
+		return false
+	}
+	esize := p.DType.Size()
+	outLen := x.out.Len()
+	n := p.NumUpdates()
+	// Entries are addressed by int32, with room for the blocks' slack.
+	if outLen*esize < x.g.binOut || 4*n < outLen || n >= 1<<30 {
+		return false
+	}
+	// Bins of about g.bin bytes, but at least two per worker when out
+	// allows, and at most maxBins.
+	shift := uint(0)
+	for esize<<(shift+1) <= max(1, x.g.bin) && (outLen-1)>>(shift+1) >= 2*x.w {
+		shift++
+	}
+	for (outLen-1)>>shift >= maxBins {
+		shift++
+	}
+	x.binShift = shift
+	return true
+}
+
+// maxBins bounds the bins, and so the lists a partition task appends to:
+// with many more, the partition's stores spread over too many streams
+// (a 64 MiB output does best with 64 bins of 1 MiB, against 128 of 512
+// KiB).
+const maxBins = 64
+
+// binPos holds, for each bin, where a partition task's next entry goes.
+// It is indexed by a uint8, which needs no bounds check.
+type binPos [256]int32
+
+// binList is where one chunk's list of one bin lies: its first block and
+// the end of the last (the entry after the last one).
+type binList struct{ head, end int32 }
+
+// scatterBinned runs x's plan binned (see planBins).
+func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
+	shift := x.binShift
+	k, err := newKernels[E, O](x)
+	if err != nil {
+		return err
+	}
+	if k.free != nil {
+		defer k.free()
+	}
+	chunkFn := chunker[O](x)
+	units := x.p.J
+	if x.p.Kind == ops.KindElements {
+		units = x.p.NumUpdates()
+	}
+	nb := (len(out)-1)>>shift + 1
+	bb := uint(min(16, max(0, x.g.binBlock))) // blocks of 1<<bb entries
+	bs := 1 << bb
+	// Chunks: enough for every worker to take a few, none smaller than the
+	// decode grain or than a block per bin.
+	chunks := max(1, min(4*x.w, units/max(1, x.g.decode), units/max(1, nb*bs)))
+	// Chunk c's region holds roundUp(its units, bs) + nb*bs entries: each
+	// bin's list wastes less than a block.
+	regionBlocks := func(c int) int {
+		lo, hi := part(c, units, chunks)
+		return (hi-lo+bs-1)>>bb + nb
+	}
+	blocks := 0
+	for c := range chunks {
+		blocks += regionBlocks(c)
+	}
+	tgtS := scratch[O](blocks << bb)
+	defer release(tgtS)
+	updS := scratch[E](blocks << bb)
+	defer release(updS)
+	next := scratch[int32](blocks) // the block after each full one in its list
+	defer release(next)
+	lists := make([]binList, chunks*nb)
+	first := make([]int, chunks+1) // chunk c's first block
+	for c := range chunks {
+		first[c+1] = first[c] + regionBlocks(c)
+	}
+
+	fast := binDirect(x, upd, tgtS, updS, next, shift, bb)
+	var bad atomic.Int64
+	bad.Store(math.MaxInt64)
+	const step = 2048 // units decoded at a time, into a buffer in L1
+	ok := forEach(x.done(), x.w, chunks, func(c int) {
+		lo, hi := part(c, units, chunks)
+		if int64(lo) > bad.Load() {
+			return // an earlier position is already known to be bad
+		}
+		var buf []O
+		if fast == nil {
+			buf = scratch[O](step)
+			defer release(buf)
+		}
+		var pos binPos
+		blk := int32(first[c])
+		for b := range nb {
+			pos[b] = blk << bb
+			lists[c*nb+b].head = blk
+			blk++
+		}
+		done := x.done()
+		for s, i := lo, 0; s < hi; s, i = s+step, i+1 {
+			if i%64 == 63 && (isClosed(done) || bad.Load() < int64(lo)) {
+				return
+			}
+			e := min(hi, s+step)
+			if fast != nil {
+				var b int
+				if blk, b = fast(s, e, &pos, blk); b >= 0 {
+					lowerBad(&bad, b)
+					return
+				}
+				continue
+			}
+			keys := buf[:e-s]
+			if b := chunkFn(s, e, keys); b >= 0 {
+				lowerBad(&bad, b)
+				return
+			}
+			blk = binAppend(keys, upd[s:e], &pos, tgtS, updS, next, blk, shift, bb)
+		}
+		for b, p := range pos[:nb] {
+			lists[c*nb+b].end = p
+		}
+	})
+	if !ok {
+		return x.ctx.Err() // out is untouched
+	}
+	if err := x.badIndex(bad.Load()); err != nil {
+		return err
+	}
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+
+	dat := viewAs[E](x.p.Data.Data)
+	// each calls fn with bin b's entries, chunk after chunk, block after
+	// block.
+	each := func(b int, fn func(lo, hi int)) {
+		for c := range chunks {
+			l := lists[c*nb+b]
+			last := l.end >> bb
+			for blk := l.head; blk != last; blk = next[blk] {
+				fn(int(blk)<<bb, int(blk+1)<<bb)
+			}
+			if s := int(last) << bb; s < int(l.end) {
+				fn(s, int(l.end))
+			}
+		}
+	}
+	ok = forEach(x.scatterDone(), x.w, nb, func(b int) {
+		lo, hi := b<<shift, min(len(out), (b+1)<<shift)
+		if !x.inPlace {
+			copy(out[lo:hi], dat[lo:hi])
+		}
+		if k.neutral != nil {
+			v := *k.neutral
+			each(b, func(s, e int) { fillI(out, tgtS[s:e], v) })
+		}
+		each(b, func(s, e int) { k.indexed(out, tgtS[s:e], updS[s:e]) })
+		if k.finish != nil {
+			each(b, func(s, e int) { k.finish(out, tgtS[s:e]) })
+		}
+	})
+	if !ok {
+		return x.cancelled()
+	}
+	return nil
+}
+
+// binAppend appends each key of keys with its update of u to its bin's
+// list (bin key>>shift; pos[b] is where its next entry goes, in tgtS and
+// updS), in order, chaining a new block (of 1<<bb entries, from blk on)
+// to a list whose block is full. It returns the next free block.
+//
+// The stores go without bounds checks: pos[b] always lies in a block of
+// the chunk's region, which the caller sized for every entry the chunk
+// can append (see scatterBinned), and a checked store here costs a fifth
+// of the loop.
+func binAppend[E any, O offset](keys []O, u []E, pos *binPos, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) int32 {
+	u = u[:len(keys)]
+	mask := int32(1)<<(bb&31) - 1
+	shift &= 63
+	bb &= 31
+	tb, ub := unsafe.Pointer(unsafe.SliceData(tgtS)), unsafe.Pointer(unsafe.SliceData(updS))
+	ts, us := unsafe.Sizeof(keys[0]), unsafe.Sizeof(u[0])
+	for j, t := range keys {
+		b := uint8(uint(t) >> shift) // < maxBins <= len(binPos)
+		p := pos[b]
+		*(*O)(unsafe.Add(tb, uintptr(p)*ts)) = t
+		*(*E)(unsafe.Add(ub, uintptr(p)*us)) = u[j]
+		p++
+		if p&mask == 0 {
+			next[(p-1)>>bb] = blk
+			p = blk << bb
+			blk++
+		}
+		pos[b] = p
+	}
+	return blk
+}
+
+// binDirect returns, for plans whose target is the checked index times a
+// stride (one-dimensional ScatterElements, ScatterND with one index per
+// tuple onto single elements), a function that checks the indices of the
+// units [lo, hi) and appends them to their bins as binAppend does, in one
+// pass over the raw indices. It returns the next free block and the first
+// bad position, or -1. For other plans it returns nil.
+func binDirect[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *binPos, blk int32) (int32, int) {
+	switch x.p.Indices.DType {
+	case tensor.Int32:
+		return binDirectAs[int32](x, upd, tgtS, updS, next, shift, bb)
+	case tensor.Int64:
+		return binDirectAs[int64](x, upd, tgtS, updS, next, shift, bb)
+	}
+	return nil
+}
+
+func binDirectAs[I intType, E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint) func(lo, hi int, pos *binPos, blk int32) (int32, int) {
+	p := x.p
+	var s int64
+	var st int
+	switch {
+	case p.Kind == ops.KindElements && p.Outer == 1 && p.Inner == 1:
+		s, st = int64(p.Shape[p.Axis]), p.Strides[p.Axis]
+	case p.Kind == ops.KindND && p.TupleLen == 1 && p.Inner == 1:
+		s, st = int64(p.Shape[0]), p.Strides[0]
+	default:
+		return nil
+	}
+	raw := tensor.View[I](p.Indices)
+	neg := p.Op.NegativeIndices
+	return func(lo, hi int, pos *binPos, blk int32) (int32, int) {
+		blk, b := binAppendRaw(raw[lo:hi], upd[lo:hi], s, neg, st, pos, tgtS, updS, next, blk, shift, bb)
+		if b >= 0 {
+			b += lo
+		}
+		return blk, b
+	}
+}
+
+// binAppendRaw is binAppend on the keys checkIndex(raw[j], s, neg)*st. It
+// returns the next free block and the offset in raw of the first value
+// out of range, or -1; on a bad value some entries before it may have
+// been appended.
+func binAppendRaw[I intType, E any, O offset](raw []I, u []E, s int64, neg bool, st int, pos *binPos, tgtS []O, updS []E, next []int32, blk int32, shift, bb uint) (int32, int) {
+	u = u[:len(raw)]
+	mask := int32(1)<<(bb&31) - 1
+	shift &= 63
+	bb &= 31
+	tb, ub := unsafe.Pointer(unsafe.SliceData(tgtS)), unsafe.Pointer(unsafe.SliceData(updS))
+	var t0 O
+	ts, us := unsafe.Sizeof(t0), unsafe.Sizeof(u[0])
+	for j, v := range raw {
+		x, ok := checkIndex(v, s, neg)
+		if !ok {
+			return blk, j
+		}
+		t := O(x * st)
+		b := uint8(uint(t) >> shift) // < maxBins <= len(binPos)
+		p := pos[b]
+		*(*O)(unsafe.Add(tb, uintptr(p)*ts)) = t
+		*(*E)(unsafe.Add(ub, uintptr(p)*us)) = u[j]
+		p++
+		if p&mask == 0 {
+			next[(p-1)>>bb] = blk
+			p = blk << bb
+			blk++
+		}
+		pos[b] = p
+	}
+	return blk, -1
+}

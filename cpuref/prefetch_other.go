@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package cpuref
+
+import "unsafe"
+
+// prefetch does nothing on this architecture.
+func prefetch(addr unsafe.Pointer) {}
