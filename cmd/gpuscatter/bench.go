@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
@@ -238,7 +237,7 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	opt := bench.Options{Repeats: repeats, MemoryBudget: benchMemoryBudget, MemcpyMinBytes: benchMemcpyBytes}
 	var prog *progressLine
 	if isTerminal(c.stderr) {
-		prog = startProgress(c.stderr)
+		prog = startProgress(c.stderr, "bench", nil)
 		opt.Progress = prog.update
 	}
 	rep, err := bench.Run(ctx, targets, workloads, opt)
@@ -536,43 +535,7 @@ func writeBenchFiles(rep *bench.Report, jsonF, plot stringArg) error {
 	return nil
 }
 
-// progressLine shows where a run is on one terminal line, redrawn in place
-// a few times a second once the run has taken more than a second, and
-// erased when the run ends, so that nothing of it stays on the terminal.
-// Its methods may be called on a nil *progressLine and then do nothing.
-type progressLine struct {
-	w     io.Writer
-	start time.Time
-	mu    sync.Mutex
-	text  string
-	shown bool
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-// progressDelay is how long a run goes before its progress is shown, and
-// progressTick how often the line is redrawn after that.
-var progressDelay, progressTick = time.Second, 100 * time.Millisecond
-
-func startProgress(w io.Writer) *progressLine {
-	p := &progressLine{w: w, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(progressTick)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-				p.draw()
-			}
-		}
-	}()
-	return p
-}
-
-// update records the stage the run has reached.
+// update records the stage a bench run has reached.
 func (p *progressLine) update(ev bench.Progress) {
 	if p == nil {
 		return
@@ -589,32 +552,5 @@ func (p *progressLine) update(ev bench.Progress) {
 	if ev.Backend != "" {
 		stage = ev.Backend + " " + stage
 	}
-	p.mu.Lock()
-	p.text = fmt.Sprintf("[%d/%d] %s: %s", ev.Index, ev.Count, ev.Workload, stage)
-	p.mu.Unlock()
-}
-
-func (p *progressLine) draw() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	elapsed := time.Since(p.start)
-	if elapsed < progressDelay || p.text == "" {
-		return
-	}
-	fmt.Fprintf(p.w, "\r%sbench %s (%ds)\033[K", prefix, p.text, int(elapsed.Seconds()))
-	p.shown = true
-}
-
-// close stops the redrawing and erases the line.
-func (p *progressLine) close() {
-	if p == nil {
-		return
-	}
-	close(p.stop)
-	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	p.set(fmt.Sprintf("[%d/%d] %s: %s", ev.Index, ev.Count, ev.Workload, stage))
 }

@@ -453,7 +453,7 @@ func TestProgressLine(t *testing.T) {
 	t.Cleanup(func() { progressDelay = saved })
 
 	var out syncBuffer
-	p := startProgress(&out)
+	p := startProgress(&out, "bench", nil)
 	p.update(bench.Progress{Workload: "SE", Index: 3, Count: 11, Backend: "gpu", Stage: "timing", Repeat: 2, Repeats: 5})
 	p.draw()
 	p.close()
@@ -465,7 +465,7 @@ func TestProgressLine(t *testing.T) {
 	// Before the delay nothing shows, and nothing is erased.
 	progressDelay = saved
 	out = syncBuffer{}
-	p = startProgress(&out)
+	p = startProgress(&out, "bench", nil)
 	p.update(bench.Progress{Workload: "SE", Index: 1, Count: 1, Stage: "inputs"})
 	p.draw()
 	p.close()
@@ -473,6 +473,30 @@ func TestProgressLine(t *testing.T) {
 
 	var none *progressLine // stderr is not a terminal
 	none.update(bench.Progress{})
+	none.close()
+}
+
+// TestProgressLineExtra: check's line adds its live counts to each redraw.
+func TestProgressLineExtra(t *testing.T) {
+	saved := progressDelay
+	progressDelay = 0
+	t.Cleanup(func() { progressDelay = saved })
+
+	var out syncBuffer
+	n := 0
+	p := startProgress(&out, "check", func() string {
+		n++
+		return fmt.Sprintf("%d cases, 0 failed", n)
+	})
+	p.set("[2/49] cas")
+	p.draw()
+	p.close()
+	s := out.String()
+	assert.True(t, strings.HasPrefix(s, "\rgpuscatter: check [2/49] cas: 1 cases, 0 failed (0s)\033[K"), "%q", s)
+	assert.True(t, strings.HasSuffix(s, "\r\033[K"), "the line is erased: %q", s)
+
+	var none *progressLine
+	none.set("x")
 	none.close()
 }
 

@@ -8,7 +8,6 @@ import (
 	"math/rand"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
@@ -168,9 +167,12 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	printCheckHeader(c.stdout, res)
 
 	rep := gpucheck.NewReport()
-	var prog *checkProgress
+	var prog *progressLine
 	if isTerminal(c.stderr) {
-		prog = startCheckProgress(c.stderr, rep)
+		prog = startProgress(c.stderr, "check", func() string {
+			cases, failed := rep.Totals()
+			return fmt.Sprintf("%d cases, %d failed", cases, failed)
+		})
 	}
 	start := time.Now()
 	root := rep.Root()
@@ -179,7 +181,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			prog.close()
 			return err
 		}
-		prog.at(fmt.Sprintf("[%d/%d] %s", i+1, len(paths), p.Name))
+		prog.set(fmt.Sprintf("[%d/%d] %s", i+1, len(paths), p.Name))
 		root.Run(p.Name, func(t opstest.T) { gpucheck.RunPath(t, cfg, p) })
 	}
 	prog.close()
@@ -328,57 +330,4 @@ func printCheckRows(w io.Writer, r checkResult) {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "\n%s: %d cases, %d failed, %d rows, %.1f s\n", verdict, r.Cases, r.Failed, len(r.Rows), r.Seconds)
-}
-
-// checkProgress redraws one line on a terminal with the path check is on
-// and its counts. Its methods may be called on nil.
-type checkProgress struct {
-	w     io.Writer
-	rep   *gpucheck.Report
-	start time.Time
-	mu    sync.Mutex
-	text  string
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func startCheckProgress(w io.Writer, rep *gpucheck.Report) *checkProgress {
-	p := &checkProgress{w: w, rep: rep, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-				cases, failed := rep.Totals()
-				p.mu.Lock()
-				fmt.Fprintf(p.w, "\r%scheck %s: %d cases, %d failed (%ds)\033[K", prefix, p.text, cases, failed, int(time.Since(p.start).Seconds()))
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
-}
-
-// at records the path being run.
-func (p *checkProgress) at(text string) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	p.text = text
-	p.mu.Unlock()
-}
-
-// close stops the redrawing and erases the line.
-func (p *checkProgress) close() {
-	if p == nil {
-		return
-	}
-	close(p.stop)
-	<-p.done
-	fmt.Fprint(p.w, "\r\033[K")
 }
