@@ -131,7 +131,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		}
 		var wc *binWC[E, O]
 		if bb >= wcShift && nb >= x.g.binWC {
-			wc = newBinWC(tgtS, updS)
+			wc = newBinWC(tgtS, updS, !x.g.binNoStream)
 			defer releaseBinWC(wc)
 		}
 		var pos binPos
@@ -327,35 +327,45 @@ func binAppendRaw[I intType, E any, O offset](raw []I, u []E, s int64, neg bool,
 	return blk, -1
 }
 
-// wcShift is log2 of the entries a bin's write-combining buffer holds
-// (see binWC); blocks of fewer entries go without the buffers, and so do
+// wcShift is log2 of the entries a bin's write-combining buffer has room
+// for (see binWC); blocks of fewer entries go without the buffers, and so do
 // fewer than grain.binWC bins, whose few streams of stores do as well
 // without (16M updates into 8 bins run 5% slower through them; into 32
 // or 64 bins, 15% faster).
-const wcShift = 5
+const wcShift = 6
 
 // binWC holds a partition task's write-combining buffers: each bin's next
 // few entries gather here, in the first-level cache, and go to the bin's
-// list 1<<wcShift at a time, a whole cache line or two of consecutive
-// stores, instead of one store into each of 2*maxBins streams at a time.
+// list last+1 at a time, whole cache lines of consecutive stores, instead
+// of one store into each of 2*maxBins streams at a time.
 // A bin's entries stay in order: the buffer fills in order and is flushed
 // to the end of the list, and drain flushes the rest at the chunk's end.
-// Since the blocks hold a multiple of 1<<wcShift entries and every flush
-// but the last is full, a flush never crosses a block's end.
+// Since the blocks hold a multiple of 1<<wcShift entries (so of last+1)
+// and every flush but the last is full, a flush never crosses a block's
+// end.
 type binWC[E any, O offset] struct {
 	t [maxBins][1 << wcShift]O
 	u [maxBins][1 << wcShift]E
 	n [maxBins]uint8
+	// last is the index of a full buffer's last entry: 1<<wcShift - 1
+	// for targets and updates of 8 bytes together or less, else half
+	// that, so that the buffers in use fit the first-level cache.
+	last uint8
 	// tl and ul are the cache lines of a full buffer of targets and of
 	// updates where both are whole lines and the lists are aligned to
 	// lines (flush then streams them past the caches), else 0.
 	tl, ul int
 }
 
-func newBinWC[E any, O offset](tgtS []O, updS []E) *binWC[E, O] {
+func newBinWC[E any, O offset](tgtS []O, updS []E, stream bool) *binWC[E, O] {
 	w := new(binWC[E, O])
-	tsz, usz := int(unsafe.Sizeof(w.t[0])), int(unsafe.Sizeof(w.u[0]))
-	if canStream && tsz%64 == 0 && usz%64 == 0 && len(tgtS) > 0 && len(updS) > 0 &&
+	w.last = 1<<wcShift - 1
+	if unsafe.Sizeof(w.t[0][0])+unsafe.Sizeof(w.u[0][0]) > 8 {
+		w.last = 1<<(wcShift-1) - 1
+	}
+	n := int(w.last) + 1
+	tsz, usz := n*int(unsafe.Sizeof(w.t[0][0])), n*int(unsafe.Sizeof(w.u[0][0]))
+	if canStream && stream && tsz%64 == 0 && usz%64 == 0 && len(tgtS) > 0 && len(updS) > 0 &&
 		uintptr(unsafe.Pointer(&tgtS[0]))%64 == 0 && uintptr(unsafe.Pointer(&updS[0]))%64 == 0 {
 		w.tl, w.ul = tsz/64, usz/64
 	}
@@ -377,10 +387,11 @@ func (w *binWC[E, O]) flush(b uint, pos *binPos, tgtS []O, updS []E, next []int3
 		streamLines(unsafe.Pointer(&tgtS[p]), unsafe.Pointer(&w.t[b]), w.tl)
 		streamLines(unsafe.Pointer(&updS[p]), unsafe.Pointer(&w.u[b]), w.ul)
 	} else {
-		copy(tgtS[p:p+1<<wcShift], w.t[b][:])
-		copy(updS[p:p+1<<wcShift], w.u[b][:])
+		n := int32(w.last) + 1
+		copy(tgtS[p:p+n], w.t[b][:n])
+		copy(updS[p:p+n], w.u[b][:n])
 	}
-	p += 1 << wcShift
+	p += int32(w.last) + 1
 	if p&(int32(1)<<(bb&31)-1) == 0 {
 		next[(p-1)>>(bb&31)] = blk
 		p = blk << (bb & 31)
@@ -411,7 +422,7 @@ func binAppendWC[E any, O offset](keys []O, u []E, pos *binPos, w *binWC[E, O], 
 		n := w.n[b] & (1<<wcShift - 1)
 		w.t[b][n] = t
 		w.u[b][n] = u[j]
-		if n == 1<<wcShift-1 {
+		if n == w.last {
 			blk = w.flush(b, pos, tgtS, updS, next, blk, bb)
 		} else {
 			w.n[b] = n + 1
@@ -434,7 +445,7 @@ func binAppendRawWC[I intType, E any, O offset](raw []I, u []E, s int64, neg boo
 		n := w.n[b] & (1<<wcShift - 1)
 		w.t[b][n] = t
 		w.u[b][n] = u[j]
-		if n == 1<<wcShift-1 {
+		if n == w.last {
 			blk = w.flush(b, pos, tgtS, updS, next, blk, bb)
 		} else {
 			w.n[b] = n + 1
