@@ -39,10 +39,14 @@ type grain struct {
 	binOut   int // bytes of the smallest output that runs binned; 0: none does
 	bin      int // bytes of the targets of one bin
 	binBlock int // log2 of the entries of a block of a bin's list
+	binWC    int // the fewest bins whose entries gather in write-combining buffers
+	// binNoStream flushes the write-combining buffers with plain copies
+	// (as where the lists are not aligned to cache lines).
+	binNoStream bool
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,
-	binOut: 2 << 20, bin: 512 << 10, binBlock: 12}
+	binOut: 2 << 20, bin: 512 << 10, binBlock: 12, binWC: 32}
 
 var _ ops.Backend = (*Backend)(nil)
 

@@ -53,7 +53,9 @@
 //     them where the target is the index times a stride) and appends each
 //     target and update, in position order, to the list of its bin (a
 //     range of target elements sized for the second-level cache); a list
-//     is a chain of blocks of the chunk's own region of scratch. Each bin
+//     is a chain of blocks of the chunk's own region of scratch (with
+//     many bins, the entries gather a few dozen at a time in a buffer per
+//     bin and go to the list together, streamed past the caches). Each bin
 //     is then one task: it copies its range of data into out and folds
 //     the bin's list of every chunk, chunk after chunk, block after block.
 //   - Owned: on two to four workers, each worker owns a contiguous range of
@@ -76,7 +78,8 @@
 // element's updates are all applied by one goroutine, and (2) that
 // goroutine applies them in increasing position. Binned: every element
 // lies in exactly one bin, and one task folds a bin (1); a chunk's task
-// appends to each list in position order, the blocks of a list are
+// appends to each list in position order (a bin's buffer fills in order
+// and empties onto the end of its list), the blocks of a list are
 // chained in the order they were filled, the chunks are ranges of
 // increasing positions, and the bin's task takes the chunks in order and
 // each list from its first block to its last (2). Owned: every element
