@@ -115,6 +115,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		first[c+1] = first[c] + regionBlocks(c)
 	}
 
+	simd := simdPartition(x, upd, tgtS, updS, next, shift, bb, nb)
 	fast := binDirect(x, upd, tgtS, updS, next, shift, bb)
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
@@ -130,7 +131,10 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			defer release(buf)
 		}
 		var wc *binWC[E, O]
-		if bb >= wcShift && nb >= x.g.binWC {
+		var stg *simdStage
+		if simd != nil {
+			stg = new(simdStage)
+		} else if bb >= wcShift && nb >= x.g.binWC {
 			wc = newBinWC(tgtS, updS, !x.g.binNoStream)
 			defer releaseBinWC(wc)
 		}
@@ -141,12 +145,22 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			lists[c*nb+b].head = blk
 			blk++
 		}
+		if stg != nil {
+			stg.start(nb, &pos, blk)
+		}
 		done := x.done()
 		for s, i := lo, 0; s < hi; s, i = s+step, i+1 {
 			if i%64 == 63 && (isClosed(done) || bad.Load() < int64(lo)) {
 				return
 			}
 			e := min(hi, s+step)
+			if stg != nil {
+				if b := simd(s, e, stg); b >= 0 {
+					lowerBad(&bad, b)
+					return
+				}
+				continue
+			}
 			if fast != nil {
 				var b int
 				if blk, b = fast(s, e, &pos, wc, blk); b >= 0 {
@@ -168,6 +182,9 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		}
 		if wc != nil {
 			wc.drain(nb, &pos, tgtS, updS)
+		}
+		if stg != nil {
+			blk = stg.drain(nb, &pos)
 		}
 		for b, p := range pos[:nb] {
 			lists[c*nb+b].end = p
@@ -201,7 +218,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 	ok = forEach(x.scatterDone(), x.w, nb, func(b int) {
 		lo, hi := b<<shift, min(len(out), (b+1)<<shift)
 		if !x.inPlace {
-			copy(out[lo:hi], dat[lo:hi])
+			copyCached(out[lo:hi], dat[lo:hi])
 		}
 		if k.neutral != nil {
 			v := *k.neutral
@@ -452,4 +469,18 @@ func binAppendRawWC[I intType, E any, O offset](raw []I, u []E, s int64, neg boo
 		}
 	}
 	return blk, -1
+}
+
+// copyCached copies src to dst in pieces small enough that the copy leaves
+// dst in the cache: the runtime's memmove streams copies of 1 MiB or more
+// past the caches with non-temporal stores, and the fold that follows
+// would then miss on every element.
+func copyCached[E any](dst, src []E) {
+	var e E
+	piece := max(1, (256<<10)/int(unsafe.Sizeof(e)))
+	for len(src) > piece {
+		copy(dst[:piece], src[:piece])
+		dst, src = dst[piece:], src[piece:]
+	}
+	copy(dst, src)
 }

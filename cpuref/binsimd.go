@@ -1,0 +1,197 @@
+package cpuref
+
+import (
+	"unsafe"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The vector partition: binned element scatters of 4-byte elements into at
+// most 16 bins go through binPartition (assembly where the processor has
+// AVX-512, see binsimd_amd64.s), which checks and decodes 16 indices at a
+// time and appends each bin's lanes, compressed in lane order, to a row of
+// a stage in the first-level cache. A row that reaches 64 entries goes to
+// the end of its bin's list in one piece, four cache lines of targets and
+// four of updates streamed past the caches. The result is the lists
+// binAppendRaw builds, entry for entry and in the same order: a bin's
+// entries enter its row in position order, rows flush in order, and what
+// the vector loop leaves (the last units, fewer than 16, or a group with a
+// bad index) goes through the same rows one unit at a time.
+
+// stageRow is the room of a stage row: 64 entries and a group of 16.
+const stageRow = 96
+
+// simdBins is the most bins the vector partition takes.
+const simdBins = 16
+
+// simdStage is a partition task's stage and the parameters of its loop.
+// binsimd_amd64.s reads and writes it at fixed offsets (checked by
+// TestSIMDStageLayout).
+type simdStage struct {
+	t   [simdBins][stageRow]uint32 // targets
+	u   [simdBins][stageRow]uint32 // updates, as bits
+	cnt [simdBins]int64            // entries in each row
+	pos [simdBins]int64            // where each bin's next entry goes in the lists
+	tb  unsafe.Pointer             // &tgtS[0]
+	ub  unsafe.Pointer             // &updS[0]
+	nxt unsafe.Pointer             // &next[0]
+	blk int64                      // the next free block
+	bb  int64                      // log2 of a block's entries
+	// The loop's parameters: indices in [0, s) are good, add is s where
+	// negative indices count from the end (else 0), a target is the index
+	// times mul, and its bin is the target >> shift.
+	s, add, mul, shift int64
+	// flags: 1 for 16 bins (else 8), 2 for int32 indices (else int64).
+	flags int64
+}
+
+// simdPartition returns, where x's plan and the processor allow, a
+// partition function like binDirect's that goes through the vector loop;
+// otherwise nil. The lists must be aligned to cache lines.
+func simdPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int) func(lo, hi int, st *simdStage) int {
+	var e E
+	var o O
+	p := x.p
+	if !haveSIMD || x.g.binNoSIMD || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > simdBins ||
+		bb < 6 || bb > 30 || len(tgtS) == 0 || len(updS) == 0 ||
+		uintptr(unsafe.Pointer(&tgtS[0]))%64 != 0 || uintptr(unsafe.Pointer(&updS[0]))%64 != 0 {
+		return nil
+	}
+	var s int64
+	var st int
+	switch {
+	case p.Kind == ops.KindElements && p.Outer == 1 && p.Inner == 1:
+		s, st = int64(p.Shape[p.Axis]), p.Strides[p.Axis]
+	case p.Kind == ops.KindND && p.TupleLen == 1 && p.Inner == 1:
+		s, st = int64(p.Shape[0]), p.Strides[0]
+	default:
+		return nil
+	}
+	if s >= 1<<31 || int64(st)*s >= 1<<31 {
+		return nil
+	}
+	var flags int64
+	if nb > 8 {
+		flags |= 1
+	}
+	var isize uintptr
+	switch p.Indices.DType {
+	case tensor.Int32:
+		flags |= 2
+		isize = 4
+	case tensor.Int64:
+		isize = 8
+	default:
+		return nil
+	}
+	add := int64(0)
+	if p.Op.NegativeIndices {
+		add = s
+	}
+	raw := p.Indices.Data
+	ub := unsafe.Pointer(unsafe.SliceData(upd))
+	return func(lo, hi int, stg *simdStage) int {
+		if stg.tb == nil {
+			stg.tb = unsafe.Pointer(&tgtS[0])
+			stg.ub = unsafe.Pointer(&updS[0])
+			stg.nxt = unsafe.Pointer(&next[0])
+			stg.bb = int64(bb)
+			stg.s, stg.add, stg.mul, stg.shift, stg.flags = s, add, int64(st), int64(shift), flags
+		}
+		if hi <= lo {
+			return -1
+		}
+		idxp := unsafe.Pointer(&raw[uintptr(lo)*isize])
+		done := lo + binPartition(idxp, unsafe.Add(ub, lo*4), hi-lo, stg)
+		// The rest, one unit at a time.
+		u := unsafe.Slice((*uint32)(ub), len(upd))
+		var bad int
+		if flags&2 != 0 {
+			bad = stg.appendRest(tensor.View[int32](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
+		} else {
+			bad = stg.appendRest(tensor.View[int64](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
+		}
+		if bad >= 0 {
+			return done + bad
+		}
+		return -1
+	}
+}
+
+// appendRest appends the units of raw and u to st's rows one at a time, as
+// binPartition does 16 at a time, and returns the offset of the first bad
+// index, or -1.
+func (st *simdStage) appendRest(raw any, u []uint32, s int64, neg bool, mul int, shift uint) int {
+	switch raw := raw.(type) {
+	case []int32:
+		return appendRestAs(st, raw, u, s, neg, mul, shift)
+	case []int64:
+		return appendRestAs(st, raw, u, s, neg, mul, shift)
+	}
+	panic("unreachable")
+}
+
+func appendRestAs[I intType](st *simdStage, raw []I, u []uint32, s int64, neg bool, mul int, shift uint) int {
+	u = u[:len(raw)]
+	for j, v := range raw {
+		x, ok := checkIndex(v, s, neg)
+		if !ok {
+			return j
+		}
+		t := uint32(x * mul)
+		b := (t >> (shift & 31)) % simdBins
+		n := st.cnt[b] % stageRow
+		st.t[b][n] = t
+		st.u[b][n] = u[j]
+		st.cnt[b] = n + 1
+		if n+1 == 64 {
+			st.flush(int(b))
+		}
+	}
+	return -1
+}
+
+// flush moves the first 64 entries of bin b's rows to the end of its list,
+// as binFlush in the assembly does.
+func (st *simdStage) flush(b int) {
+	p := st.pos[b]
+	streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&st.t[b][0]), 4)
+	streamLines(unsafe.Add(st.ub, p*4), unsafe.Pointer(&st.u[b][0]), 4)
+	n := st.cnt[b] - 64
+	copy(st.t[b][:n], st.t[b][64:64+n])
+	copy(st.u[b][:n], st.u[b][64:64+n])
+	st.cnt[b] = n
+	p += 64
+	if p&(1<<st.bb-1) == 0 {
+		*(*int32)(unsafe.Add(st.nxt, (p-1)>>st.bb*4)) = int32(st.blk)
+		p = st.blk << st.bb
+		st.blk++
+	}
+	st.pos[b] = p
+}
+
+// start points the rows of bins [0, nb) at the list ends in pos, with blk
+// the next free block.
+func (st *simdStage) start(nb int, pos *binPos, blk int32) {
+	for b := range nb {
+		st.pos[b] = int64(pos[b])
+		st.cnt[b] = 0
+	}
+	st.blk = int64(blk)
+}
+
+// drain moves what is left in the rows of bins [0, nb) to their lists,
+// sets pos to the lists' ends and returns the next free block. A row holds
+// fewer than 64 entries, so it does not reach its block's end.
+func (st *simdStage) drain(nb int, pos *binPos) int32 {
+	storeFence()
+	for b := range nb {
+		n, p := int(st.cnt[b]), st.pos[b]
+		copy(unsafe.Slice((*uint32)(unsafe.Add(st.tb, p*4)), n), st.t[b][:n])
+		copy(unsafe.Slice((*uint32)(unsafe.Add(st.ub, p*4)), n), st.u[b][:n])
+		pos[b] = int32(p) + int32(n)
+		st.cnt[b] = 0
+	}
+	return int32(st.blk)
+}

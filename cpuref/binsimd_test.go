@@ -1,0 +1,265 @@
+package cpuref
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// TestSIMDStageLayout pins the offsets binsimd_amd64.s uses.
+func TestSIMDStageLayout(t *testing.T) {
+	var s simdStage
+	want := []struct {
+		name string
+		got  uintptr
+		off  uintptr
+	}{
+		{"t", unsafe.Offsetof(s.t), 0},
+		{"u", unsafe.Offsetof(s.u), 6144},
+		{"cnt", unsafe.Offsetof(s.cnt), 12288},
+		{"pos", unsafe.Offsetof(s.pos), 12416},
+		{"tb", unsafe.Offsetof(s.tb), 12544},
+		{"ub", unsafe.Offsetof(s.ub), 12552},
+		{"nxt", unsafe.Offsetof(s.nxt), 12560},
+		{"blk", unsafe.Offsetof(s.blk), 12568},
+		{"bb", unsafe.Offsetof(s.bb), 12576},
+		{"s", unsafe.Offsetof(s.s), 12584},
+		{"add", unsafe.Offsetof(s.add), 12592},
+		{"mul", unsafe.Offsetof(s.mul), 12600},
+		{"shift", unsafe.Offsetof(s.shift), 12608},
+		{"flags", unsafe.Offsetof(s.flags), 12616},
+	}
+	for _, w := range want {
+		require.Equal(t, w.off, w.got, "offset of simdStage.%s", w.name)
+	}
+	require.Equal(t, uintptr(384), unsafe.Sizeof(s.t[0]), "a stage row")
+}
+
+// TestSIMDPartitionMatchesScalar runs binned scatters with the vector
+// partition and with the scalar loops and wants the same bits or the same
+// error: int32 and int64 indices, negative indices allowed or not, 1 to 16
+// bins, blocks of 64 entries and more, counts that leave a tail of fewer
+// than 16, and bad indices at every lane of a group and in the tail.
+func TestSIMDPartitionMatchesScalar(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX-512 here: the vector partition is not used, and the scalar loops are tested elsewhere")
+		return
+	}
+	seed := int64(20261125)
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	backends := func(bin, block int) (simd, scalar *Backend) {
+		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
+		h := g
+		h.binNoSIMD = true
+		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &h}
+	}
+	// The index values: in range, negative, or (bad) the given value.
+	indices := func(dt tensor.DType, n, s int, neg bool) *tensor.Tensor {
+		x, err := tensor.New(dt, []int{n})
+		require.NoError(t, err)
+		for i := range n {
+			v := int64(rng.Intn(s))
+			if neg && rng.Intn(3) == 0 {
+				v -= int64(s)
+			}
+			switch dt {
+			case tensor.Int32:
+				tensor.View[int32](x)[i] = int32(v)
+			default:
+				tensor.View[int64](x)[i] = v
+			}
+		}
+		return x
+	}
+	set := func(x *tensor.Tensor, i int, v int64) {
+		if x.DType == tensor.Int32 {
+			tensor.View[int32](x)[i] = int32(v)
+		} else {
+			tensor.View[int64](x)[i] = v
+		}
+	}
+	cases := 0
+	for _, op := range []string{"ScatterElements-18", "ScatterND-18", "ScatterNDUpdate-3"} {
+		neg := op != "ScatterNDUpdate-3"
+		for _, idt := range []tensor.DType{tensor.Int32, tensor.Int64} {
+			for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Uint32} {
+				for _, red := range []string{"", "add", "max"} {
+					if op == "ScatterNDUpdate-3" && red != "" {
+						continue
+					}
+					for _, shape := range []struct{ s, bin, block, n int }{
+						{1000, 64 << 2, 6, 4096 + 5}, // 4 bins of 64 elements, blocks of 64 entries
+						{1000, 64, 7, 3000},          // 16 bins
+						{900, 128, 6, 2017},          // 8 bins
+						{100, 16, 12, 16*37 + 15},    // 7 bins, one block each
+						{50, 1 << 20, 6, 33},         // 1 bin
+					} {
+						s, n := shape.s, shape.n
+						data := orderTensor(rng, dt, []int{s}, dt == tensor.Float32)
+						upd := orderTensor(rng, dt, []int{n}, dt == tensor.Float32)
+						ix := indices(idt, n, s, neg)
+						ishape := []int{n}
+						if op != "ScatterElements-18" {
+							ishape = []int{n, 1}
+						}
+						ix.Shape = ishape
+						simd, scalar := backends(shape.bin*dt.Size()/4, shape.block)
+						run := func(name string, ix *tensor.Tensor) {
+							req := ops.Request{Op: op, Reduction: red, Data: data, Indices: ix, Updates: upd}
+							cases++
+							p, err := ops.Prepare(req)
+							require.NoError(t, err, name)
+							a, err := tensor.New(p.DType, p.Shape)
+							require.NoError(t, err)
+							b, err := tensor.New(p.DType, p.Shape)
+							require.NoError(t, err)
+							errA := simd.Execute(context.Background(), p, a)
+							errB := scalar.Execute(context.Background(), p, b)
+							if errB != nil {
+								require.Error(t, errA, name)
+								require.Equal(t, errB.Error(), errA.Error(), name)
+								return
+							}
+							require.NoError(t, errA, name)
+							if d := opstest.DiffExact(a, b); d != "" {
+								t.Fatalf("%s (seed %d): %s", name, seed, d)
+							}
+						}
+						name := fmt.Sprintf("%s/%v/%v/%s/s%d-bin%d-block%d-n%d", op, idt, dt, red, s, shape.bin, shape.block, n)
+						run(name, ix)
+						// A bad value at a lane of a group, in the tail, and
+						// two in one group (the first must be named).
+						for _, at := range []int{0, 15, 16 + 7, n - 1, n / 2} {
+							for _, v := range []int64{int64(s), -int64(s) - 1, 1 << 40, -1} {
+								if v == -1 && neg {
+									continue
+								}
+								if v == 1<<40 && idt == tensor.Int32 {
+									v = 1<<31 - 1
+								}
+								bad := ix.Clone()
+								set(bad, at, v)
+								if at+3 < n {
+									set(bad, at+3, int64(s)+5)
+								}
+								run(fmt.Sprintf("%s/bad%d@%d", name, v, at), bad)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", cases)
+}
+
+// TestBinPartition calls the vector loop directly: it must take every
+// whole group of 16 before the first bad index, and leave in the rows and
+// lists exactly the entries of those units, bin by bin in order.
+func TestBinPartition(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX-512 here: binPartition is not used")
+		return
+	}
+	rng := rand.New(rand.NewSource(11))
+	for _, flags := range []int64{0, 1, 2, 3} {
+		for _, n := range []int{0, 15, 16, 17, 1000, 4096} {
+			for _, badAt := range []int{-1, 0, 31, n / 2} {
+				if badAt >= n {
+					continue
+				}
+				nb := 8
+				if flags&1 != 0 {
+					nb = 16
+				}
+				const s, shift, bb = 1 << 10, 6, 6 // 16 bins of 64
+				var raw unsafe.Pointer
+				keys := make([]int64, n)
+				i32 := make([]int32, n+1)
+				i64 := make([]int64, n+1)
+				for i := range keys {
+					keys[i] = int64(rng.Intn(nb << shift))
+					if rng.Intn(2) == 0 {
+						keys[i] -= s // negative: counts from the end
+					}
+					if i == badAt {
+						keys[i] = s
+					}
+					i32[i], i64[i] = int32(keys[i]), keys[i]
+				}
+				if flags&2 != 0 {
+					raw = unsafe.Pointer(&i32[0])
+				} else {
+					raw = unsafe.Pointer(&i64[0])
+				}
+				u := make([]uint32, n+1)
+				for i := range u {
+					u[i] = rng.Uint32()
+				}
+				blocks := n/64 + 2*nb + 1
+				tgt := alignedU32(blocks << bb)
+				upd := alignedU32(blocks << bb)
+				next := make([]int32, blocks)
+				st := &simdStage{tb: unsafe.Pointer(&tgt[0]), ub: unsafe.Pointer(&upd[0]), nxt: unsafe.Pointer(&next[0]),
+					bb: bb, s: s, add: s, mul: 1, shift: shift, flags: flags}
+				var pos binPos
+				heads := make([]int32, nb)
+				for b := range nb {
+					pos[b] = int32(b) << bb
+					heads[b] = int32(b)
+				}
+				st.start(nb, &pos, int32(nb))
+				done := binPartition(raw, unsafe.Pointer(&u[0]), n, st)
+				want := n &^ 15
+				if badAt >= 0 {
+					want = badAt &^ 15
+				}
+				require.Equal(t, want, done, "flags %d n %d bad at %d", flags, n, badAt)
+				st.drain(nb, &pos)
+				for b := range nb {
+					var gotT, gotU []uint32
+					for blk := heads[b]; ; blk = next[blk] {
+						lo := int(blk) << bb
+						hi := lo + 1<<bb
+						if int(pos[b]) >= lo && int(pos[b]) < hi {
+							gotT = append(gotT, tgt[lo:pos[b]]...)
+							gotU = append(gotU, upd[lo:pos[b]]...)
+							break
+						}
+						gotT = append(gotT, tgt[lo:hi]...)
+						gotU = append(gotU, upd[lo:hi]...)
+					}
+					var wantT, wantU []uint32
+					for i := range done {
+						k := keys[i]
+						if k < 0 {
+							k += s
+						}
+						if int(k>>shift) == b {
+							wantT = append(wantT, uint32(k))
+							wantU = append(wantU, u[i])
+						}
+					}
+					require.Equal(t, wantT, gotT, "targets of bin %d (flags %d n %d bad at %d)", b, flags, n, badAt)
+					require.Equal(t, wantU, gotU, "updates of bin %d", b)
+				}
+			}
+		}
+	}
+}
+
+// alignedU32 returns n uint32s aligned to a cache line.
+func alignedU32(n int) []uint32 {
+	s := make([]uint32, n+16)
+	off := int((64 - uintptr(unsafe.Pointer(&s[0]))%64) % 64 / 4)
+	return s[off : off+n]
+}
