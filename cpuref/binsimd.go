@@ -46,44 +46,55 @@ type simdStage struct {
 	flags int64
 }
 
-// simdPartition returns, where x's plan and the processor allow, a
-// partition function like binDirect's that goes through the vector loop;
-// otherwise nil. The lists must be aligned to cache lines.
-func simdPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int) func(lo, hi int, st *simdStage) int {
-	var e E
-	var o O
+// simdPlan reports whether x's plan suits the vector partition (4-byte
+// elements, int32 or int64 indices, each target the checked index times
+// st), and gives the index bound s, st and the loop's flags for the index
+// type.
+func simdPlan(x *exec) (s int64, st int, flags int64, ok bool) {
 	p := x.p
-	if !haveSIMD || x.g.binNoSIMD || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > simdBins ||
-		bb < 6 || bb > 30 || len(tgtS) == 0 || len(updS) == 0 ||
-		uintptr(unsafe.Pointer(&tgtS[0]))%64 != 0 || uintptr(unsafe.Pointer(&updS[0]))%64 != 0 {
-		return nil
+	if !haveSIMD || x.g.binNoSIMD || p.DType.Size() != 4 {
+		return 0, 0, 0, false
 	}
-	var s int64
-	var st int
 	switch {
 	case p.Kind == ops.KindElements && p.Outer == 1 && p.Inner == 1:
 		s, st = int64(p.Shape[p.Axis]), p.Strides[p.Axis]
 	case p.Kind == ops.KindND && p.TupleLen == 1 && p.Inner == 1:
 		s, st = int64(p.Shape[0]), p.Strides[0]
 	default:
-		return nil
+		return 0, 0, 0, false
 	}
 	if s >= 1<<31 || int64(st)*s >= 1<<31 {
+		return 0, 0, 0, false
+	}
+	switch p.Indices.DType {
+	case tensor.Int32:
+		flags = 2
+	case tensor.Int64:
+	default:
+		return 0, 0, 0, false
+	}
+	return s, st, flags, true
+}
+
+// simdPartition returns, where x's plan and the processor allow, a
+// partition function like binDirect's that goes through the vector loop;
+// otherwise nil. The lists must be aligned to cache lines.
+func simdPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int) func(lo, hi int, st *simdStage) int {
+	var e E
+	var o O
+	s, st, flags, ok := simdPlan(x)
+	if !ok || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > simdBins ||
+		bb < 6 || bb > 30 || len(tgtS) == 0 || len(updS) == 0 ||
+		uintptr(unsafe.Pointer(&tgtS[0]))%64 != 0 || uintptr(unsafe.Pointer(&updS[0]))%64 != 0 {
 		return nil
 	}
-	var flags int64
+	p := x.p
 	if nb > 8 {
 		flags |= 1
 	}
-	var isize uintptr
-	switch p.Indices.DType {
-	case tensor.Int32:
-		flags |= 2
+	isize := uintptr(8)
+	if flags&2 != 0 {
 		isize = 4
-	case tensor.Int64:
-		isize = 8
-	default:
-		return nil
 	}
 	add := int64(0)
 	if p.Op.NegativeIndices {
