@@ -43,9 +43,9 @@ type grain struct {
 	// binNoStream flushes the write-combining buffers with plain copies
 	// (as where the lists are not aligned to cache lines).
 	binNoStream bool
-	// binNoSIMD partitions with the scalar loops where the vector one
+	// binNoAsm partitions with the Go loops where the assembly ones
 	// (binsimd.go) would run.
-	binNoSIMD bool
+	binNoAsm bool
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,

@@ -54,13 +54,6 @@ func (x *exec) planBins() bool {
 	for (outLen-1)>>shift >= maxBins {
 		shift++
 	}
-	// The vector partition takes up to simdBins bins, and pays for bins
-	// of twice g.bin (16M int32 updates into 16 MiB: 20 ms in 16 bins of
-	// 1 MiB against 23 ms in 32 bins of 512 KiB).
-	if _, _, _, ok := simdPlan(x); ok && (outLen-1)>>shift >= simdBins && (outLen-1)>>(shift+1) < simdBins &&
-		esize<<(shift+1) <= 2*max(1, x.g.bin) {
-		shift++
-	}
 	x.binShift = shift
 	return true
 }
@@ -122,7 +115,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		first[c+1] = first[c] + regionBlocks(c)
 	}
 
-	simd := simdPartition(x, upd, tgtS, updS, next, shift, bb, nb)
+	asm, newStage, useAsm := asmPartition(x, upd, tgtS, updS, next, shift, bb, nb, chunkFn)
 	fast := binDirect(x, upd, tgtS, updS, next, shift, bb)
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
@@ -133,14 +126,14 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			return // an earlier position is already known to be bad
 		}
 		var buf []O
-		if fast == nil {
+		if fast == nil || useAsm {
 			buf = scratch[O](step)
 			defer release(buf)
 		}
 		var wc *binWC[E, O]
-		var stg *simdStage
-		if simd != nil {
-			stg = new(simdStage)
+		var stg *binStage
+		if useAsm {
+			stg = newStage()
 		} else if bb >= wcShift && nb >= x.g.binWC {
 			wc = newBinWC(tgtS, updS, !x.g.binNoStream)
 			defer releaseBinWC(wc)
@@ -162,7 +155,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			}
 			e := min(hi, s+step)
 			if stg != nil {
-				if b := simd(s, e, stg); b >= 0 {
+				if b := asm(s, e, stg, buf); b >= 0 {
 					lowerBad(&bad, b)
 					return
 				}

@@ -25,19 +25,19 @@ const stageRow = 96
 // simdBins is the most bins the vector partition takes.
 const simdBins = 16
 
-// simdStage is a partition task's stage and the parameters of its loop.
+// binStage is a partition task's stage and the parameters of its loop.
 // binsimd_amd64.s reads and writes it at fixed offsets (checked by
 // TestSIMDStageLayout).
-type simdStage struct {
-	t   [simdBins][stageRow]uint32 // targets
-	u   [simdBins][stageRow]uint32 // updates, as bits
-	cnt [simdBins]int64            // entries in each row
-	pos [simdBins]int64            // where each bin's next entry goes in the lists
-	tb  unsafe.Pointer             // &tgtS[0]
-	ub  unsafe.Pointer             // &updS[0]
-	nxt unsafe.Pointer             // &next[0]
-	blk int64                      // the next free block
-	bb  int64                      // log2 of a block's entries
+type binStage struct {
+	t   [maxBins][stageRow]uint32 // targets
+	u   [maxBins][stageRow]uint32 // updates, as bits
+	cnt [maxBins]int64            // entries in each row
+	pos [maxBins]int64            // where each bin's next entry goes in the lists
+	tb  unsafe.Pointer            // &tgtS[0]
+	ub  unsafe.Pointer            // &updS[0]
+	nxt unsafe.Pointer            // &next[0]
+	blk int64                     // the next free block
+	bb  int64                     // log2 of a block's entries
 	// The loop's parameters: indices in [0, s) are good, add is s where
 	// negative indices count from the end (else 0), a target is the index
 	// times mul, and its bin is the target >> shift.
@@ -46,104 +46,150 @@ type simdStage struct {
 	flags int64
 }
 
-// simdPlan reports whether x's plan suits the vector partition (4-byte
-// elements, int32 or int64 indices, each target the checked index times
-// st), and gives the index bound s, st and the loop's flags for the index
-// type.
-func simdPlan(x *exec) (s int64, st int, flags int64, ok bool) {
+// simdPlan reports whether x's plan suits the vector loops: int32 or
+// int64 indices, each target the checked index times st, plus the column
+// k < inner of the update where inner > 0 (ScatterElements along the first
+// axis, inner a multiple of 16). It gives the index bound s, st, inner and
+// the loops' flags for the index type.
+func simdPlan(x *exec) (s int64, st, inner int, flags int64, ok bool) {
 	p := x.p
-	if !haveSIMD || x.g.binNoSIMD || p.DType.Size() != 4 {
-		return 0, 0, 0, false
+	if !haveSIMD || x.g.binNoAsm {
+		return 0, 0, 0, 0, false
 	}
 	switch {
 	case p.Kind == ops.KindElements && p.Outer == 1 && p.Inner == 1:
 		s, st = int64(p.Shape[p.Axis]), p.Strides[p.Axis]
+	case p.Kind == ops.KindElements && p.Outer == 1 && p.Inner%16 == 0 && tensor.SameShape(p.IndicesShape[1:], p.Shape[1:]):
+		s, st, inner = int64(p.Shape[0]), p.Strides[0], p.Inner
 	case p.Kind == ops.KindND && p.TupleLen == 1 && p.Inner == 1:
 		s, st = int64(p.Shape[0]), p.Strides[0]
 	default:
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
-	if s >= 1<<31 || int64(st)*s >= 1<<31 {
-		return 0, 0, 0, false
+	if s >= 1<<31 || int64(st)*s+int64(inner) >= 1<<31 {
+		return 0, 0, 0, 0, false
 	}
 	switch p.Indices.DType {
 	case tensor.Int32:
 		flags = 2
 	case tensor.Int64:
 	default:
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
-	return s, st, flags, true
+	return s, st, inner, flags, true
 }
 
-// simdPartition returns, where x's plan and the processor allow, a
-// partition function like binDirect's that goes through the vector loop;
-// otherwise nil. The lists must be aligned to cache lines.
-func simdPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int) func(lo, hi int, st *simdStage) int {
+// decodeParams are decodeTargets' parameters: indices in [0, s) are good,
+// add is s where negative indices count from the end (else 0), and a
+// target is index*mul + base + k, with k the update's column: it starts at
+// k and wraps at inner, or stays 0 where inner is 0. flags: 2 for int32
+// indices (else int64).
+type decodeParams struct {
+	s, add, mul, base, inner, k, flags int64
+}
+
+// asmPartition returns, where the processor and x's binned plan allow, the
+// assembly partition step: part appends the units [lo, hi) to stg's rows
+// (buf, of the step's length, holds decoded targets meanwhile) and returns
+// the first bad position, or -1. ok is false where the Go loops must run:
+// for elements other than 4 bytes, lists not aligned to cache lines or
+// blocks of fewer than 64 entries.
+func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int, chunkFn chunkFunc[O]) (part func(lo, hi int, stg *binStage, buf []O) int, newStage func() *binStage, ok bool) {
 	var e E
 	var o O
-	s, st, flags, ok := simdPlan(x)
-	if !ok || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > simdBins ||
+	p := x.p
+	if !haveKeys || x.g.binNoAsm || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > maxBins ||
 		bb < 6 || bb > 30 || len(tgtS) == 0 || len(updS) == 0 ||
 		uintptr(unsafe.Pointer(&tgtS[0]))%64 != 0 || uintptr(unsafe.Pointer(&updS[0]))%64 != 0 {
-		return nil
+		return nil, nil, false
 	}
-	p := x.p
+	s, st, inner, flags, vec := simdPlan(x)
+	add := int64(0)
+	if p.Op.NegativeIndices {
+		add = s
+	}
 	if nb > 8 {
 		flags |= 1
+	}
+	newStage = func() *binStage {
+		return &binStage{tb: unsafe.Pointer(&tgtS[0]), ub: unsafe.Pointer(&updS[0]), nxt: unsafe.Pointer(&next[0]),
+			bb: int64(bb), s: s, add: add, mul: int64(st), shift: int64(shift), flags: flags}
 	}
 	isize := uintptr(8)
 	if flags&2 != 0 {
 		isize = 4
 	}
-	add := int64(0)
-	if p.Op.NegativeIndices {
-		add = s
-	}
 	raw := p.Indices.Data
 	ub := unsafe.Pointer(unsafe.SliceData(upd))
-	return func(lo, hi int, stg *simdStage) int {
-		if stg.tb == nil {
-			stg.tb = unsafe.Pointer(&tgtS[0])
-			stg.ub = unsafe.Pointer(&updS[0])
-			stg.nxt = unsafe.Pointer(&next[0])
-			stg.bb = int64(bb)
-			stg.s, stg.add, stg.mul, stg.shift, stg.flags = s, add, int64(st), int64(shift), flags
-		}
-		if hi <= lo {
+	u := unsafe.Slice((*uint32)(ub), len(upd))
+	switch {
+	case vec && inner == 0 && nb <= simdBins:
+		// Decode and partition in one loop.
+		return func(lo, hi int, stg *binStage, _ []O) int {
+			if hi <= lo {
+				return -1
+			}
+			done := lo + binPartition(unsafe.Pointer(&raw[uintptr(lo)*isize]), unsafe.Add(ub, lo*4), hi-lo, stg)
+			// The rest, one unit at a time.
+			var bad int
+			if flags&2 != 0 {
+				bad = appendRest(stg, tensor.View[int32](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
+			} else {
+				bad = appendRest(stg, tensor.View[int64](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
+			}
+			if bad >= 0 {
+				return done + bad
+			}
 			return -1
+		}, newStage, true
+	case vec:
+		// Decode 16 at a time, then partition.
+		d := decodeParams{s: s, add: add, mul: int64(st), inner: int64(inner), flags: flags}
+		return func(lo, hi int, stg *binStage, buf []O) int {
+			keys := buf[:hi-lo]
+			// The vector loop's groups of 16 start at a multiple of 16
+			// of the columns (inner is one): the units before the first
+			// such go through chunkFn.
+			head := min(hi-lo, (16-lo%16)%16)
+			if inner == 0 {
+				head = 0
+			}
+			if b := chunkFn(lo, lo+head, keys[:head]); b >= 0 {
+				return b
+			}
+			done := head
+			if done < len(keys) {
+				dd := d
+				if inner > 0 {
+					dd.k = int64((lo + head) % inner)
+				}
+				done += decodeTargets(unsafe.Pointer(&raw[uintptr(lo+head)*isize]), unsafe.Pointer(&keys[head]), hi-lo-head, &dd)
+			}
+			if b := chunkFn(lo+done, hi, keys[done:]); b >= 0 {
+				return b
+			}
+			if len(keys) > 0 {
+				binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*4), len(keys), stg)
+			}
+			return -1
+		}, newStage, true
+	}
+	return func(lo, hi int, stg *binStage, buf []O) int {
+		keys := buf[:hi-lo]
+		if b := chunkFn(lo, hi, keys); b >= 0 {
+			return b
 		}
-		idxp := unsafe.Pointer(&raw[uintptr(lo)*isize])
-		done := lo + binPartition(idxp, unsafe.Add(ub, lo*4), hi-lo, stg)
-		// The rest, one unit at a time.
-		u := unsafe.Slice((*uint32)(ub), len(upd))
-		var bad int
-		if flags&2 != 0 {
-			bad = stg.appendRest(tensor.View[int32](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
-		} else {
-			bad = stg.appendRest(tensor.View[int64](p.Indices)[done:hi], u[done:hi], s, p.Op.NegativeIndices, st, shift)
-		}
-		if bad >= 0 {
-			return done + bad
+		if len(keys) > 0 {
+			binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*4), len(keys), stg)
 		}
 		return -1
-	}
+	}, newStage, true
 }
 
 // appendRest appends the units of raw and u to st's rows one at a time, as
 // binPartition does 16 at a time, and returns the offset of the first bad
 // index, or -1.
-func (st *simdStage) appendRest(raw any, u []uint32, s int64, neg bool, mul int, shift uint) int {
-	switch raw := raw.(type) {
-	case []int32:
-		return appendRestAs(st, raw, u, s, neg, mul, shift)
-	case []int64:
-		return appendRestAs(st, raw, u, s, neg, mul, shift)
-	}
-	panic("unreachable")
-}
-
-func appendRestAs[I intType](st *simdStage, raw []I, u []uint32, s int64, neg bool, mul int, shift uint) int {
+func appendRest[I intType](st *binStage, raw []I, u []uint32, s int64, neg bool, mul int, shift uint) int {
 	u = u[:len(raw)]
 	for j, v := range raw {
 		x, ok := checkIndex(v, s, neg)
@@ -151,7 +197,7 @@ func appendRestAs[I intType](st *simdStage, raw []I, u []uint32, s int64, neg bo
 			return j
 		}
 		t := uint32(x * mul)
-		b := (t >> (shift & 31)) % simdBins
+		b := (t >> (shift & 31)) % maxBins
 		n := st.cnt[b] % stageRow
 		st.t[b][n] = t
 		st.u[b][n] = u[j]
@@ -165,7 +211,7 @@ func appendRestAs[I intType](st *simdStage, raw []I, u []uint32, s int64, neg bo
 
 // flush moves the first 64 entries of bin b's rows to the end of its list,
 // as binFlush in the assembly does.
-func (st *simdStage) flush(b int) {
+func (st *binStage) flush(b int) {
 	p := st.pos[b]
 	streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&st.t[b][0]), 4)
 	streamLines(unsafe.Add(st.ub, p*4), unsafe.Pointer(&st.u[b][0]), 4)
@@ -184,7 +230,7 @@ func (st *simdStage) flush(b int) {
 
 // start points the rows of bins [0, nb) at the list ends in pos, with blk
 // the next free block.
-func (st *simdStage) start(nb int, pos *binPos, blk int32) {
+func (st *binStage) start(nb int, pos *binPos, blk int32) {
 	for b := range nb {
 		st.pos[b] = int64(pos[b])
 		st.cnt[b] = 0
@@ -195,7 +241,7 @@ func (st *simdStage) start(nb int, pos *binPos, blk int32) {
 // drain moves what is left in the rows of bins [0, nb) to their lists,
 // sets pos to the lists' ends and returns the next free block. A row holds
 // fewer than 64 entries, so it does not reach its block's end.
-func (st *simdStage) drain(nb int, pos *binPos) int32 {
+func (st *binStage) drain(nb int, pos *binPos) int32 {
 	storeFence()
 	for b := range nb {
 		n, p := int(st.cnt[b]), st.pos[b]

@@ -1,23 +1,23 @@
 #include "textflag.h"
 
 // The partition step of binned scatters with AVX-512 (see binsimd.go and
-// binsimd_amd64.go, whose simdStage this file reads and writes at the
+// binsimd_amd64.go, whose binStage this file reads and writes at the
 // offsets below).
 
 #define STAGE_T 0
-#define STAGE_U 6144
-#define STAGE_CNT 12288
-#define STAGE_POS 12416
-#define STAGE_TB 12544
-#define STAGE_UB 12552
-#define STAGE_NEXT 12560
-#define STAGE_BLK 12568
-#define STAGE_BB 12576
-#define STAGE_S 12584
-#define STAGE_ADD 12592
-#define STAGE_MUL 12600
-#define STAGE_SHIFT 12608
-#define STAGE_FLAGS 12616
+#define STAGE_U 24576
+#define STAGE_CNT 49152
+#define STAGE_POS 49664
+#define STAGE_TB 50176
+#define STAGE_UB 50184
+#define STAGE_NEXT 50192
+#define STAGE_BLK 50200
+#define STAGE_BB 50208
+#define STAGE_S 50216
+#define STAGE_ADD 50224
+#define STAGE_MUL 50232
+#define STAGE_SHIFT 50240
+#define STAGE_FLAGS 50248
 #define ROW 384
 
 // LOAD64 loads 16 int64 indices at SI, checks them and leaves the keys
@@ -97,7 +97,7 @@
 	MOVL $v, AX; \
 	VPBROADCASTD AX, Z
 
-// func binPartition(idx, upd unsafe.Pointer, n int, st *simdStage) int
+// func binPartition(idx, upd unsafe.Pointer, n int, st *binStage) int
 TEXT ·binPartition(SB), NOSPLIT, $0-40
 	MOVQ idx+0(FP), SI
 	MOVQ upd+8(FP), DI
@@ -190,20 +190,30 @@ bad:
 // COPYROW streams the first 64 entries (4 cache lines) of the stage row at
 // R13 to R12 and moves entries 64 to 79 to the row's start.
 #define COPYROW \
-	VMOVDQU32 0(R13), Z10; \
-	VMOVNTDQ Z10, 0(R12); \
-	VMOVDQU32 64(R13), Z10; \
-	VMOVNTDQ Z10, 64(R12); \
-	VMOVDQU32 128(R13), Z10; \
-	VMOVNTDQ Z10, 128(R12); \
-	VMOVDQU32 192(R13), Z10; \
-	VMOVNTDQ Z10, 192(R12); \
-	VMOVDQU32 256(R13), Z10; \
-	VMOVDQU32 Z10, 0(R13)
+	VMOVDQU 0(R13), Y10; \
+	VMOVNTDQ Y10, 0(R12); \
+	VMOVDQU 32(R13), Y10; \
+	VMOVNTDQ Y10, 32(R12); \
+	VMOVDQU 64(R13), Y10; \
+	VMOVNTDQ Y10, 64(R12); \
+	VMOVDQU 96(R13), Y10; \
+	VMOVNTDQ Y10, 96(R12); \
+	VMOVDQU 128(R13), Y10; \
+	VMOVNTDQ Y10, 128(R12); \
+	VMOVDQU 160(R13), Y10; \
+	VMOVNTDQ Y10, 160(R12); \
+	VMOVDQU 192(R13), Y10; \
+	VMOVNTDQ Y10, 192(R12); \
+	VMOVDQU 224(R13), Y10; \
+	VMOVNTDQ Y10, 224(R12); \
+	VMOVDQU 256(R13), Y10; \
+	VMOVDQU Y10, 0(R13); \
+	VMOVDQU 288(R13), Y10; \
+	VMOVDQU Y10, 32(R13)
 
 // binFlush moves the first 64 entries of bin R9's rows, which hold AX, to
 // the end of the bin's list and chains a new block to the list when that
-// fills its block, as simdStage.flush does.
+// fills its block, as binStage.flush does.
 TEXT binFlush<>(SB), NOSPLIT|NOFRAME, $0
 	MOVQ R9, R10
 	IMULQ $ROW, R10
@@ -237,4 +247,146 @@ TEXT binFlush<>(SB), NOSPLIT|NOFRAME, $0
 
 flushed:
 	MOVQ R11, (STAGE_POS)(BX)(R9*8)
+	RET
+
+// func binPartitionKeys(keys, upd unsafe.Pointer, n int, st *binStage)
+//
+// The scalar loop: each of the n targets at keys (int32) and 4-byte updates
+// at upd goes to the stage row of bin target>>st.shift, and a row that
+// reaches 64 entries is flushed. It needs AVX2 (for binFlush) and BMI2.
+TEXT ·binPartitionKeys(SB), NOSPLIT, $0-32
+	MOVQ keys+0(FP), SI
+	MOVQ upd+8(FP), DI
+	MOVQ n+16(FP), DX
+	MOVQ st+24(FP), BX
+	MOVQ STAGE_SHIFT(BX), R8
+	TESTQ DX, DX
+	JZ kdone
+
+kloop:
+	MOVL (SI), R11
+	SHRXQ R8, R11, R9
+	ANDQ $63, R9
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX
+	IMUL3Q $ROW, R9, R12
+	ADDQ BX, R12
+	MOVL R11, (STAGE_T)(R12)(AX*4)
+	MOVL (DI), R11
+	MOVL R11, (STAGE_U)(R12)(AX*4)
+	INCQ AX
+	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
+	CMPQ AX, $64
+	JB knext
+	CALL binFlush<>(SB)
+
+knext:
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ DX
+	JNZ kloop
+
+kdone:
+	VZEROUPPER
+	RET
+
+// The offsets of decodeParams.
+#define DEC_S 0
+#define DEC_ADD 8
+#define DEC_MUL 16
+#define DEC_BASE 24
+#define DEC_INNER 32
+#define DEC_K 40
+#define DEC_FLAGS 48
+
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+
+// DECODE turns the keys in Z2 into targets, index*mul + base + k for
+// the columns k of the group (see decodeParams), stores them at DI and
+// moves to the next group.
+#define DECODE \
+	VPMULLD Z11, Z2, Z2; \
+	MOVQ R10, AX; \
+	ADDQ R13, AX; \
+	VPBROADCASTD AX, Z3; \
+	VPADDD Z9, Z3, Z3; \
+	VPADDD Z3, Z2, Z2; \
+	VMOVDQU32 Z2, (DI); \
+	ADDQ $64, DI; \
+	ADDQ R12, R10; \
+	CMPQ R10, R11; \
+	JNE 2(PC); \
+	XORQ R10, R10; \
+	INCQ R8
+
+// func decodeTargets(idx, dst unsafe.Pointer, n int, d *decodeParams) int
+//
+// decodeTargets checks the indices of [0, n) rounded down to a multiple of
+// 16 (int64, or int32 where d.flags has 2), 16 at a time, and stores
+// their targets at dst as int32. It stops before the first group of 16
+// that holds a bad index and returns the units it decoded.
+TEXT ·decodeTargets(SB), NOSPLIT, $0-40
+	MOVQ idx+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), DX
+	MOVQ d+24(FP), BX
+	XORQ R8, R8
+	SHRQ $4, DX
+	JZ ddone
+	VPBROADCASTQ DEC_S(BX), Z8
+	VPBROADCASTQ DEC_ADD(BX), Z12
+	VPBROADCASTD DEC_S(BX), Z13
+	VPBROADCASTD DEC_ADD(BX), Z14
+	VPBROADCASTD DEC_MUL(BX), Z11
+	VPXORD Z15, Z15, Z15
+	MOVQ DEC_BASE(BX), R13
+	MOVQ DEC_INNER(BX), R11
+	MOVQ DEC_K(BX), R10
+	// Columns: k advances by 16 a group and wraps at inner; without
+	// columns (inner 0) it stays 0.
+	VPXORD Z9, Z9, Z9
+	XORQ R12, R12
+	TESTQ R11, R11
+	JZ 3(PC)
+	VMOVDQU32 iota16<>(SB), Z9
+	MOVQ $16, R12
+	MOVQ DEC_FLAGS(BX), AX
+	TESTQ $2, AX
+	JNZ dnarrow
+
+dwide:
+	LOAD64
+	DECODE
+	ADDQ $128, SI
+	CMPQ R8, DX
+	JB dwide
+	JMP ddone
+
+dnarrow:
+	LOAD32
+	DECODE
+	ADDQ $64, SI
+	CMPQ R8, DX
+	JB dnarrow
+
+ddone:
+bad:
+	SHLQ $4, R8
+	MOVQ R8, ret+32(FP)
+	VZEROUPPER
 	RET

@@ -16,29 +16,29 @@ import (
 
 // TestSIMDStageLayout pins the offsets binsimd_amd64.s uses.
 func TestSIMDStageLayout(t *testing.T) {
-	var s simdStage
+	var s binStage
 	want := []struct {
 		name string
 		got  uintptr
 		off  uintptr
 	}{
 		{"t", unsafe.Offsetof(s.t), 0},
-		{"u", unsafe.Offsetof(s.u), 6144},
-		{"cnt", unsafe.Offsetof(s.cnt), 12288},
-		{"pos", unsafe.Offsetof(s.pos), 12416},
-		{"tb", unsafe.Offsetof(s.tb), 12544},
-		{"ub", unsafe.Offsetof(s.ub), 12552},
-		{"nxt", unsafe.Offsetof(s.nxt), 12560},
-		{"blk", unsafe.Offsetof(s.blk), 12568},
-		{"bb", unsafe.Offsetof(s.bb), 12576},
-		{"s", unsafe.Offsetof(s.s), 12584},
-		{"add", unsafe.Offsetof(s.add), 12592},
-		{"mul", unsafe.Offsetof(s.mul), 12600},
-		{"shift", unsafe.Offsetof(s.shift), 12608},
-		{"flags", unsafe.Offsetof(s.flags), 12616},
+		{"u", unsafe.Offsetof(s.u), 24576},
+		{"cnt", unsafe.Offsetof(s.cnt), 49152},
+		{"pos", unsafe.Offsetof(s.pos), 49664},
+		{"tb", unsafe.Offsetof(s.tb), 50176},
+		{"ub", unsafe.Offsetof(s.ub), 50184},
+		{"nxt", unsafe.Offsetof(s.nxt), 50192},
+		{"blk", unsafe.Offsetof(s.blk), 50200},
+		{"bb", unsafe.Offsetof(s.bb), 50208},
+		{"s", unsafe.Offsetof(s.s), 50216},
+		{"add", unsafe.Offsetof(s.add), 50224},
+		{"mul", unsafe.Offsetof(s.mul), 50232},
+		{"shift", unsafe.Offsetof(s.shift), 50240},
+		{"flags", unsafe.Offsetof(s.flags), 50248},
 	}
 	for _, w := range want {
-		require.Equal(t, w.off, w.got, "offset of simdStage.%s", w.name)
+		require.Equal(t, w.off, w.got, "offset of binStage.%s", w.name)
 	}
 	require.Equal(t, uintptr(384), unsafe.Sizeof(s.t[0]), "a stage row")
 }
@@ -59,7 +59,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	backends := func(bin, block int) (simd, scalar *Backend) {
 		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
 		h := g
-		h.binNoSIMD = true
+		h.binNoAsm = true
 		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &h}
 	}
 	// The index values: in range, negative, or (bad) the given value.
@@ -96,21 +96,40 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 					if op == "ScatterNDUpdate-3" && red != "" {
 						continue
 					}
-					for _, shape := range []struct{ s, bin, block, n int }{
-						{1000, 64 << 2, 6, 4096 + 5}, // 4 bins of 64 elements, blocks of 64 entries
-						{1000, 64, 7, 3000},          // 16 bins
-						{900, 128, 6, 2017},          // 8 bins
-						{100, 16, 12, 16*37 + 15},    // 7 bins, one block each
-						{50, 1 << 20, 6, 33},         // 1 bin
+					// bin is the grain's bin in bytes of float32; the plans
+					// take 16, 63, 29, 25 and 1 bins of a 1-D output, 38
+					// and 4 bins of columns along axis 0, and the last
+					// decodes in Go (8 columns) and partitions in assembly.
+					for _, shape := range []struct{ s, inner, bin, block, n int }{
+						{1000, 1, 64 << 2, 6, 4096 + 5},
+						{1000, 1, 64, 7, 3000},
+						{900, 1, 128, 6, 2017},
+						{100, 1, 16, 12, 16*37 + 15},
+						{50, 1, 1 << 20, 6, 33},
+						{300, 32, 1024, 6, 32 * 97},
+						{200, 16, 4096, 7, 16 * 131},
+						{100, 8, 256, 6, 8 * 301},
 					} {
 						s, n := shape.s, shape.n
-						data := orderTensor(rng, dt, []int{s}, dt == tensor.Float32)
-						upd := orderTensor(rng, dt, []int{n}, dt == tensor.Float32)
-						ix := indices(idt, n, s, neg)
+						if shape.inner > 1 && op != "ScatterElements-18" {
+							continue
+						}
+						dshape := []int{s}
 						ishape := []int{n}
-						if op != "ScatterElements-18" {
+						switch {
+						case shape.inner > 1:
+							dshape = []int{s, shape.inner}
+							ishape = []int{n / shape.inner, shape.inner}
+						case op != "ScatterElements-18":
 							ishape = []int{n, 1}
 						}
+						data := orderTensor(rng, dt, dshape, dt == tensor.Float32)
+						ushape := ishape // ScatterElements: the shape of indices
+						if op != "ScatterElements-18" {
+							ushape = []int{n}
+						}
+						upd := orderTensor(rng, dt, ushape, dt == tensor.Float32)
+						ix := indices(idt, n, s, neg)
 						ix.Shape = ishape
 						simd, scalar := backends(shape.bin*dt.Size()/4, shape.block)
 						run := func(name string, ix *tensor.Tensor) {
@@ -134,7 +153,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 								t.Fatalf("%s (seed %d): %s", name, seed, d)
 							}
 						}
-						name := fmt.Sprintf("%s/%v/%v/%s/s%d-bin%d-block%d-n%d", op, idt, dt, red, s, shape.bin, shape.block, n)
+						name := fmt.Sprintf("%s/%v/%v/%s/s%d-inner%d-bin%d-block%d-n%d", op, idt, dt, red, s, shape.inner, shape.bin, shape.block, n)
 						run(name, ix)
 						// A bad value at a lane of a group, in the tail, and
 						// two in one group (the first must be named).
@@ -209,7 +228,7 @@ func TestBinPartition(t *testing.T) {
 				tgt := alignedU32(blocks << bb)
 				upd := alignedU32(blocks << bb)
 				next := make([]int32, blocks)
-				st := &simdStage{tb: unsafe.Pointer(&tgt[0]), ub: unsafe.Pointer(&upd[0]), nxt: unsafe.Pointer(&next[0]),
+				st := &binStage{tb: unsafe.Pointer(&tgt[0]), ub: unsafe.Pointer(&upd[0]), nxt: unsafe.Pointer(&next[0]),
 					bb: bb, s: s, add: s, mul: 1, shift: shift, flags: flags}
 				var pos binPos
 				heads := make([]int32, nb)

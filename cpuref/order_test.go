@@ -85,17 +85,23 @@ func orderSplits() []struct {
 			}
 			for _, bin := range []int{1, 8, 64} {
 				// Blocks of wcShift and more take the write-combining
-				// buffers (binWC 0: with any number of bins); wcShift and
-				// wcShift+1 flush into a new block every one to four
+				// buffers (binWC 0: with any number of bins), or for
+				// 4-byte elements the assembly loops' stage rows; wcShift
+				// and wcShift+1 flush into a new block every one to four
 				// flushes. The buffers flush with streamed stores, and
 				// with plain copies where binNoStream.
 				for _, block := range []int{0, 1, 3, wcShift, wcShift + 1, 12} {
 					g := &grain{task: 2, run: 2, piece: 1, decode: decode, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block}
 					add(fmt.Sprintf("w%d-decode%d-bin%d-block%d", w, decode, bin, block), &Backend{Workers: w, grain: g})
 					if block == wcShift {
-						g := *g
-						g.binNoStream = true
-						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-copy", w, decode, bin, block), &Backend{Workers: w, grain: &g})
+						nc := *g
+						nc.binNoStream = true
+						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-copy", w, decode, bin, block), &Backend{Workers: w, grain: &nc})
+						// The Go partition loops where the assembly ones
+						// would run (4-byte elements, see binsimd.go).
+						h := *g
+						h.binNoAsm = true
+						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-go", w, decode, bin, block), &Backend{Workers: w, grain: &h})
 					}
 				}
 			}
