@@ -4,21 +4,22 @@
 // binsimd_amd64.go, whose binStage this file reads and writes at the
 // offsets below).
 
-#define STAGE_T 0
-#define STAGE_U 24576
-#define STAGE_CNT 49152
-#define STAGE_POS 49664
-#define STAGE_TB 50176
-#define STAGE_UB 50184
-#define STAGE_NEXT 50192
-#define STAGE_BLK 50200
-#define STAGE_BB 50208
-#define STAGE_S 50216
-#define STAGE_ADD 50224
-#define STAGE_MUL 50232
-#define STAGE_SHIFT 50240
-#define STAGE_FLAGS 50248
+#define NBINS 128
 #define ROW 384
+#define STAGE_T 0
+#define STAGE_U (NBINS*ROW)
+#define STAGE_CNT (2*NBINS*ROW)
+#define STAGE_POS (STAGE_CNT+8*NBINS)
+#define STAGE_TB (STAGE_POS+8*NBINS)
+#define STAGE_UB (STAGE_TB+8)
+#define STAGE_NEXT (STAGE_TB+16)
+#define STAGE_BLK (STAGE_TB+24)
+#define STAGE_BB (STAGE_TB+32)
+#define STAGE_S (STAGE_TB+40)
+#define STAGE_ADD (STAGE_TB+48)
+#define STAGE_MUL (STAGE_TB+56)
+#define STAGE_SHIFT (STAGE_TB+64)
+#define STAGE_FLAGS (STAGE_TB+72)
 
 // LOAD64 loads 16 int64 indices at SI, checks them and leaves the keys
 // (index, plus s where negative and allowed) in Z2; it jumps to bad when
@@ -266,7 +267,7 @@ TEXT ·binPartitionKeys(SB), NOSPLIT, $0-32
 kloop:
 	MOVL (SI), R11
 	SHRXQ R8, R11, R9
-	ANDQ $63, R9
+	ANDQ $(NBINS-1), R9
 	MOVQ (STAGE_CNT)(BX)(R9*8), AX
 	IMUL3Q $ROW, R9, R12
 	ADDQ BX, R12

@@ -17,25 +17,28 @@ import (
 // TestSIMDStageLayout pins the offsets binsimd_amd64.s uses.
 func TestSIMDStageLayout(t *testing.T) {
 	var s binStage
+	// binsimd_amd64.s: NBINS is maxBins, ROW the bytes of a stage row.
+	const nbins, row = maxBins, 4 * stageRow
+	tb := uintptr(2*nbins*row + 16*nbins)
 	want := []struct {
 		name string
 		got  uintptr
 		off  uintptr
 	}{
 		{"t", unsafe.Offsetof(s.t), 0},
-		{"u", unsafe.Offsetof(s.u), 24576},
-		{"cnt", unsafe.Offsetof(s.cnt), 49152},
-		{"pos", unsafe.Offsetof(s.pos), 49664},
-		{"tb", unsafe.Offsetof(s.tb), 50176},
-		{"ub", unsafe.Offsetof(s.ub), 50184},
-		{"nxt", unsafe.Offsetof(s.nxt), 50192},
-		{"blk", unsafe.Offsetof(s.blk), 50200},
-		{"bb", unsafe.Offsetof(s.bb), 50208},
-		{"s", unsafe.Offsetof(s.s), 50216},
-		{"add", unsafe.Offsetof(s.add), 50224},
-		{"mul", unsafe.Offsetof(s.mul), 50232},
-		{"shift", unsafe.Offsetof(s.shift), 50240},
-		{"flags", unsafe.Offsetof(s.flags), 50248},
+		{"u", unsafe.Offsetof(s.u), nbins * row},
+		{"cnt", unsafe.Offsetof(s.cnt), 2 * nbins * row},
+		{"pos", unsafe.Offsetof(s.pos), 2*nbins*row + 8*nbins},
+		{"tb", unsafe.Offsetof(s.tb), tb},
+		{"ub", unsafe.Offsetof(s.ub), tb + 8},
+		{"nxt", unsafe.Offsetof(s.nxt), tb + 16},
+		{"blk", unsafe.Offsetof(s.blk), tb + 24},
+		{"bb", unsafe.Offsetof(s.bb), tb + 32},
+		{"s", unsafe.Offsetof(s.s), tb + 40},
+		{"add", unsafe.Offsetof(s.add), tb + 48},
+		{"mul", unsafe.Offsetof(s.mul), tb + 56},
+		{"shift", unsafe.Offsetof(s.shift), tb + 64},
+		{"flags", unsafe.Offsetof(s.flags), tb + 72},
 	}
 	for _, w := range want {
 		require.Equal(t, w.off, w.got, "offset of binStage.%s", w.name)
