@@ -261,10 +261,70 @@ TEXT ·binPartitionKeys(SB), NOSPLIT, $0-32
 	MOVQ n+16(FP), DX
 	MOVQ st+24(FP), BX
 	MOVQ STAGE_SHIFT(BX), R8
-	TESTQ DX, DX
-	JZ kdone
+	SHRQ $1, DX
+	JZ kone
 
 kloop:
+	// Two entries at a time: the second's count is read before the
+	// first's is stored, and corrected when both have the same bin.
+	MOVL (SI), R11
+	SHRXQ R8, R11, R9
+	ANDQ $(NBINS-1), R9
+	MOVL 4(SI), R13
+	SHRXQ R8, R13, R10
+	ANDQ $(NBINS-1), R10
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX
+	MOVQ (STAGE_CNT)(BX)(R10*8), CX
+	XORL R12, R12
+	CMPQ R9, R10
+	SETEQ R12B
+	ADDQ R12, CX
+	IMUL3Q $ROW, R9, R12
+	ADDQ BX, R12
+	MOVL R11, (STAGE_T)(R12)(AX*4)
+	MOVL (DI), R11
+	MOVL R11, (STAGE_U)(R12)(AX*4)
+	IMUL3Q $ROW, R10, R12
+	ADDQ BX, R12
+	MOVL R13, (STAGE_T)(R12)(CX*4)
+	MOVL 4(DI), R11
+	MOVL R11, (STAGE_U)(R12)(CX*4)
+	INCQ AX
+	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
+	INCQ CX
+	MOVQ CX, (STAGE_CNT)(BX)(R10*8)
+	CMPQ AX, $64
+	JAE kflush1
+kcheck2:
+	CMPQ CX, $64
+	JAE kflush2
+knext:
+	ADDQ $8, SI
+	ADDQ $8, DI
+	DECQ DX
+	JNZ kloop
+	JMP kone
+
+kflush1:
+	// Flush the first bin (its count is now the stored one), keeping
+	// the second's bin in R10 across the call.
+	MOVQ R10, R14
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX
+	CALL binFlush<>(SB)
+	MOVQ R14, R10
+	MOVQ (STAGE_CNT)(BX)(R10*8), CX
+	JMP kcheck2
+
+kflush2:
+	MOVQ R10, R9
+	MOVQ CX, AX
+	CALL binFlush<>(SB)
+	JMP knext
+
+kone:
+	MOVQ n+16(FP), DX
+	TESTQ $1, DX
+	JZ kdone
 	MOVL (SI), R11
 	SHRXQ R8, R11, R9
 	ANDQ $(NBINS-1), R9
@@ -277,14 +337,8 @@ kloop:
 	INCQ AX
 	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
 	CMPQ AX, $64
-	JB knext
+	JB kdone
 	CALL binFlush<>(SB)
-
-knext:
-	ADDQ $4, SI
-	ADDQ $4, DI
-	DECQ DX
-	JNZ kloop
 
 kdone:
 	VZEROUPPER
