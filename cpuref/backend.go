@@ -46,6 +46,9 @@ type grain struct {
 	// binNoAsm partitions with the Go loops where the assembly ones
 	// (binsimd.go) would run.
 	binNoAsm bool
+	// binNoVector keeps to the scalar assembly loop (binPartitionKeys,
+	// after the Go decode), as on processors without AVX-512.
+	binNoVector bool
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,

@@ -7,17 +7,29 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// The vector partition: binned element scatters of 4-byte elements into at
-// most 16 bins go through binPartition (assembly where the processor has
-// AVX-512, see binsimd_amd64.s), which checks and decodes 16 indices at a
-// time and appends each bin's lanes, compressed in lane order, to a row of
-// a stage in the first-level cache. A row that reaches 64 entries goes to
+// The assembly partition loops of binned scatters (binned.go) for 4-byte
+// elements and targets, on amd64 (binsimd_amd64.s). Each partition task
+// appends its entries to a stage: a row per bin in the first-level cache,
+// the bin's write-combining buffer. A row that reaches 64 entries goes to
 // the end of its bin's list in one piece, four cache lines of targets and
-// four of updates streamed past the caches. The result is the lists
-// binAppendRaw builds, entry for entry and in the same order: a bin's
-// entries enter its row in position order, rows flush in order, and what
-// the vector loop leaves (the last units, fewer than 16, or a group with a
-// bad index) goes through the same rows one unit at a time.
+// four of updates streamed past the caches, chaining a new block to the
+// list when one fills.
+//
+//   - binPartition (AVX-512, up to 16 bins, the target the index times a
+//     stride): checks and decodes 16 indices at a time and compresses each
+//     bin's lanes, in lane order, onto the end of the bin's row.
+//   - decodeTargets (AVX-512): checks and decodes 16 indices at a time into
+//     targets, plus the column for ScatterElements along the first axis;
+//     binPartitionKeys (scalar, AVX2 and BMI2): appends decoded targets to
+//     the rows of any number of bins up to maxBins. Without AVX-512 the
+//     targets come from the Go decode (chunker).
+//
+// The lists are the ones binAppendRaw and binAppend build, entry for entry
+// and in the same order: a bin's entries enter its row in position order,
+// rows flush in order, and what a vector loop leaves (the last units, fewer
+// than 16, or a group with a bad index) goes through the same rows one unit
+// at a time, or through the Go decode. The first bad index is found by the
+// Go code, so errors are the same.
 
 // stageRow is the room of a stage row: 64 entries and a group of 16.
 const stageRow = 96
@@ -53,7 +65,7 @@ type binStage struct {
 // the loops' flags for the index type.
 func simdPlan(x *exec) (s int64, st, inner int, flags int64, ok bool) {
 	p := x.p
-	if !haveSIMD || x.g.binNoAsm {
+	if !haveSIMD || x.g.binNoAsm || x.g.binNoVector {
 		return 0, 0, 0, 0, false
 	}
 	switch {

@@ -46,24 +46,28 @@ func TestSIMDStageLayout(t *testing.T) {
 	require.Equal(t, uintptr(384), unsafe.Sizeof(s.t[0]), "a stage row")
 }
 
-// TestSIMDPartitionMatchesScalar runs binned scatters with the vector
-// partition and with the scalar loops and wants the same bits or the same
-// error: int32 and int64 indices, negative indices allowed or not, 1 to 16
+// TestSIMDPartitionMatchesScalar runs binned scatters with the assembly
+// partition loops (vector, and scalar alone) and with the Go loops and
+// wants the same bits or the same error: int32 and int64 indices, negative indices allowed or not, 1 to 16
 // bins, blocks of 64 entries and more, counts that leave a tail of fewer
 // than 16, and bad indices at every lane of a group and in the tail.
 func TestSIMDPartitionMatchesScalar(t *testing.T) {
-	if !haveSIMD {
-		t.Log("no AVX-512 here: the vector partition is not used, and the scalar loops are tested elsewhere")
+	if !haveKeys {
+		t.Log("no assembly partition on this processor: the Go loops run, and TestSplitsKeepIndexOrder covers them")
 		return
 	}
 	seed := int64(20261125)
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d", seed)
-	backends := func(bin, block int) (simd, scalar *Backend) {
+	// The assembly loops, the scalar one alone (as without AVX-512), and
+	// the Go loops.
+	backends := func(bin, block int) (simd, keys, scalar *Backend) {
 		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
+		k := g
+		k.binNoVector = true
 		h := g
 		h.binNoAsm = true
-		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &h}
+		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &k}, &Backend{Workers: 3, grain: &h}
 	}
 	// The index values: in range, negative, or (bad) the given value.
 	indices := func(dt tensor.DType, n, s int, neg bool) *tensor.Tensor {
@@ -134,26 +138,31 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 						upd := orderTensor(rng, dt, ushape, dt == tensor.Float32)
 						ix := indices(idt, n, s, neg)
 						ix.Shape = ishape
-						simd, scalar := backends(shape.bin*dt.Size()/4, shape.block)
+						simd, keys, scalar := backends(shape.bin*dt.Size()/4, shape.block)
 						run := func(name string, ix *tensor.Tensor) {
 							req := ops.Request{Op: op, Reduction: red, Data: data, Indices: ix, Updates: upd}
 							cases++
 							p, err := ops.Prepare(req)
 							require.NoError(t, err, name)
-							a, err := tensor.New(p.DType, p.Shape)
+							want, err := tensor.New(p.DType, p.Shape)
 							require.NoError(t, err)
-							b, err := tensor.New(p.DType, p.Shape)
-							require.NoError(t, err)
-							errA := simd.Execute(context.Background(), p, a)
-							errB := scalar.Execute(context.Background(), p, b)
-							if errB != nil {
-								require.Error(t, errA, name)
-								require.Equal(t, errB.Error(), errA.Error(), name)
-								return
-							}
-							require.NoError(t, errA, name)
-							if d := opstest.DiffExact(a, b); d != "" {
-								t.Fatalf("%s (seed %d): %s", name, seed, d)
+							wantErr := scalar.Execute(context.Background(), p, want)
+							for _, be := range []struct {
+								name string
+								b    *Backend
+							}{{"vector", simd}, {"scalar-asm", keys}} {
+								got, err := tensor.New(p.DType, p.Shape)
+								require.NoError(t, err)
+								err = be.b.Execute(context.Background(), p, got)
+								if wantErr != nil {
+									require.Error(t, err, "%s %s", be.name, name)
+									require.Equal(t, wantErr.Error(), err.Error(), "%s %s", be.name, name)
+									continue
+								}
+								require.NoError(t, err, "%s %s", be.name, name)
+								if d := opstest.DiffExact(got, want); d != "" {
+									t.Fatalf("%s %s (seed %d): %s", be.name, name, seed, d)
+								}
 							}
 						}
 						name := fmt.Sprintf("%s/%v/%v/%s/s%d-inner%d-bin%d-block%d-n%d", op, idt, dt, red, s, shape.inner, shape.bin, shape.block, n)

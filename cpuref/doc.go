@@ -55,9 +55,14 @@
 //     range of target elements sized for the second-level cache); a list
 //     is a chain of blocks of the chunk's own region of scratch (with
 //     many bins, the entries gather a few dozen at a time in a buffer per
-//     bin and go to the list together, streamed past the caches). Each bin
-//     is then one task: it copies its range of data into out and folds
-//     the bin's list of every chunk, chunk after chunk, block after block.
+//     bin and go to the list together, streamed past the caches). For
+//     4-byte elements on amd64 assembly loops do this partition
+//     (binsimd.go): with AVX-512, 16 indices at a time are checked and
+//     decoded, and into up to 16 bins each bin's lanes are compressed, in
+//     lane order, onto the end of the bin's stage row; a stage row is the
+//     bin's buffer, 64 entries flushed in one piece. Each bin is then one
+//     task: it copies its range of data into out and folds the bin's list
+//     of every chunk, chunk after chunk, block after block.
 //   - Owned: on two to four workers, each worker owns a contiguous range of
 //     target elements (or of rows, for ScatterND slices) and walks every
 //     decoded update in position order, folding those that land in its
@@ -79,7 +84,10 @@
 // goroutine applies them in increasing position. Binned: every element
 // lies in exactly one bin, and one task folds a bin (1); a chunk's task
 // appends to each list in position order (a bin's buffer fills in order
-// and empties onto the end of its list), the blocks of a list are
+// and empties onto the end of its list; a vector group's lanes are in
+// position order, compression keeps their order, and groups are taken in
+// order, the units a group leaves behind after the groups before it), the
+// blocks of a list are
 // chained in the order they were filled, the chunks are ranges of
 // increasing positions, and the bin's task takes the chunks in order and
 // each list from its first block to its last (2). Owned: every element
