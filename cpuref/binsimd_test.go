@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -293,4 +294,78 @@ func alignedU32(n int) []uint32 {
 	s := make([]uint32, n+16)
 	off := int((64 - uintptr(unsafe.Pointer(&s[0]))%64) % 64 / 4)
 	return s[off : off+n]
+}
+
+// FuzzBinnedIndices feeds arbitrary index values, in range or not, to the
+// binned partition loops (vector, scalar assembly, Go) and wants the same
+// result or the same error from all three.
+func FuzzBinnedIndices(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint16(100), true, uint8(0), uint8(16), uint8(6))
+	f.Add(make([]byte, 4*70), uint16(7), false, uint8(1), uint8(1), uint8(7))
+	f.Add([]byte{0, 0, 0, 0x80, 5, 0, 0, 0}, uint16(2000), false, uint8(2), uint8(200), uint8(12))
+	f.Fuzz(func(t *testing.T, raw []byte, size uint16, wide bool, mode, bin, block uint8) {
+		s := 1 + int(size)%4000
+		isz := 4
+		if wide {
+			isz = 8
+		}
+		n := min(len(raw)/isz, 1<<12)
+		op, red := []string{"ScatterElements-18", "ScatterElements-18", "ScatterNDUpdate-3"}[mode%3], []string{"add", "", ""}[mode%3]
+		dt := tensor.Int32
+		if wide {
+			dt = tensor.Int64
+		}
+		shape := []int{n}
+		if op != "ScatterElements-18" {
+			shape = []int{n, 1}
+		}
+		ix, err := tensor.New(dt, shape)
+		require.NoError(t, err)
+		for i := range n {
+			var v int64
+			if wide {
+				v = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+			} else {
+				v = int64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+			}
+			// Mostly in range (both signs), sometimes the raw value.
+			if v&0x70 != 0x70 {
+				v %= int64(s)
+			}
+			if wide {
+				tensor.View[int64](ix)[i] = v
+			} else {
+				tensor.View[int32](ix)[i] = int32(v)
+			}
+		}
+		rng := rand.New(rand.NewSource(int64(n)))
+		req := ops.Request{Op: op, Reduction: red, Data: orderTensor(rng, tensor.Float32, []int{s}, true), Indices: ix,
+			Updates: orderTensor(rng, tensor.Float32, []int{n}, true)}
+		p, err := ops.Prepare(req)
+		if err != nil {
+			return // refused before any backend runs
+		}
+		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 4 * (1 + int(bin)), binBlock: 6 + int(block)%7}
+		var outs []*tensor.Tensor
+		var errs []error
+		for _, v := range []func(*grain){func(*grain) {}, func(g *grain) { g.binNoVector = true }, func(g *grain) { g.binNoAsm = true }} {
+			gg := g
+			v(&gg)
+			out, err := tensor.New(p.DType, p.Shape)
+			require.NoError(t, err)
+			errs = append(errs, (&Backend{Workers: 2, grain: &gg}).Execute(context.Background(), p, out))
+			outs = append(outs, out)
+		}
+		for i := range 2 {
+			if errs[2] != nil {
+				require.Error(t, errs[i])
+				require.Equal(t, errs[2].Error(), errs[i].Error())
+				continue
+			}
+			require.NoError(t, errs[i])
+			if d := opstest.DiffExact(outs[i], outs[2]); d != "" {
+				t.Fatal(d)
+			}
+		}
+	})
 }
