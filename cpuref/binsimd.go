@@ -37,25 +37,33 @@ const stageRow = 96
 // simdBins is the most bins the vector partition takes.
 const simdBins = 16
 
-// binStage is a partition task's stage and the parameters of its loop.
+// stageRowT is a bin's row of a stage: its targets and its updates (of 1,
+// 2, 4 or 8 bytes).
+type stageRowT struct {
+	t [stageRow]uint32
+	u [stageRow * 8]byte
+}
+
+// binStage is a partition task's stage and the parameters of its loops.
 // binsimd_amd64.s reads and writes it at fixed offsets (checked by
 // TestSIMDStageLayout).
 type binStage struct {
-	t   [maxBins][stageRow]uint32 // targets
-	u   [maxBins][stageRow]uint32 // updates, as bits
-	cnt [maxBins]int64            // entries in each row
-	pos [maxBins]int64            // where each bin's next entry goes in the lists
-	tb  unsafe.Pointer            // &tgtS[0]
-	ub  unsafe.Pointer            // &updS[0]
-	nxt unsafe.Pointer            // &next[0]
-	blk int64                     // the next free block
-	bb  int64                     // log2 of a block's entries
-	// The loop's parameters: indices in [0, s) are good, add is s where
-	// negative indices count from the end (else 0), a target is the index
-	// times mul, and its bin is the target >> shift.
+	rows [maxBins]stageRowT
+	cnt  [maxBins]int64 // entries in each row
+	pos  [maxBins]int64 // where each bin's next entry goes in the lists
+	tb   unsafe.Pointer // &tgtS[0]
+	ub   unsafe.Pointer // &updS[0]
+	nxt  unsafe.Pointer // &next[0]
+	blk  int64          // the next free block
+	bb   int64          // log2 of a block's entries
+	// binPartition's parameters: indices in [0, s) are good, add is s
+	// where negative indices count from the end (else 0), a target is the
+	// index times mul, and its bin is the target >> shift (binPartitionKeys
+	// uses shift too).
 	s, add, mul, shift int64
 	// flags: 1 for 16 bins (else 8), 2 for int32 indices (else int64).
 	flags int64
+	esize int64 // bytes of an update
 }
 
 // simdPlan reports whether x's plan suits the vector loops: int32 or
@@ -110,7 +118,8 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	var e E
 	var o O
 	p := x.p
-	if !haveKeys || x.g.binNoAsm || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 || nb > maxBins ||
+	es := int(unsafe.Sizeof(e))
+	if !haveKeys || x.g.binNoAsm || (es != 1 && es != 2 && es != 4 && es != 8) || unsafe.Sizeof(o) != 4 || nb > maxBins ||
 		bb < 6 || bb > 30 || len(tgtS) == 0 || len(updS) == 0 ||
 		uintptr(unsafe.Pointer(&tgtS[0]))%64 != 0 || uintptr(unsafe.Pointer(&updS[0]))%64 != 0 {
 		return nil, nil, false
@@ -125,7 +134,7 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	}
 	newStage = func() *binStage {
 		return &binStage{tb: unsafe.Pointer(&tgtS[0]), ub: unsafe.Pointer(&updS[0]), nxt: unsafe.Pointer(&next[0]),
-			bb: int64(bb), s: s, add: add, mul: int64(st), shift: int64(shift), flags: flags}
+			bb: int64(bb), s: s, add: add, mul: int64(st), shift: int64(shift), flags: flags, esize: int64(es)}
 	}
 	isize := uintptr(8)
 	if flags&2 != 0 {
@@ -135,13 +144,13 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	ub := unsafe.Pointer(unsafe.SliceData(upd))
 	u := unsafe.Slice((*uint32)(ub), len(upd))
 	switch {
-	case vec && inner == 0 && nb <= simdBins:
+	case vec && inner == 0 && nb <= simdBins && es == 4:
 		// Decode and partition in one loop.
 		return func(lo, hi int, stg *binStage, _ []O) int {
 			if hi <= lo {
 				return -1
 			}
-			done := lo + binPartition(unsafe.Pointer(&raw[uintptr(lo)*isize]), unsafe.Add(ub, lo*4), hi-lo, stg)
+			done := lo + binPartition(unsafe.Pointer(&raw[uintptr(lo)*isize]), unsafe.Add(ub, lo*es), hi-lo, stg)
 			// The rest, one unit at a time.
 			var bad int
 			if flags&2 != 0 {
@@ -181,7 +190,7 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 				return b
 			}
 			if len(keys) > 0 {
-				binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*4), len(keys), stg)
+				binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*es), len(keys), stg)
 			}
 			return -1
 		}, newStage, true
@@ -192,7 +201,7 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 			return b
 		}
 		if len(keys) > 0 {
-			binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*4), len(keys), stg)
+			binPartitionKeys(unsafe.Pointer(&keys[0]), unsafe.Add(ub, lo*es), len(keys), stg)
 		}
 		return -1
 	}, newStage, true
@@ -211,8 +220,8 @@ func appendRest[I intType](st *binStage, raw []I, u []uint32, s int64, neg bool,
 		t := uint32(x * mul)
 		b := (t >> (shift & 31)) % maxBins
 		n := st.cnt[b] % stageRow
-		st.t[b][n] = t
-		st.u[b][n] = u[j]
+		st.rows[b].t[n] = t
+		*(*uint32)(unsafe.Pointer(&st.rows[b].u[4*n])) = u[j]
 		st.cnt[b] = n + 1
 		if n+1 == 64 {
 			st.flush(int(b))
@@ -221,15 +230,15 @@ func appendRest[I intType](st *binStage, raw []I, u []uint32, s int64, neg bool,
 	return -1
 }
 
-// flush moves the first 64 entries of bin b's rows to the end of its list,
+// flush moves the first 64 entries of bin b's row to the end of its list,
 // as binFlush in the assembly does.
 func (st *binStage) flush(b int) {
-	p := st.pos[b]
-	streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&st.t[b][0]), 4)
-	streamLines(unsafe.Add(st.ub, p*4), unsafe.Pointer(&st.u[b][0]), 4)
+	p, es, r := st.pos[b], st.esize, &st.rows[b]
+	streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&r.t[0]), 4)
+	streamLines(unsafe.Add(st.ub, p*es), unsafe.Pointer(&r.u[0]), int(es))
 	n := st.cnt[b] - 64
-	copy(st.t[b][:n], st.t[b][64:64+n])
-	copy(st.u[b][:n], st.u[b][64:64+n])
+	copy(r.t[:n], r.t[64:64+n])
+	copy(r.u[:n*es], r.u[64*es:(64+n)*es])
 	st.cnt[b] = n
 	p += 64
 	if p&(1<<st.bb-1) == 0 {
@@ -256,9 +265,9 @@ func (st *binStage) start(nb int, pos *binPos, blk int32) {
 func (st *binStage) drain(nb int, pos *binPos) int32 {
 	storeFence()
 	for b := range nb {
-		n, p := int(st.cnt[b]), st.pos[b]
-		copy(unsafe.Slice((*uint32)(unsafe.Add(st.tb, p*4)), n), st.t[b][:n])
-		copy(unsafe.Slice((*uint32)(unsafe.Add(st.ub, p*4)), n), st.u[b][:n])
+		n, p, es := st.cnt[b], st.pos[b], st.esize
+		copy(unsafe.Slice((*uint32)(unsafe.Add(st.tb, p*4)), n), st.rows[b].t[:n])
+		copy(unsafe.Slice((*byte)(unsafe.Add(st.ub, p*es)), n*es), st.rows[b].u[:n*es])
 		pos[b] = int32(p) + int32(n)
 		st.cnt[b] = 0
 	}

@@ -5,10 +5,11 @@
 // offsets below).
 
 #define NBINS 128
-#define ROW 384
-#define STAGE_T 0
-#define STAGE_U (NBINS*ROW)
-#define STAGE_CNT (2*NBINS*ROW)
+// A stage row: 96 targets (384 bytes), then room for 96 updates of up to
+// 8 bytes.
+#define RSZ 1152
+#define RU 384
+#define STAGE_CNT (NBINS*RSZ)
 #define STAGE_POS (STAGE_CNT+8*NBINS)
 #define STAGE_TB (STAGE_POS+8*NBINS)
 #define STAGE_UB (STAGE_TB+8)
@@ -20,6 +21,7 @@
 #define STAGE_MUL (STAGE_TB+56)
 #define STAGE_SHIFT (STAGE_TB+64)
 #define STAGE_FLAGS (STAGE_TB+72)
+#define STAGE_ESIZE (STAGE_TB+80)
 
 // LOAD64 loads 16 int64 indices at SI, checks them and leaves the keys
 // (index, plus s where negative and allowed) in Z2; it jumps to bad when
@@ -62,8 +64,8 @@
 	VPCOMPRESSD Z2, K1, Z6; \
 	VPCOMPRESSD Z5, K1, Z7; \
 	MOVQ (STAGE_CNT+8*b)(BX), AX; \
-	VMOVDQU32 Z6, (STAGE_T+ROW*b)(BX)(AX*4); \
-	VMOVDQU32 Z7, (STAGE_U+ROW*b)(BX)(AX*4); \
+	VMOVDQU32 Z6, (RSZ*b)(BX)(AX*4); \
+	VMOVDQU32 Z7, (RSZ*b+RU)(BX)(AX*4); \
 	KMOVW K1, CX; \
 	POPCNTL CX, CX; \
 	ADDQ CX, AX; \
@@ -188,47 +190,65 @@ bad:
 	VZEROUPPER
 	RET
 
-// COPYROW streams the first 64 entries (4 cache lines) of the stage row at
-// R13 to R12 and moves entries 64 to 79 to the row's start.
-#define COPYROW \
-	VMOVDQU 0(R13), Y10; \
-	VMOVNTDQ Y10, 0(R12); \
-	VMOVDQU 32(R13), Y10; \
-	VMOVNTDQ Y10, 32(R12); \
-	VMOVDQU 64(R13), Y10; \
-	VMOVNTDQ Y10, 64(R12); \
-	VMOVDQU 96(R13), Y10; \
-	VMOVNTDQ Y10, 96(R12); \
-	VMOVDQU 128(R13), Y10; \
-	VMOVNTDQ Y10, 128(R12); \
-	VMOVDQU 160(R13), Y10; \
-	VMOVNTDQ Y10, 160(R12); \
-	VMOVDQU 192(R13), Y10; \
-	VMOVNTDQ Y10, 192(R12); \
-	VMOVDQU 224(R13), Y10; \
-	VMOVNTDQ Y10, 224(R12); \
-	VMOVDQU 256(R13), Y10; \
-	VMOVDQU Y10, 0(R13); \
-	VMOVDQU 288(R13), Y10; \
-	VMOVDQU Y10, 32(R13)
-
-// binFlush moves the first 64 entries of bin R9's rows, which hold AX, to
+// binFlush moves the first 64 entries of bin R9's row, which holds AX, to
 // the end of the bin's list and chains a new block to the list when that
-// fills its block, as binStage.flush does.
+// fills its block, as binStage.flush does. It keeps BX, SI, DI, DX, R8
+// and R14.
 TEXT binFlush<>(SB), NOSPLIT|NOFRAME, $0
-	MOVQ R9, R10
-	IMULQ $ROW, R10
+	IMUL3Q $RSZ, R9, R13
+	ADDQ BX, R13
 	MOVQ (STAGE_POS)(BX)(R9*8), R11
+	// Targets: 4 lines, then entries 64 to 79 to the row's start.
 	MOVQ STAGE_TB(BX), R12
 	LEAQ (R12)(R11*4), R12
-	LEAQ (STAGE_T)(BX)(R10*1), R13
-	COPYROW
-	MOVQ STAGE_UB(BX), R12
-	LEAQ (R12)(R11*4), R12
-	LEAQ (STAGE_U)(BX)(R10*1), R13
-	COPYROW
+	VMOVDQU 0(R13), Y10
+	VMOVNTDQ Y10, 0(R12)
+	VMOVDQU 32(R13), Y10
+	VMOVNTDQ Y10, 32(R12)
+	VMOVDQU 64(R13), Y10
+	VMOVNTDQ Y10, 64(R12)
+	VMOVDQU 96(R13), Y10
+	VMOVNTDQ Y10, 96(R12)
+	VMOVDQU 128(R13), Y10
+	VMOVNTDQ Y10, 128(R12)
+	VMOVDQU 160(R13), Y10
+	VMOVNTDQ Y10, 160(R12)
+	VMOVDQU 192(R13), Y10
+	VMOVNTDQ Y10, 192(R12)
+	VMOVDQU 224(R13), Y10
+	VMOVNTDQ Y10, 224(R12)
+	VMOVDQU 256(R13), Y10
+	VMOVDQU Y10, 0(R13)
+	VMOVDQU 288(R13), Y10
+	VMOVDQU Y10, 32(R13)
+	// Updates: esize lines, then entries 64 to 79 (up to 128 bytes).
+	MOVQ STAGE_ESIZE(BX), CX
+	MOVQ CX, R10
+	IMULQ R11, R10
+	ADDQ STAGE_UB(BX), R10
+	LEAQ RU(R13), R12
+	MOVQ CX, R11
+
+uline:
+	VMOVDQU 0(R12), Y10
+	VMOVNTDQ Y10, 0(R10)
+	VMOVDQU 32(R12), Y10
+	VMOVNTDQ Y10, 32(R10)
+	ADDQ $64, R12
+	ADDQ $64, R10
+	DECQ R11
+	JNZ uline
+	VMOVDQU 0(R12), Y10
+	VMOVDQU Y10, RU(R13)
+	VMOVDQU 32(R12), Y10
+	VMOVDQU Y10, (RU+32)(R13)
+	VMOVDQU 64(R12), Y10
+	VMOVDQU Y10, (RU+64)(R13)
+	VMOVDQU 96(R12), Y10
+	VMOVDQU Y10, (RU+96)(R13)
 	SUBQ $64, AX
 	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
+	MOVQ (STAGE_POS)(BX)(R9*8), R11
 	ADDQ $64, R11
 	MOVQ STAGE_BB(BX), CX
 	MOVQ $1, R10
@@ -250,95 +270,114 @@ flushed:
 	MOVQ R11, (STAGE_POS)(BX)(R9*8)
 	RET
 
+// KEYPAIR appends two entries: the targets at SI and SI+4 and the updates
+// at DI and DI+SCALE (LOADU loads one into R11, STOREU stores R11). The
+// second's count is read before the first's is stored, and corrected when
+// both have the same bin, so that the pair does not wait on the store. A
+// row that reaches 64 is flushed (a pair can take a row to 65: the first
+// flush re-reads its count, which the second's store may have raised).
+#define KEYPAIR(LOADU, STOREU, SCALE, next, c2) \
+	MOVL (SI), R11; \
+	SHRXQ R8, R11, R9; \
+	ANDQ $(NBINS-1), R9; \
+	MOVL 4(SI), R13; \
+	SHRXQ R8, R13, R10; \
+	ANDQ $(NBINS-1), R10; \
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX; \
+	MOVQ (STAGE_CNT)(BX)(R10*8), CX; \
+	XORL R12, R12; \
+	CMPQ R9, R10; \
+	SETEQ R12B; \
+	ADDQ R12, CX; \
+	IMUL3Q $RSZ, R9, R12; \
+	ADDQ BX, R12; \
+	MOVL R11, (R12)(AX*4); \
+	LOADU (DI), R11; \
+	STOREU R11, RU(R12)(AX*SCALE); \
+	IMUL3Q $RSZ, R10, R12; \
+	ADDQ BX, R12; \
+	MOVL R13, (R12)(CX*4); \
+	LOADU SCALE(DI), R11; \
+	STOREU R11, RU(R12)(CX*SCALE); \
+	INCQ AX; \
+	MOVQ AX, (STAGE_CNT)(BX)(R9*8); \
+	INCQ CX; \
+	MOVQ CX, (STAGE_CNT)(BX)(R10*8); \
+	CMPQ AX, $64; \
+	JB c2; \
+	MOVQ R10, R14; \
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX; \
+	CALL binFlush<>(SB); \
+	MOVQ R14, R10; \
+	MOVQ (STAGE_CNT)(BX)(R10*8), CX; \
+c2: \
+	CMPQ CX, $64; \
+	JB next; \
+	MOVQ R10, R9; \
+	MOVQ CX, AX; \
+	CALL binFlush<>(SB); \
+next:
+
+// KEYLOOP is binPartitionKeys for one update size: pairs, then the last
+// entry alone when n is odd.
+#define KEYLOOP(LOADU, STOREU, SCALE, loop, next, c2, one, done) \
+	SHRQ $1, DX; \
+	JZ one; \
+loop: \
+	KEYPAIR(LOADU, STOREU, SCALE, next, c2); \
+	ADDQ $8, SI; \
+	ADDQ $(2*SCALE), DI; \
+	DECQ DX; \
+	JNZ loop; \
+one: \
+	MOVQ n+16(FP), DX; \
+	TESTQ $1, DX; \
+	JZ done; \
+	MOVL (SI), R11; \
+	SHRXQ R8, R11, R9; \
+	ANDQ $(NBINS-1), R9; \
+	MOVQ (STAGE_CNT)(BX)(R9*8), AX; \
+	IMUL3Q $RSZ, R9, R12; \
+	ADDQ BX, R12; \
+	MOVL R11, (R12)(AX*4); \
+	LOADU (DI), R11; \
+	STOREU R11, RU(R12)(AX*SCALE); \
+	INCQ AX; \
+	MOVQ AX, (STAGE_CNT)(BX)(R9*8); \
+	CMPQ AX, $64; \
+	JB done; \
+	CALL binFlush<>(SB); \
+	JMP done
+
 // func binPartitionKeys(keys, upd unsafe.Pointer, n int, st *binStage)
 //
-// The scalar loop: each of the n targets at keys (int32) and 4-byte updates
-// at upd goes to the stage row of bin target>>st.shift, and a row that
-// reaches 64 entries is flushed. It needs AVX2 (for binFlush) and BMI2.
+// The scalar loop: each of the n targets at keys (int32), with its update
+// at upd (st.esize bytes: 1, 2, 4 or 8), goes to the stage row of bin
+// target>>st.shift, and a row that reaches 64 entries is flushed. It needs
+// AVX2 (for binFlush) and BMI2.
 TEXT ·binPartitionKeys(SB), NOSPLIT, $0-32
 	MOVQ keys+0(FP), SI
 	MOVQ upd+8(FP), DI
 	MOVQ n+16(FP), DX
 	MOVQ st+24(FP), BX
 	MOVQ STAGE_SHIFT(BX), R8
-	SHRQ $1, DX
-	JZ kone
+	MOVQ STAGE_ESIZE(BX), AX
+	CMPQ AX, $4
+	JEQ k4
+	CMPQ AX, $8
+	JEQ k8
+	CMPQ AX, $2
+	JEQ k2
+	KEYLOOP(MOVBLZX, MOVB, 1, loop1, next1, c21, one1, kdone)
 
-kloop:
-	// Two entries at a time: the second's count is read before the
-	// first's is stored, and corrected when both have the same bin.
-	MOVL (SI), R11
-	SHRXQ R8, R11, R9
-	ANDQ $(NBINS-1), R9
-	MOVL 4(SI), R13
-	SHRXQ R8, R13, R10
-	ANDQ $(NBINS-1), R10
-	MOVQ (STAGE_CNT)(BX)(R9*8), AX
-	MOVQ (STAGE_CNT)(BX)(R10*8), CX
-	XORL R12, R12
-	CMPQ R9, R10
-	SETEQ R12B
-	ADDQ R12, CX
-	IMUL3Q $ROW, R9, R12
-	ADDQ BX, R12
-	MOVL R11, (STAGE_T)(R12)(AX*4)
-	MOVL (DI), R11
-	MOVL R11, (STAGE_U)(R12)(AX*4)
-	IMUL3Q $ROW, R10, R12
-	ADDQ BX, R12
-	MOVL R13, (STAGE_T)(R12)(CX*4)
-	MOVL 4(DI), R11
-	MOVL R11, (STAGE_U)(R12)(CX*4)
-	INCQ AX
-	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
-	INCQ CX
-	MOVQ CX, (STAGE_CNT)(BX)(R10*8)
-	CMPQ AX, $64
-	JAE kflush1
-kcheck2:
-	CMPQ CX, $64
-	JAE kflush2
-knext:
-	ADDQ $8, SI
-	ADDQ $8, DI
-	DECQ DX
-	JNZ kloop
-	JMP kone
+k2:
+	KEYLOOP(MOVWLZX, MOVW, 2, loop2, next2, c22, one2, kdone)
 
-kflush1:
-	// Flush the first bin (its count is now the stored one), keeping
-	// the second's bin in R10 across the call.
-	MOVQ R10, R14
-	MOVQ (STAGE_CNT)(BX)(R9*8), AX
-	CALL binFlush<>(SB)
-	MOVQ R14, R10
-	MOVQ (STAGE_CNT)(BX)(R10*8), CX
-	JMP kcheck2
+k4:
+	KEYLOOP(MOVL, MOVL, 4, loop4, next4, c24, one4, kdone)
 
-kflush2:
-	MOVQ R10, R9
-	MOVQ CX, AX
-	CALL binFlush<>(SB)
-	JMP knext
-
-kone:
-	MOVQ n+16(FP), DX
-	TESTQ $1, DX
-	JZ kdone
-	MOVL (SI), R11
-	SHRXQ R8, R11, R9
-	ANDQ $(NBINS-1), R9
-	MOVQ (STAGE_CNT)(BX)(R9*8), AX
-	IMUL3Q $ROW, R9, R12
-	ADDQ BX, R12
-	MOVL R11, (STAGE_T)(R12)(AX*4)
-	MOVL (DI), R11
-	MOVL R11, (STAGE_U)(R12)(AX*4)
-	INCQ AX
-	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
-	CMPQ AX, $64
-	JB kdone
-	CALL binFlush<>(SB)
+k8:
+	KEYLOOP(MOVQ, MOVQ, 8, loop8, next8, c28, one8, kdone)
 
 kdone:
 	VZEROUPPER

@@ -18,18 +18,20 @@ import (
 // TestSIMDStageLayout pins the offsets binsimd_amd64.s uses.
 func TestSIMDStageLayout(t *testing.T) {
 	var s binStage
-	// binsimd_amd64.s: NBINS is maxBins, ROW the bytes of a stage row.
-	const nbins, row = maxBins, 4 * stageRow
-	tb := uintptr(2*nbins*row + 16*nbins)
+	// binsimd_amd64.s: NBINS is maxBins, RSZ the bytes of a stage row and
+	// RU the offset of its updates.
+	const nbins, rsz = maxBins, 1152
+	tb := uintptr(nbins*rsz + 16*nbins)
 	want := []struct {
 		name string
 		got  uintptr
 		off  uintptr
 	}{
-		{"t", unsafe.Offsetof(s.t), 0},
-		{"u", unsafe.Offsetof(s.u), nbins * row},
-		{"cnt", unsafe.Offsetof(s.cnt), 2 * nbins * row},
-		{"pos", unsafe.Offsetof(s.pos), 2*nbins*row + 8*nbins},
+		{"rows", unsafe.Offsetof(s.rows), 0},
+		{"row size", unsafe.Sizeof(s.rows[0]), rsz},
+		{"row updates", unsafe.Offsetof(s.rows[0].u), 384},
+		{"cnt", unsafe.Offsetof(s.cnt), nbins * rsz},
+		{"pos", unsafe.Offsetof(s.pos), nbins*rsz + 8*nbins},
 		{"tb", unsafe.Offsetof(s.tb), tb},
 		{"ub", unsafe.Offsetof(s.ub), tb + 8},
 		{"nxt", unsafe.Offsetof(s.nxt), tb + 16},
@@ -40,16 +42,17 @@ func TestSIMDStageLayout(t *testing.T) {
 		{"mul", unsafe.Offsetof(s.mul), tb + 56},
 		{"shift", unsafe.Offsetof(s.shift), tb + 64},
 		{"flags", unsafe.Offsetof(s.flags), tb + 72},
+		{"esize", unsafe.Offsetof(s.esize), tb + 80},
 	}
 	for _, w := range want {
 		require.Equal(t, w.off, w.got, "offset of binStage.%s", w.name)
 	}
-	require.Equal(t, uintptr(384), unsafe.Sizeof(s.t[0]), "a stage row")
 }
 
 // TestSIMDPartitionMatchesScalar runs binned scatters with the assembly
 // partition loops (vector, and scalar alone) and with the Go loops and
-// wants the same bits or the same error: int32 and int64 indices, negative indices allowed or not, 1 to 16
+// wants the same bits or the same error: elements of 1, 2, 4 and 8 bytes,
+// int32 and int64 indices, negative indices allowed or not, 1 to 63
 // bins, blocks of 64 entries and more, counts that leave a tail of fewer
 // than 16, and bad indices at every lane of a group and in the tail.
 func TestSIMDPartitionMatchesScalar(t *testing.T) {
@@ -99,7 +102,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	for _, op := range []string{"ScatterElements-18", "ScatterND-18", "ScatterNDUpdate-3"} {
 		neg := op != "ScatterNDUpdate-3"
 		for _, idt := range []tensor.DType{tensor.Int32, tensor.Int64} {
-			for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Uint32} {
+			for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Uint32, tensor.Float64, tensor.Int64, tensor.Float16, tensor.Int8} {
 				for _, red := range []string{"", "add", "max"} {
 					if op == "ScatterNDUpdate-3" && red != "" {
 						continue
@@ -242,7 +245,7 @@ func TestBinPartition(t *testing.T) {
 				upd := alignedU32(blocks << bb)
 				next := make([]int32, blocks)
 				st := &binStage{tb: unsafe.Pointer(&tgt[0]), ub: unsafe.Pointer(&upd[0]), nxt: unsafe.Pointer(&next[0]),
-					bb: bb, s: s, add: s, mul: 1, shift: shift, flags: flags}
+					bb: bb, s: s, add: s, mul: 1, shift: shift, flags: flags, esize: 4}
 				var pos binPos
 				heads := make([]int32, nb)
 				for b := range nb {
@@ -339,8 +342,10 @@ func FuzzBinnedIndices(f *testing.F) {
 			}
 		}
 		rng := rand.New(rand.NewSource(int64(n)))
-		req := ops.Request{Op: op, Reduction: red, Data: orderTensor(rng, tensor.Float32, []int{s}, true), Indices: ix,
-			Updates: orderTensor(rng, tensor.Float32, []int{n}, true)}
+		// Updates of 4, 8, 2 and 1 bytes.
+		et := []tensor.DType{tensor.Float32, tensor.Float64, tensor.Float16, tensor.Int8}[bin%4]
+		req := ops.Request{Op: op, Reduction: red, Data: orderTensor(rng, et, []int{s}, et != tensor.Int8), Indices: ix,
+			Updates: orderTensor(rng, et, []int{n}, et != tensor.Int8)}
 		p, err := ops.Prepare(req)
 		if err != nil {
 			return // refused before any backend runs
