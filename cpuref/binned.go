@@ -135,6 +135,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		var stg *binStage
 		if useAsm {
 			stg = newStage()
+			defer releaseStage(stg)
 		} else if bb >= wcShift && nb >= x.g.binWC {
 			wc = newBinWC(tgtS, updS, !x.g.binNoStream)
 			defer releaseBinWC(wc)

@@ -133,8 +133,10 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 		flags |= 1
 	}
 	newStage = func() *binStage {
-		return &binStage{tb: unsafe.Pointer(&tgtS[0]), ub: unsafe.Pointer(&updS[0]), nxt: unsafe.Pointer(&next[0]),
-			bb: int64(bb), s: s, add: add, mul: int64(st), shift: int64(shift), flags: flags, esize: int64(es)}
+		stg := &scratch[binStage](1)[0]
+		stg.tb, stg.ub, stg.nxt = unsafe.Pointer(&tgtS[0]), unsafe.Pointer(&updS[0]), unsafe.Pointer(&next[0])
+		stg.bb, stg.s, stg.add, stg.mul, stg.shift, stg.flags, stg.esize = int64(bb), s, add, int64(st), int64(shift), flags, int64(es)
+		return stg
 	}
 	isize := uintptr(8)
 	if flags&2 != 0 {
@@ -247,6 +249,13 @@ func (st *binStage) flush(b int) {
 		st.blk++
 	}
 	st.pos[b] = p
+}
+
+// releaseStage returns a stage from newStage to the pool, without the
+// pointers that would keep the lists alive.
+func releaseStage(st *binStage) {
+	st.tb, st.ub, st.nxt = nil, nil, nil
+	release(unsafe.Slice(st, 1))
 }
 
 // start points the rows of bins [0, nb) at the list ends in pos, with blk

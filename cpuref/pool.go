@@ -100,6 +100,7 @@ var (
 	u16Pool    slicePool[uint16]
 	u32Pool    slicePool[uint32]
 	u128Pool   slicePool[[2]uint64]
+	stagePool  slicePool[binStage]
 )
 
 // poolOf returns the pool for slices of E, or nil for types not pooled
@@ -124,6 +125,8 @@ func poolOf[E any]() *slicePool[E] {
 		p = &u32Pool
 	case [2]uint64:
 		p = &u128Pool
+	case binStage:
+		p = &stagePool // released with their pointers cleared
 	default:
 		return nil
 	}
