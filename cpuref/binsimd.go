@@ -112,8 +112,9 @@ type decodeParams struct {
 // assembly partition step: part appends the units [lo, hi) to stg's rows
 // (buf, of the step's length, holds decoded targets meanwhile) and returns
 // the first bad position, or -1. ok is false where the Go loops must run:
-// for elements other than 4 bytes, lists not aligned to cache lines or
-// blocks of fewer than 64 entries.
+// without the assembly, for elements of other sizes than 1, 2, 4 and 8
+// bytes, lists not aligned to cache lines or blocks of fewer than 64
+// entries.
 func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int, chunkFn chunkFunc[O]) (part func(lo, hi int, stg *binStage, buf []O) int, newStage func() *binStage, ok bool) {
 	var e E
 	var o O
@@ -144,10 +145,10 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	}
 	raw := p.Indices.Data
 	ub := unsafe.Pointer(unsafe.SliceData(upd))
-	u := unsafe.Slice((*uint32)(ub), len(upd))
 	switch {
 	case vec && inner == 0 && nb <= simdBins && es == 4:
 		// Decode and partition in one loop.
+		u := unsafe.Slice((*uint32)(ub), len(upd))
 		return func(lo, hi int, stg *binStage, _ []O) int {
 			if hi <= lo {
 				return -1

@@ -1,8 +1,9 @@
 #include "textflag.h"
 
-// The partition step of binned scatters with AVX-512 (see binsimd.go and
+// The partition loops of binned scatters (see binsimd.go and
 // binsimd_amd64.go, whose binStage this file reads and writes at the
-// offsets below).
+// offsets below): binPartition and decodeTargets need AVX-512 Foundation,
+// binPartitionKeys and binFlush AVX2 and BMI2.
 
 #define NBINS 128
 // A stage row: 96 targets (384 bytes), then room for 96 updates of up to
