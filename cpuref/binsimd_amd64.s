@@ -24,6 +24,15 @@
 #define STAGE_FLAGS (STAGE_TB+72)
 #define STAGE_ESIZE (STAGE_TB+80)
 
+// CHECKCONSTS sets the registers LOAD64 and LOAD32 use from the bound s
+// and the addend for negative indices at soff(BX) and aoff(BX).
+#define CHECKCONSTS(soff, aoff) \
+	VPBROADCASTQ soff(BX), Z8; \
+	VPBROADCASTQ aoff(BX), Z12; \
+	VPBROADCASTD soff(BX), Z13; \
+	VPBROADCASTD aoff(BX), Z14; \
+	VPXORD Z15, Z15, Z15
+
 // LOAD64 loads 16 int64 indices at SI, checks them and leaves the keys
 // (index, plus s where negative and allowed) in Z2; it jumps to bad when
 // one is out of range.
@@ -101,6 +110,20 @@
 	MOVL $v, AX; \
 	VPBROADCASTD AX, Z
 
+// PARTLOOP is binPartition's loop for one index type (LOAD) and number of
+// bins (BINS): groups of 16 until DX groups are done.
+#define PARTLOOP(loop, LOAD, BINS, istep) \
+loop: \
+	LOAD; \
+	TARGETS; \
+	BINS; \
+	ADDQ $istep, SI; \
+	ADDQ $64, DI; \
+	INCQ R8; \
+	CMPQ R8, DX; \
+	JB loop; \
+	JMP done
+
 // func binPartition(idx, upd unsafe.Pointer, n int, st *binStage) int
 TEXT ·binPartition(SB), NOSPLIT, $0-40
 	MOVQ idx+0(FP), SI
@@ -110,13 +133,9 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	XORQ R8, R8
 	SHRQ $4, DX
 	JZ done
-	VPBROADCASTQ STAGE_S(BX), Z8
-	VPBROADCASTQ STAGE_ADD(BX), Z12
-	VPBROADCASTD STAGE_S(BX), Z13
-	VPBROADCASTD STAGE_ADD(BX), Z14
+	CHECKCONSTS(STAGE_S, STAGE_ADD)
 	VPBROADCASTD STAGE_MUL(BX), Z11
 	VMOVQ STAGE_SHIFT(BX), X9
-	VPXORD Z15, Z15, Z15
 	BCAST(0, Z16)
 	BCAST(1, Z17)
 	BCAST(2, Z18)
@@ -141,48 +160,10 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	CMPQ AX, $3
 	JEQ narrow16
 
-wide8:
-	LOAD64
-	TARGETS
-	BINS8
-	ADDQ $128, SI
-	ADDQ $64, DI
-	INCQ R8
-	CMPQ R8, DX
-	JB wide8
-	JMP done
-
-wide16:
-	LOAD64
-	TARGETS
-	BINS16
-	ADDQ $128, SI
-	ADDQ $64, DI
-	INCQ R8
-	CMPQ R8, DX
-	JB wide16
-	JMP done
-
-narrow8:
-	LOAD32
-	TARGETS
-	BINS8
-	ADDQ $64, SI
-	ADDQ $64, DI
-	INCQ R8
-	CMPQ R8, DX
-	JB narrow8
-	JMP done
-
-narrow16:
-	LOAD32
-	TARGETS
-	BINS16
-	ADDQ $64, SI
-	ADDQ $64, DI
-	INCQ R8
-	CMPQ R8, DX
-	JB narrow16
+	PARTLOOP(wide8, LOAD64, BINS8, 128)
+	PARTLOOP(wide16, LOAD64, BINS16, 128)
+	PARTLOOP(narrow8, LOAD32, BINS8, 64)
+	PARTLOOP(narrow16, LOAD32, BINS16, 64)
 
 done:
 bad:
@@ -443,12 +424,8 @@ TEXT ·decodeTargets(SB), NOSPLIT, $0-40
 	XORQ R8, R8
 	SHRQ $4, DX
 	JZ ddone
-	VPBROADCASTQ DEC_S(BX), Z8
-	VPBROADCASTQ DEC_ADD(BX), Z12
-	VPBROADCASTD DEC_S(BX), Z13
-	VPBROADCASTD DEC_ADD(BX), Z14
+	CHECKCONSTS(DEC_S, DEC_ADD)
 	VPBROADCASTD DEC_MUL(BX), Z11
-	VPXORD Z15, Z15, Z15
 	MOVQ DEC_BASE(BX), R13
 	MOVQ DEC_INNER(BX), R11
 	MOVQ DEC_K(BX), R10
