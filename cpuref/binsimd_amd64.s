@@ -309,6 +309,7 @@ next:
 	SHRQ $1, DX; \
 	JZ one; \
 loop: \
+	PREFETCHT0 (128*SCALE)(DI); \
 	KEYPAIR(LOADU, STOREU, SCALE, next, c2); \
 	ADDQ $8, SI; \
 	ADDQ $(2*SCALE), DI; \
@@ -445,6 +446,8 @@ TEXT ·decodeTargets(SB), NOSPLIT, $0-40
 	JNZ dnarrow
 
 dwide:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
 	LOAD64
 	DECODE
 	ADDQ $128, SI
@@ -453,6 +456,7 @@ dwide:
 	JMP ddone
 
 dnarrow:
+	PREFETCHT0 2048(SI)
 	LOAD32
 	DECODE
 	ADDQ $64, SI
