@@ -106,26 +106,27 @@ var (
 // poolOf returns the pool for slices of E, or nil for types not pooled
 // (strings, whose slices would keep their contents alive).
 func poolOf[E any]() *slicePool[E] {
-	var z E
+	// A nil *E, not a zero E: converting a large E (a binStage) to an
+	// interface would copy it to the heap.
 	var p any
-	switch any(z).(type) {
-	case int32:
+	switch any((*E)(nil)).(type) {
+	case *int32:
 		p = &int32Pool
-	case int:
+	case *int:
 		p = &intPool
-	case int64:
+	case *int64:
 		p = &int64Pool
-	case uint64:
+	case *uint64:
 		p = &uint64Pool
-	case uint8:
+	case *uint8:
 		p = &u8Pool
-	case uint16:
+	case *uint16:
 		p = &u16Pool
-	case uint32:
+	case *uint32:
 		p = &u32Pool
-	case [2]uint64:
+	case *[2]uint64:
 		p = &u128Pool
-	case binStage:
+	case *binStage:
 		p = &stagePool // released with their pointers cleared
 	default:
 		return nil
