@@ -114,9 +114,9 @@
 // bins (BINS): groups of 16 until DX groups are done.
 #define PARTLOOP(loop, LOAD, BINS, istep) \
 loop: \
-	PREFETCHT0 (32*istep)(SI); \
-	PREFETCHT0 (32*istep+64)(SI); \
-	PREFETCHT0 2048(DI); \
+	PREFETCHT0 (64*istep)(SI); \
+	PREFETCHT0 (64*istep+64)(SI); \
+	PREFETCHT0 4096(DI); \
 	LOAD; \
 	TARGETS; \
 	BINS; \
