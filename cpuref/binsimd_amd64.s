@@ -35,21 +35,51 @@
 
 // LOAD64 loads 16 int64 indices at SI, checks them and leaves the keys
 // (index, plus s where negative and allowed) in Z2; it jumps to bad when
-// one is out of range.
+// one is out of range. It keeps port 5 free for BIN: the addend comes from
+// the sign by shifts, a key is good when its high half is zero and its low
+// half below s, and one permutation (Z14's indices, PERMEVEN) gathers the
+// low halves.
 #define LOAD64 \
 	VMOVDQU64 (SI), Z0; \
 	VMOVDQU64 64(SI), Z1; \
-	VPCMPQ $1, Z15, Z0, K4; \
-	VPCMPQ $1, Z15, Z1, K5; \
-	VPADDQ Z12, Z0, K4, Z0; \
-	VPADDQ Z12, Z1, K5, Z1; \
-	VPCMPUQ $5, Z8, Z0, K2; \
-	VPCMPUQ $5, Z8, Z1, K3; \
+	VPSRAQ $63, Z0, Z3; \
+	VPSRAQ $63, Z1, Z6; \
+	VPANDQ Z12, Z3, Z3; \
+	VPANDQ Z12, Z6, Z6; \
+	VPADDQ Z3, Z0, Z0; \
+	VPADDQ Z6, Z1, Z1; \
+	VPSRLQ $32, Z0, Z3; \
+	VPSRLQ $32, Z1, Z6; \
+	VPORQ Z3, Z6, Z3; \
+	VPTESTMQ Z3, Z3, K3; \
+	VMOVDQA32 Z14, Z2; \
+	VPERMI2D Z1, Z0, Z2; \
+	VPCMPUD $5, Z13, Z2, K2; \
 	KORTESTW K2, K3; \
-	JNZ bad; \
-	VPMOVQD Z0, Y2; \
-	VPMOVQD Z1, Y3; \
-	VINSERTI64X4 $1, Y3, Z2, Z2
+	JNZ bad
+
+// PERMEVEN sets Z14 to the indices of the even dwords of two vectors, for
+// LOAD64 (LOAD32 uses Z14 for its addend).
+#define PERMEVEN \
+	VMOVDQU32 evens<>(SB), Z14
+
+DATA evens<>+0(SB)/4, $0
+DATA evens<>+4(SB)/4, $2
+DATA evens<>+8(SB)/4, $4
+DATA evens<>+12(SB)/4, $6
+DATA evens<>+16(SB)/4, $8
+DATA evens<>+20(SB)/4, $10
+DATA evens<>+24(SB)/4, $12
+DATA evens<>+28(SB)/4, $14
+DATA evens<>+32(SB)/4, $16
+DATA evens<>+36(SB)/4, $18
+DATA evens<>+40(SB)/4, $20
+DATA evens<>+44(SB)/4, $22
+DATA evens<>+48(SB)/4, $24
+DATA evens<>+52(SB)/4, $26
+DATA evens<>+56(SB)/4, $28
+DATA evens<>+60(SB)/4, $30
+GLOBL evens<>(SB), RODATA|NOPTR, $64
 
 // LOAD32 is LOAD64 for 16 int32 indices.
 #define LOAD32 \
@@ -156,6 +186,9 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	BCAST(14, Z30)
 	BCAST(15, Z31)
 	MOVQ STAGE_FLAGS(BX), AX
+	TESTQ $2, AX
+	JNZ 2(PC)
+	PERMEVEN
 	CMPQ AX, $1
 	JEQ wide16
 	CMPQ AX, $2
@@ -444,6 +477,7 @@ TEXT ·decodeTargets(SB), NOSPLIT, $0-40
 	MOVQ DEC_FLAGS(BX), AX
 	TESTQ $2, AX
 	JNZ dnarrow
+	PERMEVEN
 
 dwide:
 	PREFETCHT0 4096(SI)

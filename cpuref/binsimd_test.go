@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 	"unsafe"
@@ -174,12 +175,13 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 						// A bad value at a lane of a group, in the tail, and
 						// two in one group (the first must be named).
 						for _, at := range []int{0, 15, 16 + 7, n - 1, n / 2} {
-							for _, v := range []int64{int64(s), -int64(s) - 1, 1 << 40, -1} {
+							// 1<<32+3 and 3-1<<32 have a low half in range.
+							for _, v := range []int64{int64(s), -int64(s) - 1, 1 << 40, -1, 1<<32 + 3, 3 - 1<<32, math.MinInt64, math.MaxInt64} {
 								if v == -1 && neg {
 									continue
 								}
-								if v == 1<<40 && idt == tensor.Int32 {
-									v = 1<<31 - 1
+								if idt == tensor.Int32 && (v > math.MaxInt32 || v < math.MinInt32) {
+									v = int64(int32(v>>32) | 1<<30) // out of range but for -1
 								}
 								bad := ix.Clone()
 								set(bad, at, v)
