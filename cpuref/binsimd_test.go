@@ -376,3 +376,56 @@ func FuzzBinnedIndices(f *testing.F) {
 		}
 	})
 }
+
+// TestBinnedDefaultGrainsMatchGo runs binned scatters at sizes the
+// default grains bin (outputs of 4 MiB and more, blocks of 4096 entries,
+// several chunks) with the assembly loops and with the Go ones.
+func TestBinnedDefaultGrainsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	const mi = 1 << 20
+	ix := func(dt tensor.DType, shape []int, s int, neg bool) *tensor.Tensor {
+		x, err := tensor.New(dt, shape)
+		require.NoError(t, err)
+		for i := range x.Len() {
+			v := int64(rng.Intn(s))
+			if neg && i%3 == 0 {
+				v -= int64(s)
+			}
+			if dt == tensor.Int32 {
+				tensor.View[int32](x)[i] = int32(v)
+			} else {
+				tensor.View[int64](x)[i] = v
+			}
+		}
+		return x
+	}
+	reqs := map[string]ops.Request{
+		"elements-sum-f32": {Op: "ScatterElements-18", Reduction: "add",
+			Data: orderTensor(rng, tensor.Float32, []int{mi}, true), Indices: ix(tensor.Int64, []int{3 * mi}, mi, true),
+			Updates: orderTensor(rng, tensor.Float32, []int{3 * mi}, true)},
+		"elements-axis0-none-f32": {Op: "ScatterElements-18",
+			Data: orderTensor(rng, tensor.Float32, []int{512, 4096}, true), Indices: ix(tensor.Int64, []int{256, 4096}, 512, true),
+			Updates: orderTensor(rng, tensor.Float32, []int{256, 4096}, true)},
+		"nd-max-i32": {Op: "ScatterND-18", Reduction: "max",
+			Data: orderTensor(rng, tensor.Int32, []int{4 * mi}, false), Indices: ix(tensor.Int32, []int{2 * mi, 1}, 4*mi, false),
+			Updates: orderTensor(rng, tensor.Int32, []int{2 * mi}, false)},
+		"elements-mul-f64": {Op: "ScatterElements-18", Reduction: "mul",
+			Data: orderTensor(rng, tensor.Float64, []int{mi}, true), Indices: ix(tensor.Int64, []int{mi}, mi, true),
+			Updates: orderTensor(rng, tensor.Float64, []int{mi}, true)},
+	}
+	g := defaultGrain
+	g.binNoAsm = true
+	for name, req := range reqs {
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, name)
+		got, err := tensor.New(p.DType, p.Shape)
+		require.NoError(t, err)
+		want, err := tensor.New(p.DType, p.Shape)
+		require.NoError(t, err)
+		require.NoError(t, New().Execute(context.Background(), p, got), name)
+		require.NoError(t, (&Backend{grain: &g}).Execute(context.Background(), p, want), name)
+		if d := opstest.DiffExact(got, want); d != "" {
+			t.Fatalf("%s: %s", name, d)
+		}
+	}
+}
