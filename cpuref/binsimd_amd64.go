@@ -38,3 +38,8 @@ func binPartitionKeys(keys, upd unsafe.Pointer, n int, st *binStage)
 //
 //go:noescape
 func decodeTargets(idx, dst unsafe.Pointer, n int, d *decodeParams) int
+
+// stageLayout returns the assembly's constants for binStage's layout: the
+// bins, a row's bytes, the offset of a row's updates, and the offsets of
+// cnt, tb and esize.
+func stageLayout() (nbins, row, rowUpdates, cnt, tb, esize int)

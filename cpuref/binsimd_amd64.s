@@ -503,3 +503,16 @@ bad:
 	MOVQ R8, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func stageLayout() (nbins, row, rowUpdates, cnt, tb, esize int)
+//
+// stageLayout returns this file's view of binStage, for
+// TestSIMDStageLayout.
+TEXT ·stageLayout(SB), NOSPLIT, $0-48
+	MOVQ $NBINS, nbins+0(FP)
+	MOVQ $RSZ, row+8(FP)
+	MOVQ $RU, rowUpdates+16(FP)
+	MOVQ $STAGE_CNT, cnt+24(FP)
+	MOVQ $STAGE_TB, tb+32(FP)
+	MOVQ $STAGE_ESIZE, esize+40(FP)
+	RET

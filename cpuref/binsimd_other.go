@@ -14,3 +14,5 @@ func binPartition(idx, upd unsafe.Pointer, n int, st *binStage) int { panic("unr
 func binPartitionKeys(keys, upd unsafe.Pointer, n int, st *binStage) { panic("unreachable") }
 
 func decodeTargets(idx, dst unsafe.Pointer, n int, d *decodeParams) int { panic("unreachable") }
+
+func stageLayout() (nbins, row, rowUpdates, cnt, tb, esize int) { panic("unreachable") }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -48,6 +49,12 @@ func TestSIMDStageLayout(t *testing.T) {
 	for _, w := range want {
 		require.Equal(t, w.off, w.got, "offset of binStage.%s", w.name)
 	}
+	if runtime.GOARCH != "amd64" {
+		return // no assembly here
+	}
+	nb, row, ru, cnt, tbOff, es := stageLayout()
+	require.Equal(t, []int{maxBins, rsz, 384, nbins * rsz, int(tb), int(tb) + 80}, []int{nb, row, ru, cnt, tbOff, es},
+		"binsimd_amd64.s's NBINS, RSZ, RU, STAGE_CNT, STAGE_TB, STAGE_ESIZE")
 }
 
 // TestSIMDPartitionMatchesScalar runs binned scatters with the assembly
