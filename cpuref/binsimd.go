@@ -7,16 +7,16 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// The assembly partition loops of binned scatters (binned.go) for 4-byte
-// elements and targets, on amd64 (binsimd_amd64.s). Each partition task
-// appends its entries to a stage: a row per bin in the first-level cache,
-// the bin's write-combining buffer. A row that reaches 64 entries goes to
-// the end of its bin's list in one piece, four cache lines of targets and
-// four of updates streamed past the caches, chaining a new block to the
-// list when one fills.
+// The assembly partition loops of binned scatters (binned.go) for elements
+// of 1, 2, 4 or 8 bytes and 4-byte targets, on amd64 (binsimd_amd64.s).
+// Each partition task appends its entries to a stage: a row per bin in the
+// first-level cache, the bin's write-combining buffer. A row that reaches
+// 64 entries goes to the end of its bin's list in one piece, four cache
+// lines of targets and one to eight of updates streamed past the caches,
+// chaining a new block to the list when one fills.
 //
-//   - binPartition (AVX-512, up to 16 bins, the target the index times a
-//     stride): checks and decodes 16 indices at a time and compresses each
+//   - binPartition (AVX-512, 4-byte elements, up to 16 bins, the target
+//     the index times a stride): checks and decodes 16 indices at a time and compresses each
 //     bin's lanes, in lane order, onto the end of the bin's row.
 //   - decodeTargets (AVX-512): checks and decodes 16 indices at a time into
 //     targets, plus the column for ScatterElements along the first axis;
