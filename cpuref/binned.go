@@ -117,7 +117,10 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 	}
 
 	asm, newStage, useAsm := asmPartition(x, upd, tgtS, updS, next, shift, bb, nb, chunkFn)
-	fast := binDirect(x, upd, tgtS, updS, next, shift, bb)
+	var fast func(lo, hi int, pos *binPos, wc *binWC[E, O], blk int32) (int32, int)
+	if !useAsm {
+		fast = binDirect(x, upd, tgtS, updS, next, shift, bb)
+	}
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
 	const step = 2048 // units decoded at a time, into a buffer in L1
@@ -127,7 +130,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			return // an earlier position is already known to be bad
 		}
 		var buf []O
-		if fast == nil || useAsm {
+		if fast == nil {
 			buf = scratch[O](step)
 			defer release(buf)
 		}
