@@ -57,3 +57,17 @@ func TestWorkersAgree(t *testing.T) {
 		opstest.RunDifferentialConfig(t, four, one, seed, n, opstest.Config{MaxRank: 3, MaxDim: 160, MaxElements: 1 << 17})
 	})
 }
+
+// TestScale runs the scale suite (long columns, many updates per element,
+// tuples of ops.MaxRank components, NaN signs) against the naive
+// reference, which folds every chain in one loop: cpuref must give its
+// bits, NaNs included.
+func TestScale(t *testing.T) {
+	size := opstest.ScaleDefault
+	if testing.Short() {
+		size = opstest.ScaleQuick
+	}
+	b := cpuref.New()
+	defer b.Close()
+	opstest.Scale(opstest.WrapT(t), b, opstest.Naive, opstest.ScaleCases(size, testSeed(t)), func(*ops.Plan) bool { return true })
+}

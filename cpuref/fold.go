@@ -171,11 +171,34 @@ type bf16Format struct{}
 func (bf16Format) widen(h uint16) float32  { return math.Float32frombits(uint32(h) << 16) }
 func (bf16Format) narrow(f float32) uint16 { return uint16(tensor.BF16From(f)) }
 
+// nanStep returns r, the float32 result of a step on the element x and
+// the update y, with the NaN that arithmetic in index order gives on
+// amd64 whatever operand order the compiler picked for a commutative
+// operation: x's NaN first, then y's, quieted; a NaN the step creates
+// from numbers (inf - inf, 0 * inf) is the negative quiet NaN with no
+// payload (the README's contract, "Floats"). The GPU kernels follow the
+// same rule (shaders/src/reduce.glsl, combine). The branch is taken only
+// for NaN results.
+func nanStep(r, x, y float32) float32 {
+	if r == r {
+		return r
+	}
+	const quiet = 1 << 22
+	switch {
+	case x != x:
+		return math.Float32frombits(math.Float32bits(x) | quiet)
+	case y != y:
+		return math.Float32frombits(math.Float32bits(y) | quiet)
+	}
+	return math.Float32frombits(0xFFC00000)
+}
+
 func halfSumC[F halfFormat](out, upd []uint16) {
 	var f F
 	out = out[:len(upd)]
 	for i, u := range upd {
-		out[i] = f.narrow(f.widen(out[i]) + f.widen(u))
+		x, y := f.widen(out[i]), f.widen(u)
+		out[i] = f.narrow(nanStep(x+y, x, y))
 	}
 }
 
@@ -183,7 +206,8 @@ func halfSumI[F halfFormat, O offset](out []uint16, tgt []O, upd []uint16) {
 	var f F
 	upd = upd[:len(tgt)]
 	for i, t := range tgt {
-		out[t] = f.narrow(f.widen(out[t]) + f.widen(upd[i]))
+		x, y := f.widen(out[t]), f.widen(upd[i])
+		out[t] = f.narrow(nanStep(x+y, x, y))
 	}
 }
 
@@ -191,7 +215,8 @@ func halfSubC[F halfFormat](out, upd []uint16) {
 	var f F
 	out = out[:len(upd)]
 	for i, u := range upd {
-		out[i] = f.narrow(f.widen(out[i]) - f.widen(u))
+		x, y := f.widen(out[i]), f.widen(u)
+		out[i] = f.narrow(nanStep(x-y, x, y))
 	}
 }
 
@@ -199,7 +224,8 @@ func halfSubI[F halfFormat, O offset](out []uint16, tgt []O, upd []uint16) {
 	var f F
 	upd = upd[:len(tgt)]
 	for i, t := range tgt {
-		out[t] = f.narrow(f.widen(out[t]) - f.widen(upd[i]))
+		x, y := f.widen(out[t]), f.widen(upd[i])
+		out[t] = f.narrow(nanStep(x-y, x, y))
 	}
 }
 
@@ -207,7 +233,8 @@ func halfProdC[F halfFormat](out, upd []uint16) {
 	var f F
 	out = out[:len(upd)]
 	for i, u := range upd {
-		out[i] = f.narrow(f.widen(out[i]) * f.widen(u))
+		x, y := f.widen(out[i]), f.widen(u)
+		out[i] = f.narrow(nanStep(x*y, x, y))
 	}
 }
 
@@ -215,7 +242,8 @@ func halfProdI[F halfFormat, O offset](out []uint16, tgt []O, upd []uint16) {
 	var f F
 	upd = upd[:len(tgt)]
 	for i, t := range tgt {
-		out[t] = f.narrow(f.widen(out[t]) * f.widen(upd[i]))
+		x, y := f.widen(out[t]), f.widen(upd[i])
+		out[t] = f.narrow(nanStep(x*y, x, y))
 	}
 }
 
@@ -417,7 +445,8 @@ func halfMeanAcc[F halfFormat, O offset](out []uint16, cnt []int64, tgt []O, upd
 				out[t] = 0
 			}
 		}
-		out[t] = f.narrow(f.widen(out[t]) + f.widen(upd[i]))
+		x, y := f.widen(out[t]), f.widen(upd[i])
+		out[t] = f.narrow(nanStep(x+y, x, y))
 		cnt[t] = c + 1
 	}
 }

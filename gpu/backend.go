@@ -67,7 +67,7 @@ type Paths struct {
 	// backend otherwise takes only for tensors of 2^32 elements or more.
 	WidePositions bool
 	// Run is the number of consecutive positions one invocation handles
-	// (16 on CPU devices, 1 on GPUs).
+	// (16 on CPU devices, 1 on GPUs; at most 64).
 	Run uint32
 	// MaxWorkGroups lowers the device's workgroup-count limits, per
 	// dimension (a zero entry keeps the device's), so that passes use 2-D
@@ -119,6 +119,10 @@ const (
 // of the ScatterUpdate-3 spec shape, about twice as fast as 1). GPUs want
 // neighbouring invocations on neighbouring memory, so they run 1.
 const cpuRun = 16
+
+// maxRun caps Paths.Run: MAX_RUN in shaders/src/common.glsl, the bound of
+// every kernel's loop over an invocation's run.
+const maxRun = 64
 
 // The least number of columns for which an Element plan walks its columns
 // (Backend.walks): on a CPU device, four workgroups is enough to keep a
@@ -273,7 +277,7 @@ func (b *Backend) force(ps Paths) {
 	}
 	b.forceWide = ps.WidePositions
 	if ps.Run != 0 {
-		b.run = ps.Run
+		b.run = min(ps.Run, maxRun)
 	}
 	for i, n := range ps.MaxWorkGroups {
 		if n != 0 && n < b.maxGroups[i] {

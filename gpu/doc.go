@@ -30,7 +30,7 @@
 //
 // One small parameter buffer per call holds the plan's parameters, the
 // chunk tables and the error word; its hot first 16 words also travel as
-// push constants (124 bytes in all, within the 128 every device offers).
+// push constants (128 bytes in all, the least every device offers).
 // The call's flags (which tensors exist, whether updates collide, whether
 // every tensor is one chunk, ...) are a specialization constant: each
 // kernel's pipeline is built per set of flags, so the driver drops the
@@ -107,7 +107,12 @@
 // float32 and rounded to the type by bit arithmetic that mirrors
 // tensor.F16From and tensor.BF16From, float min and max propagate NaN and
 // order -0 below +0 (compared as integer keys, so neither NaN nor
-// subnormals meet a hardware comparison), the mean of integers of 32 bits
+// subnormals meet a hardware comparison), float sum, sub, prod and mean
+// propagate NaN as the CPU's arithmetic in index order does (the
+// element's NaN first, then the update's, quieted; a NaN a step creates
+// from numbers is the negative quiet NaN), whatever the device's own
+// arithmetic does with NaN (except in the native float atomics, which
+// are the device's), the mean of integers of 32 bits
 // or less sums exactly in 64 bits and floors, and the float mean divides
 // with a correctly rounded division done in integer arithmetic (GLSL's
 // division is not correctly rounded). Sub folds the negated update, which
@@ -154,7 +159,12 @@
 // pass, tile digit counts, their scan, and a rank-and-move pass that keeps
 // index order within each digit) lists every slot's updates in index
 // order, and the fold (reduce.comp) walks each slot's list from the first
-// update to the last and writes the element once. Integer, bool, min and
+// update to the last. An invocation folds at most 2^14 updates (a
+// segment); a slot with more keeps its partial fold in the output, and
+// one further pass per segment continues the listed long slots, so no
+// invocation's loop grows with the input (shaders' "Loop bounds"). The
+// passes needed follow from the plan's shapes: the longest list an
+// Element target can have is J, a row's the number of index tuples. Integer, bool, min and
 // max results are exact on the atomics, so they use them in deterministic
 // mode too. Float plans with at most 4096 update elements fold in order
 // even without Deterministic (the sort costs a few small dispatches there).
@@ -167,7 +177,9 @@
 // CPU devices, 65536 on GPUs; the same rule as for reduction none) take
 // neither: their scatter runs one invocation per column, which folds the
 // column's updates into their targets in index order with plain loads and
-// stores (targets of different columns never meet; 1- and 2-byte elements
+// stores, one dispatch per segment of 2^14 rows of every column, the
+// partial folds left in the output between them (targets of different
+// columns never meet; 1- and 2-byte elements
 // still write their bits of a shared word atomically, and integer means
 // sum in the 64-bit accumulators as on the atomics). The prepare and
 // finish passes are the atomic path's. Every result, float sum, sub, prod

@@ -60,7 +60,7 @@ type execution struct {
 
 // pushSize is the size of the push-constant block (Push in
 // shaders/src/common.glsl).
-const pushSize = 124
+const pushSize = 128
 
 // push is the push-constant block of one dispatch.
 type push struct {
@@ -68,6 +68,7 @@ type push struct {
 	outT, updT, idxT, normT, ownerT uint32 // chunk tables, in the parameter buffer
 	errAt, shift, errShift, run     uint32
 	hot                             [hotWords]uint32
+	seg                             uint32 // the walk's segment (scatter.comp)
 }
 
 func (p *push) bytes() []byte {
@@ -83,6 +84,7 @@ func (p *push) bytes() []byte {
 	for i, v := range p.hot {
 		le.PutUint32(b[24+4*len(fixed)+4*i:], v)
 	}
+	le.PutUint32(b[24+4*len(fixed)+4*hotWords:], p.seg)
 	return b
 }
 

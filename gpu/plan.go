@@ -395,6 +395,12 @@ func (j *job) columns() uint64 {
 	return j.updates / j.params[pJ]
 }
 
+// walkSegments returns the dispatches of a walking scatter: one per
+// segment of J.
+func (j *job) walkSegments() uint64 {
+	return ceilDiv(j.params[pJ], segment)
+}
+
 // scatterInvocations returns the invocations of the scatter or gather pass:
 // one per update, one per column when the scatter walks columns, or for
 // gather one per output element (per 32-bit output word for elements of 1

@@ -78,7 +78,7 @@ func (rc *recorder) record(c *call) error {
 	case j.red == nil:
 		return rc.scatter(c.keys.pipes[c.keys.scatter], j)
 	case j.red.ordered:
-		return rc.ordered(j, c.keys.pipes)
+		return rc.ordered(c, c.keys.pipes)
 	default:
 		return rc.atomic(j, c.keys.pipes, c.keys.scatter)
 	}
@@ -114,8 +114,16 @@ func (rc *recorder) dispatchRun(pipe *vk.Pipeline, n uint64, run uint32, args []
 // atomic or walked reduction, its workgroup-memory form aside.
 func (rc *recorder) scatter(pipe *vk.Pipeline, j *job) error {
 	if j.walk {
-		// A column is a run of J updates already: one per invocation.
-		return rc.dispatchRun(pipe, j.scatterInvocations(), 1, nil, "scatter")
+		// A column is a run of J updates already: one per invocation, and
+		// one dispatch per segment of the columns, in order.
+		defer func() { rc.pc.seg = 0 }()
+		for seg := uint64(0); seg < j.walkSegments(); seg++ {
+			rc.pc.seg = uint32(seg)
+			if err := rc.dispatchRun(pipe, j.scatterInvocations(), 1, nil, "scatter"); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return rc.dispatch(pipe, j.scatterInvocations(), nil, "scatter")
 }
@@ -209,8 +217,8 @@ func (rc *recorder) atomic(j *job, pipes map[shaders.Key]*vk.Pipeline, scatterKe
 // ordered records the in-order fold: the slot starts (an exclusive scan
 // of the counts resolve took), the radix sort of the update positions by
 // slot, and the fold.
-func (rc *recorder) ordered(j *job, pipes map[shaders.Key]*vk.Pipeline) error {
-	r := j.red
+func (rc *recorder) ordered(c *call, pipes map[shaders.Key]*vk.Pipeline) error {
+	j, r := c.j, c.j.red
 	if err := rc.scan(pipes, tOwner, r.slots+1); err != nil {
 		return err
 	}
@@ -236,8 +244,31 @@ func (rc *recorder) ordered(j *job, pipes map[shaders.Key]*vk.Pipeline) error {
 		}
 		kin, vin, perm = kout, vout, vout
 	}
-	args := []uint32{phaseFold, uint32(r.inner), uint32(r.inner >> 32), perm}
-	return rc.dispatch(pipes[r.reduceKey(j)], r.slots*r.inner, args, "fold")
+	// Segment 0 of every slot, then the further segments of the slots
+	// that segment 0 listed (at most listWords-1 of them).
+	list := uint32(tNone)
+	if r.segments > 1 {
+		list = tList
+		for _, buf := range c.tensors[tList].bufs {
+			if err := rc.seq.Fill(buf, 0, 0, 0); err != nil {
+				return wrapVK(err)
+			}
+		}
+	}
+	fold := pipes[r.reduceKey(j)]
+	for seg := uint64(0); seg < r.segments; seg++ {
+		n := r.slots * r.inner
+		if seg > 0 {
+			n = (r.listWords - 1) * r.inner
+		}
+		args := []uint32{phaseFold, uint32(r.inner), uint32(r.inner >> 32), perm, uint32(seg), list}
+		// One position per invocation: a run of positions would make an
+		// invocation's loop run up to run*segment times.
+		if err := rc.dispatchRun(fold, n, 1, args, "fold"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scan records an exclusive scan, in place, of the first n words of

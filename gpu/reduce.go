@@ -40,6 +40,7 @@ const (
 	tV2
 	tHist
 	tScan
+	tList
 	numTensors
 	tNone = 0xFFFFFFFF
 )
@@ -78,7 +79,18 @@ type reduction struct {
 	passes              int
 	tiles               uint64
 	scanWords           uint64 // T_SCAN
+	// segments is the number of fold passes: one per segment of the
+	// longest list a slot can have; listWords the size of T_LIST, which
+	// names the slots whose lists take more than one (a count, then at
+	// most items/(segment+1) slots).
+	segments  uint64
+	listWords uint64
 }
+
+// segment is the most updates one invocation walks (a column, FLAG_WALK)
+// or folds (a slot's list, the in-order fold) in one pass: SEGMENT in
+// shaders/src/common.glsl. Longer chains take further passes.
+const segment = 1 << 14
 
 // floatOrderSensitive reports whether the reduction's result on dtype dt
 // depends on the order of the updates: float sum, sub, prod and mean.
@@ -177,6 +189,19 @@ func (b *Backend) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 		return unsupported(p, "the in-order fold takes at most 2^31 updates and targets; this plan has %d and %d", r.items, r.slots)
 	}
 	j.owners = r.slots + 1 // counts, then scanned into starts
+	// The longest list a slot can have: an Element target receives the
+	// updates of its own column only, a row any index tuple.
+	chain := r.items
+	if p.Kind == ops.KindElements {
+		chain = min(chain, uint64(p.J))
+	}
+	r.segments = ceilDiv(chain, segment)
+	if r.segments > 1 {
+		r.listWords = 1 + r.items/(segment+1)
+		if p.Reduction == ops.Mean && p.DType.IsInteger() && p.DType.Size() <= 4 {
+			r.accBytes = 8 * j.outputs // partial sums between the passes
+		}
+	}
 	if keyBits := bits.Len64(r.slots - 1); keyBits > 0 {
 		r.passes = (keyBits + radixBits - 1) / radixBits
 	}
@@ -230,6 +255,7 @@ func (r *reduction) describe(j *job) string {
 // T_SCAN.
 func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 	sizes[tAcc-tAcc] = r.accBytes
+	sizes[tList-tAcc] = 4 * r.listWords
 	if !r.ordered || r.passes == 0 {
 		return sizes
 	}

@@ -321,3 +321,55 @@ func TestOrderedWithout64BitAtomics(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentsFollowTheLongestChain: the column walk and the in-order fold
+// take one pass per segment of the longest chain a plan can have (J for an
+// Element target or column, every index tuple for a row), and the fold
+// lists as many long slots as can exist; a plan whose chains fit one
+// segment takes no extra pass and no list.
+func TestSegmentsFollowTheLongestChain(t *testing.T) {
+	b := openTest(t, Options{Deterministic: true})
+	b.walkMin = 1
+	for _, c := range []struct{ n, segs int }{
+		{1, 1}, {segment - 1, 1}, {segment, 1}, {segment + 1, 2}, {1<<16 - 1, 4}, {1 << 16, 4}, {1<<16 + 1, 5},
+	} {
+		elems, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18", Reduction: "add",
+			Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{4}}, Indices: &tensor.Tensor{DType: tensor.Int32, Shape: []int{c.n}},
+			Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{c.n}}})
+		require.NoError(t, err)
+		b.walkMin = 1 << 62 // the fold, not the walk
+		j, err := b.jobFor(elems)
+		require.NoError(t, err)
+		require.True(t, j.red.ordered)
+		assert.Equal(t, uint64(c.segs), j.red.segments, "fold of %d updates", c.n)
+		wantList := uint64(0)
+		if c.segs > 1 {
+			wantList = 1 + uint64(c.n)/(segment+1)
+		}
+		assert.Equal(t, wantList, j.red.listWords, "list of %d updates", c.n)
+		assert.Equal(t, 4*wantList, j.red.tensorSizes()[tList-tAcc])
+
+		// A [n, 3] column walk: n rows in every column.
+		cols, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18",
+			Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{c.n, 3}}, Indices: &tensor.Tensor{DType: tensor.Int32, Shape: []int{c.n, 3}},
+			Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{c.n, 3}}})
+		require.NoError(t, err)
+		b.walkMin = 1
+		j, err = b.jobFor(cols)
+		require.NoError(t, err)
+		if c.n > 1 {
+			require.True(t, j.walk)
+			assert.Equal(t, uint64(c.segs), j.walkSegments(), "walk of %d rows", c.n)
+		}
+	}
+	// A row of ScatterNDUpdate can receive every tuple: 70000 tuples into
+	// 2 rows take 5 fold passes and list up to 4 long rows.
+	nd, err := ops.PrepareShapes(ops.Request{Op: "ScatterNDUpdate-15", Reduction: "sum",
+		Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{2, 3}}, Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{70000, 1}},
+		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{70000, 3}}})
+	require.NoError(t, err)
+	j, err := b.jobFor(nd)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), j.red.segments)
+	assert.Equal(t, uint64(1+70000/(segment+1)), j.red.listWords)
+}

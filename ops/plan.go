@@ -192,6 +192,12 @@ func prepare(req Request, shapesOnly bool) (*Plan, error) {
 	return p, nil
 }
 
+// MaxRank is the largest rank of any input, for every operator and backend
+// (NumPy's limit too). Kernels walk a tensor's dimensions (an index
+// tuple's components, the coordinates of a position) in loops that this
+// bounds.
+const MaxRank = 64
+
 type validator struct {
 	op *Op
 	// shapesOnly: data, indices and updates are descriptions without
@@ -236,6 +242,9 @@ func (v validator) inputs(req Request) error {
 		}
 		if err := check(); err != nil {
 			return &Error{Op: v.op.Name, Input: x.name, Err: ErrInvalidTensor, Msg: x.name + ": " + strings.TrimPrefix(err.Error(), tensor.ErrInvalid.Error()+": ")}
+		}
+		if r := x.t.Rank(); r > MaxRank {
+			return v.errorf(x.name, ErrShape, "%s has rank %d; at most %d dimensions are supported", x.name, r, MaxRank)
 		}
 		if x.name != "data" && x.name != "updates" && !x.t.DType.IsInteger() {
 			return v.errorf(x.name, ErrDType, "%s has dtype %v; it must be an integer type (int8 ... uint64)", x.name, x.t.DType)

@@ -17,4 +17,39 @@
 // committed files differ from what the sources compile to.
 //
 // Lookup returns the variant for a Key; Variant.SPIRV returns its code.
+//
+// # Loop bounds
+//
+// No invocation's work grows with the input: every loop of every kernel
+// runs at most a fixed number of times, whatever the tensors' sizes. Work
+// that grows goes to more invocations; a chain that must stay in order (a
+// column walked in index order, the in-order fold of one target's
+// updates) is cut into segments of at most SEGMENT (2^14) steps, one pass
+// each, the partial result carried in memory from one pass to the next.
+// (Lavapipe, besides, stops a loop silently once one invocation has run it
+// 65535 times in all, over every position of its run: the passes that
+// walk or fold segments run one position per invocation.) The loops:
+//
+//	common.glsl  loadChunks            NUM_TENSORS (13)
+//	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
+//	every kernel the positions of a run  pc.run <= MAX_RUN (64); the host passes 1 or 16
+//	resolve.comp resolveOne (Block)    a tuple's components: <= ops.MaxRank
+//	scatter.comp walkColumn            one segment of a column: <= SEGMENT
+//	             sliceRun              the positions of the run
+//	             scatterPrivate        its tiles: <= 1 + 16*4*PRIV_WORDS/tile (the host
+//	                                   gives a workgroup at most max(tile, 16*outputs)
+//	                                   updates); clear and flush: <= 4*PRIV_WORDS/LOCAL_SIZE;
+//	                                   the identity word: 4/ELEM_BYTES
+//	gather.comp  the run; a word's elements: <= 4
+//	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
+//	reduce.glsl  divRound              3 (a 96-bit long division)
+//	sort.comp    the run; the scan's segments: SEG (8) and NSEG (LOCAL_SIZE/8)
+//
+// The compare-and-swap loops of reduce.glsl and scatter.comp (applyGlobal,
+// applyPrivate, addWord) are the exception: an attempt fails only when
+// another invocation changed the word in between, so every failure is
+// another's success and the retries of a pass are bounded by its updates,
+// but not one invocation's by a constant. Lock-free loops of this kind are
+// how every GPU library folds where no atomic instruction computes the
+// step.
 package shaders

@@ -82,6 +82,9 @@ const (
 	suiteContention = "contention"
 	// suiteBig is big: tensors beyond the storage binding limit.
 	suiteBig = "big"
+	// suiteScale is opstest.Scale: chains on and around the kernels'
+	// segment and loop limits, against cpuref.
+	suiteScale = "scale"
 )
 
 // Path is one execution path of the backend: the options that force it
@@ -156,6 +159,11 @@ func Paths() []Path {
 		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 403},
 		{Name: "contention/deterministic", Doc: "in-order folds", Opts: with(gpu.Options{Deterministic: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
 		{Name: "contention/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, WalkMinColumns: 1}), Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
+		{Name: "scale/default", Doc: "long columns, many updates per element, rank-64 tuples, NaN signs", Suite: suiteScale, N: 1, Seed: 600},
+		{Name: "scale/native-global", Doc: "as scale/default, native atomics without workgroup accumulation", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteScale, N: 1, Seed: 601},
+		{Name: "scale/cas", Doc: "as scale/default, compare-and-swap loops", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteScale, N: 1, Seed: 602},
+		{Name: "scale/deterministic", Doc: "as scale/default, folded in order", Opts: gpu.Options{Deterministic: true}, Suite: suiteScale, N: 1, Seed: 603},
+		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Opts: with(gpu.Options{}, walk), Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Opts: chunked, Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "big/default", Doc: "tensors beyond the storage binding limit", Suite: suiteBig, N: 1, Seed: 500, FullOnly: true},
@@ -289,6 +297,11 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		contention(t, open(t), seed, n, every, p.Deterministic, p.Walk)
 	case suiteBig:
 		big(t, open(t), seed)
+	case suiteScale:
+		size := map[Size]opstest.ScaleSize{Quick: opstest.ScaleQuick, Default: opstest.ScaleDefault, Full: opstest.ScaleFull}[cfg.Size]
+		b := open(t)
+		ref := func(req ops.Request) (*tensor.Tensor, error) { return ops.Run(context.Background(), cpuref.New(), req) }
+		opstest.Scale(t, b, ref, opstest.ScaleCases(size, seed), func(*ops.Plan) bool { return exactPath(b.LastStats().Reduction) })
 	default:
 		t.Fatalf("path %s: unknown suite %q", p.Name, p.Suite)
 	}

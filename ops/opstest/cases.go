@@ -568,6 +568,17 @@ func onnxCases() []ValidationCase {
 
 // Rules every operator shares: presence and well-formedness of inputs, and
 // the operator's name.
+// rankShape returns a shape of rank dimensions, the first of size first
+// and the others of size 1.
+func rankShape(rank, first int) []int {
+	s := make([]int, rank)
+	for i := range s {
+		s[i] = 1
+	}
+	s[0] = first
+	return s
+}
+
 func commonCases() []ValidationCase {
 	base := func() ops.Request {
 		return ops.Request{Op: "ScatterNDUpdate-15", Data: tens(tensor.Float32, []int{4}), Indices: ints(tensor.Int32, []int{2, 1}, 0, 2),
@@ -579,6 +590,16 @@ func commonCases() []ValidationCase {
 		reject(op+"indices is required", with(base, func(r *ops.Request) { r.Indices = nil }), ops.ErrMissingInput, "indices"),
 		reject(op+"updates is required", with(base, func(r *ops.Request) { r.Updates = nil }), ops.ErrMissingInput, "updates"),
 		reject(op+"data rank r >= 1", with(base, func(r *ops.Request) { r.Data = tens(tensor.Float32, []int{}) }), ops.ErrShape, "data"),
+		accept(op+"data of rank MaxRank is accepted", with(base, func(r *ops.Request) {
+			r.Data = tens(tensor.Float32, rankShape(ops.MaxRank, 4))
+			r.Updates = tens(tensor.Float32, append([]int{2}, rankShape(ops.MaxRank-1, 1)...))
+		})),
+		reject(op+"data of rank MaxRank+1 is rejected", with(base, func(r *ops.Request) { r.Data = tens(tensor.Float32, rankShape(ops.MaxRank+1, 4)) }),
+			ops.ErrShape, "data"),
+		reject(op+"indices of rank MaxRank+1 are rejected", with(base, func(r *ops.Request) {
+			r.Indices = ints(tensor.Int32, append(rankShape(ops.MaxRank, 1), 1), 0)
+			r.Updates = tens(tensor.Float32, rankShape(ops.MaxRank, 1))
+		}), ops.ErrShape, "indices"),
 		reject(op+"a data payload of the wrong length is rejected", with(base, func(r *ops.Request) { r.Data.Data = r.Data.Data[:12] }),
 			ops.ErrInvalidTensor, "data"),
 		reject(op+"an updates tensor of unknown dtype is rejected", with(base, func(r *ops.Request) { r.Updates.DType = tensor.Invalid }),

@@ -121,7 +121,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Word4 {
 	uvec4 v;
 };
 
-// The push constants of every kernel (124 bytes, within the 128 every
+// The push constants of every kernel (128 bytes, the least every
 // device offers; gpu/execute.go packs them).
 layout(push_constant, std430) uniform Push {
 	uint64_t params; // address of the parameter buffer
@@ -137,9 +137,20 @@ layout(push_constant, std430) uniform Push {
 	uint errAt;
 	uint shift;    // log2 of the chunk size in bytes
 	uint errShift; // the error word holds (first bad position) >> errShift
-	uint run;    // consecutive positions per invocation
+	uint run;    // consecutive positions per invocation, at most MAX_RUN
 	uint hot[16]; // the parameter array's first 16 words (POS_BITS 32)
+	uint seg;     // scatter.comp FLAG_WALK: the segment of J this dispatch walks
 } pc;
+
+// Loop bounds. No invocation's work grows with the input: every loop of
+// every kernel runs at most a fixed number of times (shaders/doc.go lists
+// them). Work that grows goes to more invocations, and chains that must
+// stay in order (a column walked in index order, the in-order fold of a
+// target's updates) to further passes of at most SEGMENT steps each, which
+// carry the partial result in memory from one pass to the next.
+#define MAX_RUN 64u     // pc.run: the host passes 1 (GPUs) or 16 (CPU devices)
+#define RUN min(pc.run, MAX_RUN)
+#define SEGMENT 16384u  // steps of one walk or fold segment (gpu/record.go: segment)
 
 // param returns word i of the parameter array.
 uint64_t param(uint i) {
@@ -167,7 +178,8 @@ uint64_t param(uint i) {
 #define T_V2 9
 #define T_HIST 10  // sort: digit counts per tile
 #define T_SCAN 11  // scan: block sums of every level
-#define NUM_TENSORS 12
+#define T_LIST 12  // fold: the count, then the slots, of slots with more than SEGMENT updates
+#define NUM_TENSORS 13
 #define T_NONE 0xFFFFFFFFu
 
 uint tableAt(uint t) {
@@ -241,12 +253,12 @@ uint invocation() {
 // work; GPUs use runs of 1, so that neighbouring invocations touch
 // neighbouring memory.
 pos_t firstPosition() {
-	return pos_t(pc.base) + pos_t(invocation()) * pos_t(pc.run);
+	return pos_t(pc.base) + pos_t(invocation()) * pos_t(RUN);
 }
 
 // runEnd returns one past the last position of the run starting at p.
 uint64_t runEnd(pos_t p) {
-	return min(pc.end, uint64_t(p) + uint64_t(pc.run));
+	return min(pc.end, uint64_t(p) + uint64_t(RUN));
 }
 
 // udiv returns n / d. With 32-bit positions it avoids the hardware divide

@@ -14,10 +14,18 @@
 //                  update positions of every slot in index order: one
 //                  invocation per slot and inner element walks them and
 //                  folds them into the element from the first to the last,
-//                  exactly as the CPU reference does, and writes it once.
-//                  Used for float sum, sub, prod and mean in deterministic
-//                  mode (and for small plans), and wherever the atomics an
-//                  element type needs are missing.
+//                  exactly as the CPU reference does. Used for float sum,
+//                  sub, prod and mean in deterministic mode (and for small
+//                  plans), and wherever the atomics an element type needs
+//                  are missing. An invocation folds at most SEGMENT
+//                  updates: segment A_SEG of its slot's list. Segment 0
+//                  runs over every slot; a slot with more updates keeps
+//                  its partial fold in the output (the mean's 64-bit sum
+//                  in T_ACC) and is appended to the list A_LIST (a count,
+//                  then slots), and each further pass folds the next
+//                  segment of every listed slot, from the partial fold,
+//                  in order. The rounding of every step is the CPU
+//                  reference's, so the result is too.
 //
 // Slots are output elements (ELEMENT plans, A_INNER 1) or index tuples'
 // rows of A_INNER elements each (BLOCK plans). T_OWNER holds the count of
@@ -34,6 +42,8 @@
 #define A_INNER_LO 1 // fold: elements per slot
 #define A_INNER_HI 2
 #define A_PERM 3     // fold: tensor of sorted positions; T_NONE: in order
+#define A_SEG 4      // fold: the segment of every slot's list this pass folds
+#define A_LIST 5     // fold: the tensor of slots with more than one segment, or T_NONE
 
 #define PHASE_PREPARE 1u
 #define PHASE_FINISH 2u
@@ -109,20 +119,39 @@ void finish(pos_t t) {
 
 void fold(pos_t p) {
 	pos_t inner = pos_t(packUint2x32(uvec2(pc.hot[A_INNER_LO], pc.hot[A_INNER_HI])));
+	uint seg = pc.hot[A_SEG];
+	uint list = pc.hot[A_LIST];
 	pos_t s = inner == pos_t(1) ? p : p / inner;
 	pos_t k = p - s * inner;
+	if (seg > 0u) {
+		// Positions count the listed slots' elements.
+		if (uint64_t(s) >= uint64_t(loadWord(list, 0ul))) {
+			return;
+		}
+		s = pos_t(loadWord(list, u32Offset(s + pos_t(1))));
+		p = s * inner + k;
+	}
 	uint first = countAt(s);
 	uint last = countAt(s + pos_t(1));
 	if (first == last) {
 		return; // no update: the element keeps data
 	}
+	// Positions and counts are below 2^31, so no sum here wraps.
+	uint from = first + seg * SEGMENT;
+	if (from >= last) {
+		return;
+	}
+	uint to = last - from > SEGMENT ? from + SEGMENT : last;
 	uint perm = pc.hot[A_PERM];
 	bool init = useInit();
-	E_T acc = init ? loadElem(T_OUT, p) : initNeutral();
+	E_T acc = seg > 0u || init ? loadElem(T_OUT, p) : initNeutral();
 #if MEAN_ACC64
-	int64_t sum = init ? value64(acc) : 0l;
+	int64_t sum = 0l;
+	if (RED == RED_MEAN) {
+		sum = seg > 0u ? loadAcc(p) : (init ? value64(acc) : 0l);
+	}
 #endif
-	for (uint i = first; i < last; i++) {
+	for (uint i = from; i < to; i++) {
 		uint pos = perm == T_NONE ? i : Word(addressOf(perm, uint64_t(i) * 4ul)).w;
 		E_T x = loadElem(T_UPD, pos_t(pos) * inner + k);
 #if MEAN_ACC64
@@ -137,6 +166,20 @@ void fold(pos_t p) {
 		}
 #endif
 		acc = combine(acc, x);
+	}
+	if (to < last) {
+		// More segments follow: keep the partial fold for the next pass.
+#if MEAN_ACC64
+		if (RED == RED_MEAN) {
+			storeAcc(p, sum);
+		}
+#endif
+		storeElem(p, acc);
+		if (seg == 0u && k == pos_t(0)) {
+			uint at = atomicAdd(Word(addressOf(list, 0ul)).w, 1u);
+			storeWord(list, u32Offset(pos_t(at) + pos_t(1)), uint(s));
+		}
+		return;
 	}
 #if MEAN_ACC64
 	if (RED == RED_MEAN) {

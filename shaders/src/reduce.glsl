@@ -191,6 +191,7 @@ uint narrow(uint u) {
 #endif
 #define F_INF (E_SIGN - (E_ONE << (F_P - 1)))  // +inf: all exponent bits
 #define F_FRAC ((E_ONE << (F_P - 1)) - E_ONE)
+#define F_QUIET (E_ONE << (F_P - 2)) // the quiet bit of a NaN
 
 bool isNaN(E_T x) {
 	return (x & ~E_SIGN) > F_INF;
@@ -315,10 +316,12 @@ bool intLess(E_T a, E_T b) {
 }
 #endif
 
-// negate returns -x in the type (two's complement, or the sign flipped).
+// negate returns -x in the type (two's complement, or the sign flipped),
+// as sub folds its updates; a NaN stays as it is, since x - NaN is that
+// NaN (quieted) on the CPU, not its negation.
 E_T negate(E_T x) {
 #if IS_FLOAT
-	return x ^ E_SIGN;
+	return isNaN(x) ? x : x ^ E_SIGN;
 #else
 	return (E_ZERO - x) & E_MASK;
 #endif
@@ -362,17 +365,29 @@ E_T combine(E_T a, E_T b) {
 		}
 		return kb > ka ? b : a;
 	}
+	// NaN operands propagate as the CPU's (x86's) arithmetic does, which
+	// devices need not: the element's NaN first, then the update's, each
+	// quieted; a NaN the step creates (inf - inf, 0 * inf) is the
+	// negative quiet NaN with no payload.
+	if (isNaN(a)) {
+		return a | F_QUIET;
+	}
+	if (isNaN(b)) {
+		return b | F_QUIET;
+	}
+	E_T r;
 #if DTYPE == DT_F64
-	precise double r = RED == RED_PROD ? uint64BitsToDouble(a) * uint64BitsToDouble(b) : uint64BitsToDouble(a) + uint64BitsToDouble(b);
-	return doubleBitsToUint64(r);
+	precise double d = RED == RED_PROD ? uint64BitsToDouble(a) * uint64BitsToDouble(b) : uint64BitsToDouble(a) + uint64BitsToDouble(b);
+	r = doubleBitsToUint64(d);
 #elif DTYPE == DT_F32
-	precise float r = RED == RED_PROD ? uintBitsToFloat(a) * uintBitsToFloat(b) : uintBitsToFloat(a) + uintBitsToFloat(b);
-	return floatBitsToUint(r);
+	precise float f = RED == RED_PROD ? uintBitsToFloat(a) * uintBitsToFloat(b) : uintBitsToFloat(a) + uintBitsToFloat(b);
+	r = floatBitsToUint(f);
 #else
 	precise float x = uintBitsToFloat(widen(a)), y = uintBitsToFloat(widen(b));
-	precise float r = RED == RED_PROD ? x * y : x + y;
-	return narrow(floatBitsToUint(r));
+	precise float f = RED == RED_PROD ? x * y : x + y;
+	r = narrow(floatBitsToUint(f));
 #endif
+	return isNaN(r) ? (F_INF | E_SIGN | F_QUIET) : r;
 #endif
 }
 

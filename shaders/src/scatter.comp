@@ -175,7 +175,11 @@ void applyPrivate(uint e, E_T x) {
 // scatterPrivate: this workgroup takes tiles g, g+G, g+2G, ... of
 // LOCAL_SIZE*run updates each (G workgroups, one 1-D dispatch from
 // position 0), folds them into priv, and then the elements priv changed
-// into the output.
+// into the output. Its loops are bounded: the host picks G so that a
+// workgroup takes at most max(tile, 16*outputs) updates (gpu/reduce.go,
+// privateShare), and outputs fit PRIV_WORDS words, so the tile loop runs
+// at most 1 + 16*4*PRIV_WORDS/tile times; the other two run at most
+// PRIV_WORDS*4/LOCAL_SIZE times.
 void scatterPrivate() {
 	uint lid = gl_LocalInvocationID.x;
 	E_T id = identity();
@@ -190,10 +194,10 @@ void scatterPrivate() {
 	}
 	barrier();
 	uint n = uint(pc.end);
-	uint tile = uint(LOCAL_SIZE) * pc.run;
+	uint tile = uint(LOCAL_SIZE) * RUN;
 	for (uint b = gl_WorkGroupID.x * tile; b < n; b += gl_NumWorkGroups.x * tile) {
 		// Neighbouring invocations take neighbouring updates.
-		for (uint r = 0u; r < pc.run; r++) {
+		for (uint r = 0u; r < RUN; r++) {
 			uint u = b + r * uint(LOCAL_SIZE) + lid;
 			if (u < n) {
 				applyPrivate(uint(targetOf(pos_t(u))), updateAt(pos_t(u)));
@@ -238,21 +242,28 @@ void sliceRun(pos_t u, uint64_t end) {
 }
 #else
 #if KIND == KIND_ELEMENT
-// walkColumn applies, in index order, the J updates of column
-// c = o*Inner + k: positions u = (o*J + j)*Inner + k for j = 0 ... J-1
-// (FLAG_WALK: positions are columns). Updates of different columns never
-// land on the same element, so each column's last update in index order
-// wins, or its updates fold in index order, without owner words or
-// atomics.
+// walkColumn applies, in index order, segment pc.seg of the J updates of
+// column c = o*Inner + k: positions u = (o*J + j)*Inner + k for j from
+// pc.seg*SEGMENT to the segment's end (FLAG_WALK: positions are columns).
+// Updates of different columns never land on the same element, so each
+// column's last update in index order wins, or its updates fold in index
+// order, without owner words or atomics. A column of more than SEGMENT
+// updates is walked by one dispatch per segment, in order; the output
+// (and T_ACC) carries the partial fold from one to the next.
 void walkColumn(pos_t c) {
 	pos_t inner = pos_t(param(P_INNER));
 	pos_t o = udiv(c, param(P_INNER), param(P_MAGIC_INNER));
 	pos_t k = c - o * inner;
 	pos_t jn = pos_t(param(P_J));
+	pos_t j0 = pos_t(pc.seg) * pos_t(SEGMENT);
+	if (j0 >= jn) {
+		return;
+	}
+	pos_t steps = min(jn - j0, pos_t(SEGMENT));
 	pos_t first = target(o, k, 0u);
 	pos_t vs = pos_t(param(P_VSTRIDE));
-	pos_t u = o * jn * inner + k;
-	for (pos_t j = pos_t(0); j < jn; j++) {
+	pos_t u = (o * jn + j0) * inner + k;
+	for (pos_t i = pos_t(0); i < steps; i++) {
 		pos_t t = first + pos_t(Word(addressOf(T_NORM, u32Offset(u))).w) * vs;
 #ifdef DTYPE
 		foldOwned(u, t);

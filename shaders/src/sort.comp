@@ -48,7 +48,7 @@
 #define A_Y 3      // tensor of the block totals; T_NONE: the top level
 #define A_YOFF 4
 
-#define TILE (uint(LOCAL_SIZE) * pc.run)
+#define TILE (uint(LOCAL_SIZE) * RUN)
 
 uint arg(uint i) {
 	return pc.hot[i];
@@ -132,8 +132,8 @@ void stage() {
 	barrier();
 	uint tile = group();
 	uint n = arg(A_N);
-	uint first = tile * TILE + lid * pc.run;
-	for (uint r = 0u; r < pc.run; r++) {
+	uint first = tile * TILE + lid * RUN;
+	for (uint r = 0u; r < RUN; r++) {
 		uint i = first + r;
 		if (i < n) {
 			atomicAdd(hist[digitOf(i)], 1u);
@@ -174,16 +174,16 @@ void stage() {
 		// publish it).
 		base[lid] = loadAt(T_HIST, lid * tiles + tile);
 	}
-	uint first = tile * TILE + lid * pc.run;
+	uint first = tile * TILE + lid * RUN;
 	uvec4 lo = uvec4(0u), hi = uvec4(0u);
-	for (uint r = 0u; r < pc.run; r++) {
+	for (uint r = 0u; r < RUN; r++) {
 		if (first + r < n) {
 			bump(lo, hi, digitOf(first + r));
 		}
 	}
 	scan2(lo, hi); // now: this invocation's first rank within the tile, per digit
 	uint vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT);
-	for (uint r = 0u; r < pc.run; r++) {
+	for (uint r = 0u; r < RUN; r++) {
 		uint i = first + r;
 		if (i >= n) {
 			break;
@@ -203,9 +203,9 @@ void stage() {
 	uint lid = gl_LocalInvocationID.x;
 	uint b = group();
 	uint n = arg(A_N), x = arg(A_X), off = arg(A_XOFF);
-	uint first = b * TILE + lid * pc.run;
+	uint first = b * TILE + lid * RUN;
 	uint sum = 0u;
-	for (uint r = 0u; r < pc.run; r++) {
+	for (uint r = 0u; r < RUN; r++) {
 		if (first + r < n) {
 			sum += loadAt(x, off + first + r);
 		}
@@ -213,7 +213,7 @@ void stage() {
 	uvec4 a = uvec4(sum, 0u, 0u, 0u), z = uvec4(0u);
 	scan2(a, z);
 	uint acc = a.x;
-	for (uint r = 0u; r < pc.run; r++) {
+	for (uint r = 0u; r < RUN; r++) {
 		uint i = first + r;
 		if (i < n) {
 			uint v = loadAt(x, off + i);
@@ -231,8 +231,8 @@ void stage() {
 	uint b = group();
 	uint n = arg(A_N), x = arg(A_X), off = arg(A_XOFF);
 	uint add = loadAt(arg(A_Y), arg(A_YOFF) + b);
-	uint first = b * TILE + lid * pc.run;
-	for (uint r = 0u; r < pc.run; r++) {
+	uint first = b * TILE + lid * RUN;
+	for (uint r = 0u; r < RUN; r++) {
 		uint i = first + r;
 		if (i < n) {
 			storeAt(x, off + i, loadAt(x, off + i) + add);
