@@ -301,7 +301,13 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		size := map[Size]opstest.ScaleSize{Quick: opstest.ScaleQuick, Default: opstest.ScaleDefault, Full: opstest.ScaleFull}[cfg.Size]
 		b := open(t)
 		ref := func(req ops.Request) (*tensor.Tensor, error) { return ops.Run(context.Background(), cpuref.New(), req) }
-		opstest.Scale(t, b, ref, opstest.ScaleCases(size, seed), func(*ops.Plan) bool { return exactPath(b.LastStats().Reduction) })
+		paths := map[string]int{}
+		opstest.Scale(t, b, ref, opstest.ScaleCases(size, seed), func(*ops.Plan) bool {
+			path := b.LastStats().Reduction
+			paths[path]++
+			return exactPath(path)
+		})
+		t.Logf("cases by reduction path (\"\": reduction none): %v", paths)
 	default:
 		t.Fatalf("path %s: unknown suite %q", p.Name, p.Suite)
 	}
