@@ -424,11 +424,24 @@ func (t *Tensor) String() string {
 	return b.String()
 }
 
-// FormatShape renders a shape as "[2,3]"; a scalar is "[]".
+// maxShapeDims is how many dimensions FormatShape writes out: a shape read
+// from a hostile file may have a hundred thousand, and an error message
+// that echoes them all would be a line of megabytes.
+const maxShapeDims = 32
+
+// FormatShape renders a shape as "[2,3]"; a scalar is "[]". A shape of
+// more than 32 dimensions shows its first 16 and last 16 around
+// "...(N dims)...", so the text stays a few hundred characters at most.
 func FormatShape(shape []int) string {
-	parts := make([]string, len(shape))
+	parts := make([]string, 0, min(len(shape), maxShapeDims+1))
 	for i, d := range shape {
-		parts[i] = strconv.Itoa(d)
+		if len(shape) > maxShapeDims && i >= maxShapeDims/2 && i < len(shape)-maxShapeDims/2 {
+			if i == maxShapeDims/2 {
+				parts = append(parts, fmt.Sprintf("...(%d dims)...", len(shape)))
+			}
+			continue
+		}
+		parts = append(parts, strconv.Itoa(d))
 	}
 	return "[" + strings.Join(parts, ",") + "]"
 }

@@ -33,9 +33,9 @@ func parseIntList(s string) ([]int64, error) {
 		v, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("element %d (%s) does not fit in an int64", i+1, p)
+				return nil, fmt.Errorf("element %d (%s) does not fit in an int64", i+1, quoteShort(p))
 			}
-			return nil, fmt.Errorf("element %d (%q) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy or .pb", i+1, p)
+			return nil, fmt.Errorf("element %d (%s) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy or .pb", i+1, quoteShort(p))
 		}
 		out = append(out, v)
 	}
