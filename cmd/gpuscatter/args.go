@@ -90,6 +90,26 @@ func writeTensorFile(ctx context.Context, path string, t *tensor.Tensor) error {
 	})
 }
 
+// checkOutPath fails early, before any input is read or any work done,
+// when the file --name writes could not be written at path: its directory
+// is missing or not writable, it is a directory, or it is a file the user
+// may not write (see atomicfile.Check). Write reports what is left, such
+// as a full disk, at the end.
+func checkOutPath(name, path string) error {
+	err := atomicfile.Check(path)
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe) && pe.Path == path:
+		return fmt.Errorf("--%s %s: %w", name, path, pe.Err)
+	case errors.As(err, &pe):
+		// A folder on the way, or the target of a link.
+		return fmt.Errorf("--%s %s: %s: %w", name, path, pe.Path, pe.Err)
+	}
+	return fmt.Errorf("--%s %s: %w", name, path, err)
+}
+
 // tensorArg is a flag whose value is a tensor: read from a .npy or .pb file, or,
 // where the flag allows it, written inline (an integer, a comma list).
 type tensorArg struct {

@@ -41,7 +41,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 	if !f.out.given {
 		return usagef("missing required flag --out")
 	}
-	if err := checkOut(f.out.value); err != nil {
+	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
 	m, err := onnx.ReadModelFile(path)

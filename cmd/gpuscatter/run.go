@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -159,7 +157,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 		return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.op.value)
 	}
 
-	if err := checkOut(f.out.value); err != nil {
+	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
@@ -188,23 +186,6 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	}
 	if notice != "" {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
-	}
-	return nil
-}
-
-// checkOut fails early, before any input is read, when path cannot become
-// the output file: its directory is missing or it is a directory itself.
-// writeTensorFile still reports every other failure at the end.
-func checkOut(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("--out %s: is a directory", path)
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	switch {
-	case err != nil:
-		return fmt.Errorf("--out %s: %w", path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("--out %s: %s is not a directory", path, filepath.Dir(path))
 	}
 	return nil
 }
