@@ -98,6 +98,7 @@ func mainUsageText() string {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
 	deviceSelector, deterministic = "", false // each command line sets its own
+	warnPipelineCache = onceWarner(stderr)
 	if len(args) == 0 {
 		return c.exit(nil, &usageError{msg: "no command given"})
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 // binRun is one run of the built binary.
@@ -207,4 +210,70 @@ func TestBinaryOutputTargets(t *testing.T) {
 		assert.Empty(t, r.stdout, "nothing ran")
 		assert.Less(t, time.Since(start), 10*time.Second)
 	})
+}
+
+// TestBinaryPipelineCacheUnwritable: a pipeline cache that cannot be
+// written (no home folder, a cache folder that is a file, a read-only
+// one) costs one warning line; the run succeeds and writes its output,
+// every time.
+func TestBinaryPipelineCacheUnwritable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	openToAll(t, filepath.Dir(bin))
+	dir := t.TempDir()
+	openToAll(t, dir)
+	data := writeNPY(t, dir, "data.npy", f32([]int{4}, 1, 2, 3, 4))
+	indices := writeNPY(t, dir, "indices.npy", i64([]int{1}, 2))
+	updates := writeNPY(t, dir, "updates.npy", f32([]int{1}, 9))
+	for _, p := range []string{data, indices, updates} {
+		require.NoError(t, os.Chmod(p, 0o644))
+	}
+	outDir := t.TempDir()
+	openToAll(t, outDir)
+	require.NoError(t, os.Chmod(outDir, 0o777))
+	readOnly := t.TempDir()
+	openToAll(t, readOnly)
+	cases := []struct {
+		name   string
+		env    []string
+		asUser bool
+	}{
+		// As nobody where the test runs as root, who could create
+		// /nonexistent.
+		{"no home", []string{"HOME=/nonexistent", "XDG_CACHE_HOME="}, os.Geteuid() == 0},
+		{"cache home is a file", []string{"XDG_CACHE_HOME=" + data}, false},
+		{"read-only cache home", []string{"XDG_CACHE_HOME=" + readOnly}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.asUser {
+				needRoot(t)
+			}
+			if c.name == "no home" {
+				_, err := os.Stat("/nonexistent")
+				require.ErrorIs(t, err, fs.ErrNotExist, "the test needs /nonexistent not to exist")
+			}
+			// Twice: the second run finds the same unwritable cache.
+			for i := range 2 {
+				out := filepath.Join(outDir, fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(c.name, " ", "-"), i))
+				r := runBinary(t, bin, c.env, c.asUser, "run", "--backend", "gpu", "--op", "ScatterElements-18",
+					"--data", data, "--indices", indices, "--updates", updates, "--out", out)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				var ours []string
+				for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+					if strings.HasPrefix(l, prefix) {
+						ours = append(ours, l)
+					}
+				}
+				if assert.Len(t, ours, 1, r.stderr) {
+					assert.Regexp(t, `^gpuscatter: warning: pipeline cache file: `, ours[0])
+				}
+				got, err := npy.ReadFile(out)
+				require.NoError(t, err)
+				assert.Equal(t, []float32{1, 2, 9, 4}, tensor.View[float32](got))
+			}
+		})
+	}
 }
