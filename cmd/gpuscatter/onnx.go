@@ -56,6 +56,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 		return fmt.Errorf("--model %s: %w", path, err)
 	}
 	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}
+	f.model = path
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) {
 		return nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
 			if args[i].given {

@@ -87,6 +87,7 @@ type runFlags struct {
 	data, indices, updates, axis tensorArg
 	start, stop, step, axes      tensorArg
 	useInitVal                   boolArg
+	model                        string // run --model's file, or ""
 }
 
 // newRunFlags returns the run flags with their defaults and parsers.
@@ -200,7 +201,13 @@ func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.R
 	if err := f.checkStringWidth(req); err != nil {
 		return nil, err
 	}
-	return ops.Run(ctx, b, req)
+	out, err := ops.Run(ctx, b, req)
+	var oe *ops.Error
+	if f.model != "" && errors.As(err, &oe) {
+		// The model chose the operator and may hold the input at fault.
+		err = fmt.Errorf("--model %s: %w", f.model, err)
+	}
+	return out, err
 }
 
 // checkStringWidth fails when an update string is too long for data's
