@@ -341,8 +341,9 @@ func decodeUnicode(data []byte, n, width int, big bool) ([]string, error) {
 	return out, nil
 }
 
-// decodeBytes decodes n fixed-width byte strings as UTF-8 text, dropping
-// trailing NULs.
+// decodeBytes decodes n fixed-width byte strings, dropping trailing NULs.
+// They are bytes, as numpy's 'S' type holds them: a Go string carries any
+// bytes, and valid UTF-8 or not, they are written back unchanged.
 func decodeBytes(data []byte, n, width int) ([]string, error) {
 	out := make([]string, n)
 	for i := range out {
@@ -350,9 +351,6 @@ func decodeBytes(data []byte, n, width int) ([]string, error) {
 		end := width
 		for end > 0 && el[end-1] == 0 {
 			end--
-		}
-		if !utf8.Valid(el[:end]) {
-			return nil, unsupportedErr("byte-string element %d (%q) is not valid UTF-8; byte strings are read as UTF-8 text", i, el[:min(end, 32)])
 		}
 		out[i] = string(el[:end])
 	}
