@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // chunk is the most Write hands the file in one call, so that a cancelled
@@ -73,6 +74,10 @@ func writeDirect(ctx context.Context, t target, write func(w io.Writer) error) e
 	if err != nil {
 		return err
 	}
+	// A FIFO whose reader stops reading blocks a write; a deadline, set
+	// when ctx is done, ends it (a device that has none just ignores it).
+	stop := context.AfterFunc(ctx, func() { f.SetWriteDeadline(time.Now()) })
+	defer stop()
 	w := &ctxWriter{ctx: ctx, w: f, stall: os.Getenv(StallEnv)}
 	err = write(w)
 	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {

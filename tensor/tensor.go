@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/x448/float16"
+
+	"github.com/gpuscatter/gpuscatter/hostmem"
 )
 
 // MaxBytes is the largest payload a Tensor may hold (1 TiB). It keeps shape
@@ -89,7 +91,9 @@ func NumElements(shape []int) (int, error) {
 	return int(n), nil
 }
 
-// New returns a zeroed tensor of the given type and shape.
+// New returns a zeroed tensor of the given type and shape. A tensor that
+// would not fit in the memory the process may still use is an error
+// wrapping hostmem.ErrNoMemory, not a crash.
 func New(dt DType, shape []int) (*Tensor, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("%w: unknown dtype %v", ErrInvalid, dt)
@@ -100,11 +104,17 @@ func New(dt DType, shape []int) (*Tensor, error) {
 	}
 	t := &Tensor{DType: dt, Shape: append([]int{}, shape...)}
 	if dt == String {
+		if err := hostmem.Check(uint64(n) * uint64(unsafe.Sizeof(""))); err != nil {
+			return nil, fmt.Errorf("%v%s: %w", dt, FormatShape(shape), err)
+		}
 		t.Strings = make([]string, n)
 		return t, nil
 	}
 	if uint64(n)*uint64(dt.Size()) > MaxBytes {
-		return nil, fmt.Errorf("%w: shape %v of %v is larger than 1 TiB", ErrInvalid, shape, dt)
+		return nil, fmt.Errorf("%w: shape %v of %v is larger than 1 TiB", ErrInvalid, FormatShape(shape), dt)
+	}
+	if err := hostmem.Check(uint64(n) * uint64(dt.Size())); err != nil {
+		return nil, fmt.Errorf("%v%s: %w", dt, FormatShape(shape), err)
 	}
 	t.Data = make([]byte, n*dt.Size())
 	return t, nil

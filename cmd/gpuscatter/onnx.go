@@ -44,7 +44,14 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
-	m, err := onnx.ReadModelFile(path)
+	var m *onnxpb.ModelProto
+	err := interruptible(ctx, func() (err error) {
+		m, err = onnx.ReadModelFile(path)
+		return err
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
 		return fileError("model", path, err)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/hostmem"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -194,7 +196,14 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 // execute loads the request with load, checks that its update strings fit
 // data's string dtype, and runs it on b.
 func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.Request, error)) (*tensor.Tensor, error) {
-	req, err := load()
+	if err := f.checkMemory(); err != nil {
+		return nil, err
+	}
+	var req ops.Request
+	err := interruptible(ctx, func() (err error) {
+		req, err = load()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +217,29 @@ func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.R
 		err = fmt.Errorf("--model %s: %w", f.model, err)
 	}
 	return out, err
+}
+
+// checkMemory fails before any input is read when the run cannot fit in
+// the memory the process may use: its input files and an output the size
+// of --data, compared with hostmem's limits. Each allocation is checked
+// again as it happens (a file's size only estimates its tensor).
+func (f *runFlags) checkMemory() error {
+	var need uint64
+	for _, a := range []*tensorArg{&f.data, &f.indices, &f.updates, &f.axis, &f.start, &f.stop, &f.step, &f.axes} {
+		if a.path == "" {
+			continue
+		}
+		if st, err := os.Stat(a.path); err == nil && st.Mode().IsRegular() {
+			need += uint64(st.Size())
+			if a == &f.data {
+				need += uint64(st.Size()) // the output
+			}
+		}
+	}
+	if err := hostmem.Check(need); err != nil {
+		return fmt.Errorf("the inputs and the output of this run: %w", err)
+	}
+	return nil
 }
 
 // checkStringWidth fails when an update string is too long for data's
