@@ -170,6 +170,9 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 // load, runs it and writes the result to --out, then prints the backend's
 // notice, if any. run and run --model share it.
 func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Request, error)) error {
+	if err := f.checkMemory(); err != nil {
+		return err
+	}
 	b, notice, err := openBackend(ctx, f.backend.value)
 	if err != nil {
 		return err
@@ -196,9 +199,6 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 // execute loads the request with load, checks that its update strings fit
 // data's string dtype, and runs it on b.
 func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.Request, error)) (*tensor.Tensor, error) {
-	if err := f.checkMemory(); err != nil {
-		return nil, err
-	}
 	var req ops.Request
 	err := interruptible(ctx, func() (err error) {
 		req, err = load()
