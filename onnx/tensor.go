@@ -302,19 +302,38 @@ func Read(r io.Reader) (*tensor.Tensor, error) {
 	return readStream(r, -1)
 }
 
+// readAll reads r to its end, at most MaxFileBytes, growing its buffer as
+// the bytes arrive and checking the memory for each growth (package
+// hostmem), so that an endless stream is an error rather than a crash.
 func readAll(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading: %w", err)
+	b := make([]byte, 0, 64<<10)
+	for {
+		if len(b) == cap(b) {
+			if len(b) > MaxFileBytes {
+				return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
+			}
+			c := min(2*cap(b), MaxFileBytes+1)
+			if err := hostmem.Check(uint64(c)); err != nil {
+				return nil, &onnxError{kind: ErrUnsupported, msg: err.Error()}
+			}
+			b = append(make([]byte, 0, c), b...)
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			if len(b) > MaxFileBytes {
+				return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
 	}
-	if len(b) > MaxFileBytes {
-		return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
-	}
-	return b, nil
 }
 
-// readFile reads the file at path, refusing one over MaxFileBytes before
-// reading it.
+// readFile reads the file at path, refusing one over MaxFileBytes or over
+// the memory there is before reading it.
 func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -325,8 +344,19 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Mode().IsRegular() && st.Size() > MaxFileBytes {
-		return nil, unsupportedErr("%d bytes, over protobuf's 2 GiB limit", st.Size())
+	if st.Mode().IsRegular() {
+		if st.Size() > MaxFileBytes {
+			return nil, unsupportedErr("%d bytes, over protobuf's 2 GiB limit", st.Size())
+		}
+		if err := hostmem.Check(uint64(st.Size())); err != nil {
+			return nil, &onnxError{kind: ErrUnsupported, msg: err.Error()}
+		}
+		b := make([]byte, st.Size())
+		n, err := io.ReadFull(f, b)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
+		return b[:n], nil
 	}
 	return readAll(f)
 }
