@@ -144,6 +144,28 @@ func TestBinaryOutputTargets(t *testing.T) {
 		assert.NotZero(t, fi.Mode()&fs.ModeNamedPipe, "still a FIFO")
 	})
 
+	t.Run("FIFO without a reader, then SIGTERM", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "out.npy")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, args(fifo)...)
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("the run did not end within 10 s of SIGTERM")
+		}
+		assert.Equal(t, 128+int(syscall.SIGTERM), cmd.ProcessState.ExitCode())
+		assert.Equal(t, "gpuscatter: interrupted by SIGTERM\n", stderr.String())
+	})
+
 	t.Run("dev stdout and dev null", func(t *testing.T) {
 		r := runBinary(t, bin, nil, false, args("/dev/stdout")...)
 		require.Equal(t, exitOK, r.code, r.stderr)
