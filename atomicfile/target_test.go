@@ -132,3 +132,24 @@ func TestWriteSplitsHardLinks(t *testing.T) {
 	assert.Equal(t, "new", read(t, a))
 	assert.Equal(t, "old", read(t, b))
 }
+
+// TestWriteKeepsOwner: root replacing another user's file leaves it that
+// user's, as the file it replaces was.
+func TestWriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	modes(t, func(t *testing.T, unnamed bool) {
+		path := filepath.Join(t.TempDir(), "theirs")
+		require.NoError(t, os.WriteFile(path, []byte("old"), 0o600))
+		require.NoError(t, os.Chown(path, 65534, 65534))
+		require.NoError(t, Write(context.Background(), path, writeString("new")))
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		st := fi.Sys().(*syscall.Stat_t)
+		assert.Equal(t, uint32(65534), st.Uid)
+		assert.Equal(t, uint32(65534), st.Gid)
+		assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm())
+		assert.Equal(t, "new", read(t, path))
+	})
+}
