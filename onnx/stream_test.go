@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,6 +86,22 @@ func TestStreamBounds(t *testing.T) {
 	_, err = Read(bytes.NewReader(lying))
 	require.ErrorIs(t, err, ErrFormat)
 	assert.Contains(t, err.Error(), "over protobuf's 2 GiB limit")
+
+	// A stream's claims cost only the bytes that come: a packed field and
+	// a raw_data of a GiB each, cut short (what the fuzzer found: the
+	// claims were allocated up front, and the worker ran out of memory).
+	for _, field := range []protowire.Number{fieldInt64Data, fieldRawData} {
+		var claim []byte
+		claim = protowire.AppendTag(claim, field, protowire.BytesType)
+		claim = protowire.AppendVarint(claim, 1<<30)
+		claim = append(claim, 1, 2, 3)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = Read(bytes.NewReader(claim))
+		runtime.ReadMemStats(&after)
+		require.Error(t, err)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "field %d", field)
+	}
 
 	// A well-formed stream that never ends: dims after dims.
 	defer func(v int64) { streamLimit = v }(streamLimit)
