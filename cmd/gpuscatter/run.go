@@ -256,8 +256,12 @@ func (f *runFlags) checkStringWidth(req ops.Request) error {
 			if sf.Bytes {
 				unit = "bytes"
 			}
-			return fmt.Errorf("--updates %s: element %d (%q) is %d %s long, wider than data's dtype %s, which the output keeps",
-				f.updates.path, i, s, sf.Len(s), unit, sf)
+			where := "--updates " + f.updates.path
+			if f.updates.path == "" && f.model != "" {
+				where = "--model " + f.model + ": updates" // an initializer
+			}
+			return fmt.Errorf("%s: element %d (%s) is %d %s long, wider than data's dtype %s, which the output keeps",
+				where, i, quoteShort(s), sf.Len(s), unit, sf)
 		}
 	}
 	return nil
