@@ -130,6 +130,7 @@ func TestBinaryInputs(t *testing.T) {
 			require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 			var stderr bytes.Buffer
 			cmd := exec.Command(bin, append(args(fifo), "--backend", "cpu")...)
+			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
 			if opened {

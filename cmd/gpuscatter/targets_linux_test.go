@@ -28,7 +28,8 @@ type binRun struct {
 	stdout, stderr string
 }
 
-// runBinary runs bin with args, env added to the environment, and, when
+// runBinary runs bin with args, env added to the environment (with
+// XDG_CACHE_HOME in a temporary folder by default), and, when
 // asUser, as the unprivileged user nobody (uid and gid 65534, through
 // setpriv). It fails the test when the binary does not end in a minute.
 func runBinary(t *testing.T, bin string, env []string, asUser bool, args ...string) binRun {
@@ -41,7 +42,11 @@ func runBinary(t *testing.T, bin string, env []string, asUser bool, args ...stri
 		name = "setpriv"
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// The pipeline cache goes to the test's folder unless env says
+	// otherwise (the last of two values counts).
+	cache := t.TempDir()
+	require.NoError(t, os.Chmod(cache, 0o777))
+	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+cache), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
