@@ -82,13 +82,20 @@ onnx-test: build
 onnx-proto: deps
 	GO=$(GO) $(GO) generate ./onnx/onnxpb
 
-## fuzz: run every fuzz target for FUZZTIME each.
+## fuzz: run every fuzz target for FUZZTIME each (30s by default), all of
+## them even when one fails; a failing input is left under its package's
+## testdata/fuzz/FuzzName/, to be committed with the fix as a regression
+## case that plain go test runs.
 fuzz:
-	@for pkg in $$($(GO) list $(PKG)); do \
-		for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-			echo "== $$pkg $$f"; $(GO) test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	@failed=; \
+	for f in $$(grep -l '^func Fuzz' $$(find . -name '*_test.go' -not -path './bin/*' | sort)); do \
+		pkg=$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$pkg $$t ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg:$$t"; \
 		done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs under testdata/fuzz/)"; exit 1; fi
 
 clean:
 	rm -rf bin

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // chunk is the most Write hands the file in one call, so that a cancelled
@@ -26,8 +27,21 @@ const StallEnv = "GPUSCATTER_TEST_STALL_WRITE"
 // makes it appear at path only once write has returned nil and the data is
 // synced. On any failure, or when ctx is done first, Write returns the
 // error (wrapping ctx.Err() for a cancelled context) and path is left as it
-// was. A new file gets mode 0666 less the umask; a replaced regular file
-// keeps its permissions. A nil ctx means context.Background().
+// was. A nil ctx means context.Background().
+//
+// What path names decides what is written, as cp would decide it:
+//   - a missing file is created, with mode 0666 less the umask;
+//   - an existing regular file is replaced by a new file with its mode
+//     (and, where the process may set it, its owner and group); its other
+//     hard links, if any, keep the old content;
+//   - a symbolic link is followed to its final target, which is replaced
+//     or created as above; the links stay as they were;
+//   - a FIFO, a device, a socket, or a path through a descriptor such as
+//     /dev/stdout is written directly, in place, since it cannot be
+//     replaced; such a write is not atomic;
+//   - a directory, a file the process may not write, and a directory it
+//     may not create files in are errors, checked before write runs (see
+//     Check), and leave everything unchanged.
 func Write(ctx context.Context, path string, write func(w io.Writer) error) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -35,6 +49,14 @@ func Write(ctx context.Context, path string, write func(w io.Writer) error) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	t, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	if t.direct {
+		return writeDirect(ctx, t, write)
+	}
+	path = t.path
 	dir := filepath.Dir(path)
 	f, err := openUnnamed(dir)
 	if err != nil {
@@ -44,6 +66,27 @@ func Write(ctx context.Context, path string, write func(w io.Writer) error) erro
 		return writeNamed(ctx, path, write)
 	}
 	return finish(ctx, f, path, write, func() error { return linkUnnamed(f, path) }, func() {})
+}
+
+// writeDirect writes the content into the existing non-regular file t.
+func writeDirect(ctx context.Context, t target, write func(w io.Writer) error) error {
+	f, err := openDirect(ctx, t)
+	if err != nil {
+		return err
+	}
+	// A FIFO whose reader stops reading blocks a write; a deadline, set
+	// when ctx is done, ends it (a device that has none just ignores it).
+	stop := context.AfterFunc(ctx, func() { f.SetWriteDeadline(time.Now()) })
+	defer stop()
+	w := &ctxWriter{ctx: ctx, w: f, stall: os.Getenv(StallEnv)}
+	err = write(w)
+	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w: %v", cerr, err)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeNamed is Write through a named temporary file beside path, for
@@ -75,6 +118,7 @@ func finish(ctx context.Context, f *os.File, path string, write func(w io.Writer
 		if err := f.Chmod(st.Mode().Perm()); err != nil {
 			return err
 		}
+		keepOwner(f, st)
 	}
 	w := &ctxWriter{ctx: ctx, w: f, stall: os.Getenv(StallEnv)}
 	if err := write(w); err != nil {

@@ -11,6 +11,15 @@
 // to a named temporary file beside the target (".NAME.RANDOM.tmp"), removed
 // on every failure Write sees, but left behind by a SIGKILL.
 //
+// Write decides what to do from what the path names, as cp would: a
+// symbolic link is followed and its final target replaced, the link left
+// as it was; a FIFO or a device (a pipe, /dev/stdout, /dev/null) is
+// written in place, since replacing it with a regular file would cut its
+// reader off or, for root, destroy a device node; a directory, a file the
+// user may not write and a folder the user may not create files in are
+// errors. Check runs the same tests without writing, so that a command can
+// refuse a bad output path before its work rather than after.
+//
 // Every file gpuscatter writes (the run output, the inputs the examples
 // command writes, bench --json and --plot) goes through Write.
 package atomicfile

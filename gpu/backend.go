@@ -27,6 +27,9 @@ type Options struct {
 	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
 	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
 	PipelineCacheDir string
+	// Warn receives a failure to read or write the pipeline cache file,
+	// which never fails a call (see vk.Options.Warn); nil drops it.
+	Warn func(error)
 	// MaxPoolBytes bounds the device memory kept in idle pooled buffers
 	// between Execute calls; when more is pooled, the pool is emptied.
 	// Zero means 4 GiB; negative disables pooling.
@@ -223,6 +226,7 @@ func Open(opts Options) (*Backend, error) {
 		Selector:           opts.Device,
 		Validation:         opts.Validation,
 		PipelineCacheDir:   opts.PipelineCacheDir,
+		Warn:               opts.Warn,
 		MaxAllocationBytes: opts.MaxAllocationBytes,
 		NoUnifiedMemory:    opts.NoUnifiedMemory,
 	})

@@ -250,7 +250,9 @@ type Call struct {
 // Batch records operator calls on resident tensors and runs them in one
 // submission to the device, in order, each call seeing the results of the
 // ones before it (the output of one may be an input of the next). Add
-// validates each call as it is added; Submit runs them. A Batch holds no
+// validates each call as it is added; Submit runs them. A Batch is not a
+// transaction: when a call fails on the device, the calls before it have
+// completed (see Submit for what the others hold). A Batch holds no
 // device resources between calls and is used by one goroutine at a time.
 type Batch struct {
 	b     *Backend

@@ -340,3 +340,37 @@ func TestBatchHonoursContext(t *testing.T) {
 	require.NoError(t, b.Run(context.Background(), c))
 	assert.Empty(t, opstest.DiffExact(download(t, c.Data), want))
 }
+
+// TestBatchFailureContract pins what Submit documents for a bad index in
+// call 2 of 3: call 1 completed, call 2's output holds a copy of its data,
+// call 3 ran on what its inputs then held, and the batch is empty after.
+// The README states the same.
+func TestBatchFailureContract(t *testing.T) {
+	b := openTest(t, Options{})
+	ctx := context.Background()
+	data := tensor.MustFromSlice([]int{4}, []int32{1, 2, 3, 4})
+	good := ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: data,
+		Indices: tensor.MustFromSlice([]int{1}, []int64{0}), Updates: tensor.MustFromSlice([]int{1}, []int32{10})}
+	bad := good
+	bad.Indices = tensor.MustFromSlice([]int{1}, []int64{4})
+	c1 := residentCall(t, b, good, false)
+	c2 := residentCall(t, b, bad, false)
+	c2.Data = c1.Out
+	c3 := residentCall(t, b, good, false)
+	c3.Data = c2.Out
+	batch := b.NewBatch()
+	for _, c := range []Call{c1, c2, c3} {
+		require.NoError(t, batch.Add(c))
+	}
+	err := batch.Submit(ctx)
+	require.ErrorIs(t, err, ops.ErrIndexRange)
+	assert.Contains(t, err.Error(), "batch call 2 of 3: ")
+	assert.Zero(t, batch.Len(), "the batch is empty after Submit, whatever the outcome")
+
+	after1 := tensor.MustFromSlice([]int{4}, []int32{11, 2, 3, 4})
+	assert.Empty(t, opstest.DiffExact(download(t, c1.Out), after1), "call 1 completed")
+	assert.Empty(t, opstest.DiffExact(download(t, c2.Out), after1), "call 2's output holds a copy of its data")
+	after3 := tensor.MustFromSlice([]int{4}, []int32{21, 2, 3, 4})
+	assert.Empty(t, opstest.DiffExact(download(t, c3.Out), after3), "call 3 ran on what call 2's output held")
+	require.NoError(t, batch.Submit(ctx), "an empty batch has nothing to run")
+}

@@ -3,6 +3,8 @@
 package kit_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,4 +78,67 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(check), "PASS: ")
+}
+
+// TestRunShArguments: run.sh checks its argument before doing anything,
+// so that no output path is computed from an empty folder name (which
+// would aim every output at the root of the filesystem).
+func TestRunShArguments(t *testing.T) {
+	script, err := filepath.Abs("run.sh")
+	require.NoError(t, err)
+	cwd := t.TempDir()
+	run := func(env []string, name string, args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = cwd
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return code, string(out)
+	}
+	for _, help := range []string{"-h", "--help"} {
+		code, out := run(nil, "sh", script, help)
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "usage: run.sh RESULTS_DIR")
+	}
+	for _, args := range [][]string{{}, {"a", "b"}, {""}} {
+		code, out := run(nil, "sh", append([]string{script}, args...)...)
+		assert.Equal(t, 2, code, "%q: %s", args, out)
+		assert.Contains(t, out, "usage: run.sh RESULTS_DIR")
+	}
+	// A folder the user may create but not enter: mkdir succeeds, cd
+	// fails, and the script stops naming it.
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err == nil {
+			require.NoError(t, os.Chmod(filepath.Dir(cwd), 0o755))
+			require.NoError(t, os.Chmod(cwd, 0o777))
+			// A copy nobody can read, wherever the tree is.
+			body, err := os.ReadFile(script)
+			require.NoError(t, err)
+			kitDir := t.TempDir()
+			require.NoError(t, os.Chmod(kitDir, 0o755))
+			copied := filepath.Join(kitDir, "run.sh")
+			require.NoError(t, os.WriteFile(copied, body, 0o755))
+			code, out := run(nil, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+				"sh", "-c", `umask 177 && exec sh "$0" results`, copied)
+			assert.Equal(t, 2, code, out)
+			assert.Contains(t, out, "cannot create, enter and write the results folder results")
+		}
+	}
+	// Nothing but that folder was made, in the working folder or at /.
+	entries, err := os.ReadDir(cwd)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.Equal(t, "results", e.Name())
+	}
+	for _, p := range []string{"/summary.txt", "/check.json", "/work/summary.txt"} {
+		_, err := os.Stat(p)
+		assert.ErrorIs(t, err, fs.ErrNotExist, p)
+	}
 }

@@ -2,17 +2,36 @@
 # run.sh RESULTS_DIR: qualifies the Vulkan devices of this machine with the
 # programs beside this script, writing every output into RESULTS_DIR, then
 # prints a summary. Exit status 0 when every step passed, 1 when any failed,
-# 2 for a usage error. KIT_QUICK=1 runs the quick sizes; KIT_TEST_RUN
+# 2 for a usage error or a results folder it cannot create, enter and write. KIT_QUICK=1 runs the quick sizes; KIT_TEST_RUN
 # restricts the test binaries to the tests matching a -test.run pattern.
 # GPUSCATTER_DEVICE selects the device (default: the best by type).
-set -u
+set -eu
+usage() {
+	echo "usage: run.sh RESULTS_DIR"
+	echo "  qualifies this machine's Vulkan devices; every output goes into RESULTS_DIR"
+}
 if [ $# -ne 1 ]; then
-	echo "usage: run.sh RESULTS_DIR" >&2
+	usage >&2
 	exit 2
 fi
-kit=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$1" || exit 2
-res=$(cd "$1" && pwd)
+case $1 in
+-h | --help)
+	usage
+	exit 0
+	;;
+"")
+	usage >&2
+	exit 2
+	;;
+esac
+kit=$(cd -- "$(dirname -- "$0")" && pwd)
+# Every path below is under $res: it must name the results folder, never
+# be empty (which would aim the outputs at the root of the filesystem).
+if ! mkdir -p -- "$1" || ! res=$(cd -- "$1" && pwd) || [ -z "$res" ] ||
+	! [ -d "$res" ] || ! [ -w "$res" ] || ! [ -x "$res" ]; then
+	echo "run.sh: cannot create, enter and write the results folder $1" >&2
+	exit 2
+fi
 quick=${KIT_QUICK:-0}
 [ "$quick" = 0 ] && quick= || quick=1
 # The bundled validation layer, unless the caller chose a layer path.
@@ -21,7 +40,7 @@ if [ -z "${VK_LAYER_PATH:-}" ] && [ -d "$kit/layers" ]; then
 fi
 unset CI # the tests of build tools (glslc, cc) skip instead of failing
 work="$res/work"
-mkdir -p "$work"
+mkdir -p -- "$work"
 summary="$res/summary.txt"
 : >"$summary"
 failed=0
@@ -33,8 +52,7 @@ step() {
 	shift 2
 	printf '%s ...\n' "$name" >&2
 	start=$(date +%s)
-	(cd "$work" && "$@") >"$outfile" 2>&1
-	rc=$?
+	if (cd -- "$work" && "$@") >"$outfile" 2>&1; then rc=0; else rc=$?; fi
 	secs=$(($(date +%s) - start))
 	if [ $rc -eq 0 ]; then verdict=PASS; else verdict="FAIL (exit $rc)"; failed=1; fi
 	printf '%-22s %-14s %5ss  %s\n' "$name" "$verdict" "$secs" "$(basename "$outfile")" >>"$summary"
@@ -61,15 +79,15 @@ step bench "$res/bench.txt" "$g" bench ${quick:+--quick} --json "$res/bench.json
 	echo "gpuscatter qualification kit: results in $res"
 	sed -n 's/^device: *//p' "$res/check.txt" | head -n 1 | sed 's/^/device:  /'
 	sed -n 's/^driver: *//p' "$res/check.txt" | head -n 1 | sed 's/^/driver:  /'
-	grep -E '^(PASS|FAIL): ' "$res/check.txt" | tail -n 1 | sed 's/^/check:   /'
-	grep -E '^FAIL ' "$res/check.txt" | head -n 5 | sed 's/^/  /'
+	grep -E '^(PASS|FAIL): ' "$res/check.txt" | tail -n 1 | sed 's/^/check:   /' || true
+	grep -E '^FAIL ' "$res/check.txt" | head -n 5 | sed 's/^/  /' || true
 	for t in "$kit"/tests/*.test; do
 		name=$(basename "$t")
-		p=$(grep -c '^--- PASS' "$res/$name.txt")
-		f=$(grep -c '^--- FAIL' "$res/$name.txt")
-		s=$(grep -c '^--- SKIP' "$res/$name.txt")
+		p=$(grep -c '^--- PASS' "$res/$name.txt" || true)
+		f=$(grep -c '^--- FAIL' "$res/$name.txt" || true)
+		s=$(grep -c '^--- SKIP' "$res/$name.txt" || true)
 		printf '%-22s %s passed, %s failed, %s skipped\n' "$name:" "$p" "$f" "$s"
-		grep '^--- FAIL' "$res/$name.txt" | head -n 3 | sed 's/^/  /'
+		grep '^--- FAIL' "$res/$name.txt" | head -n 3 | sed 's/^/  /' || true
 	done
 	echo
 	cat "$summary"

@@ -397,10 +397,17 @@ func TestByteStrings(t *testing.T) {
 	assert.Equal(t, tensor.String, got.DType)
 	assert.Equal(t, []string{"ab", "hé", "", "a\x00b"}, got.Strings)
 
-	_, err := Read(bytes.NewReader(npyFile(1, dict("|S2", false, "(1,)"), []byte{0xff, 0xfe})))
-	require.ErrorIs(t, err, ErrUnsupported)
-	assert.Contains(t, err.Error(), "byte-string element 0")
-	assert.Contains(t, err.Error(), "not valid UTF-8")
+	// Byte strings are bytes: any of them, UTF-8 or not, and they come
+	// back out unchanged.
+	raw := []byte{0xff, 0xfe, 0x80, 0x00}
+	got = readBytes(t, npyFile(1, dict("|S2", false, "(2,)"), raw))
+	assert.Equal(t, []string{"\xff\xfe", "\x80"}, got.Strings)
+	var out bytes.Buffer
+	require.NoError(t, Write(&out, got))
+	assert.True(t, bytes.HasSuffix(out.Bytes(), raw), "the payload is written back as it was read")
+	again := readBytes(t, out.Bytes())
+	assert.Equal(t, got.Strings, again.Strings)
+	assert.Equal(t, got.StringFormat, again.StringFormat)
 }
 
 func TestVersions2And3(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/gpuscatter/gpuscatter/hostmem"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -76,6 +77,9 @@ func readFile(path string) (*tensor.Tensor, error) {
 		}
 		return nil, formatErr("%s but only %d bytes follow", l.claim(), follow)
 	}
+	if err := hostmem.Check(l.need()); err != nil {
+		return nil, err
+	}
 	data := make([]byte, l.size)
 	if n, err := io.ReadFull(f, data); err != nil {
 		return nil, payloadErr(l, n, err)
@@ -85,6 +89,19 @@ func readFile(path string) (*tensor.Tensor, error) {
 		return nil, formatErr("%s but the file grew past them while being read", l.claim())
 	}
 	return l.build(data)
+}
+
+// need is the memory reading the payload takes at its peak: the payload,
+// and what build makes from it (strings, or a transposed copy).
+func (l *layout) need() uint64 {
+	n := uint64(l.size)
+	switch {
+	case l.spec.dt == tensor.String:
+		n += uint64(l.count)*16 + uint64(l.size)
+	case l.fortran && len(l.shape) > 1:
+		n += uint64(l.size)
+	}
+	return n
 }
 
 // ioErr turns an error from the underlying reader into one of ours: an early
@@ -171,6 +188,10 @@ func readChunked(r io.Reader, l *layout) ([]byte, error) {
 	var chunks [][]byte
 	got, step := 0, firstChunk
 	for got < l.size {
+		// The header is not trusted: memory is checked as data arrives.
+		if err := hostmem.Check(uint64(min(step, l.size-got))); err != nil {
+			return nil, err
+		}
 		c := make([]byte, min(step, l.size-got))
 		n, err := io.ReadFull(r, c)
 		got += n
@@ -182,6 +203,9 @@ func readChunked(r io.Reader, l *layout) ([]byte, error) {
 	}
 	if len(chunks) == 1 {
 		return chunks[0], nil
+	}
+	if err := hostmem.Check(uint64(l.size)); err != nil {
+		return nil, err
 	}
 	data := make([]byte, 0, l.size)
 	for i, c := range chunks {
@@ -341,8 +365,9 @@ func decodeUnicode(data []byte, n, width int, big bool) ([]string, error) {
 	return out, nil
 }
 
-// decodeBytes decodes n fixed-width byte strings as UTF-8 text, dropping
-// trailing NULs.
+// decodeBytes decodes n fixed-width byte strings, dropping trailing NULs.
+// They are bytes, as numpy's 'S' type holds them: a Go string carries any
+// bytes, and valid UTF-8 or not, they are written back unchanged.
 func decodeBytes(data []byte, n, width int) ([]string, error) {
 	out := make([]string, n)
 	for i := range out {
@@ -350,9 +375,6 @@ func decodeBytes(data []byte, n, width int) ([]string, error) {
 		end := width
 		for end > 0 && el[end-1] == 0 {
 			end--
-		}
-		if !utf8.Valid(el[:end]) {
-			return nil, unsupportedErr("byte-string element %d (%q) is not valid UTF-8; byte strings are read as UTF-8 text", i, el[:min(end, 32)])
 		}
 		out[i] = string(el[:end])
 	}

@@ -104,12 +104,23 @@ func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
 		Attrs:        map[string]Attr{},
 		Initializers: map[string]*tensor.Tensor{},
 	}
+	// ONNX's checker (check_model, checker.cc) refuses a model that
+	// imports one domain twice: which opset applies would be a guess.
 	found := false
+	imported := map[string]int64{}
 	for _, o := range m.GetOpsetImport() {
 		d := o.GetDomain()
 		if d == "ai.onnx" {
 			d = ""
 		}
+		if v, dup := imported[d]; dup {
+			name := d
+			if name == "" {
+				name = "the default domain (ai.onnx)"
+			}
+			return nil, formatErr("the model imports %s twice (opsets %d and %d); ONNX's checker rejects it", name, v, o.GetVersion())
+		}
+		imported[d] = o.GetVersion()
 		if d == dom {
 			node.Opset, found = o.GetVersion(), true
 		}
@@ -128,6 +139,11 @@ func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
 		node.Attrs[a.GetName()] = Attr{Type: a.GetType(), Int: a.GetI(), F: a.GetF(), S: string(a.GetS())}
 	}
 	for _, init := range g.GetInitializer() {
+		// The checker refuses duplicate names in a graph: which of two
+		// initializers feeds the node would be a guess.
+		if _, dup := node.Initializers[init.GetName()]; dup {
+			return nil, formatErr("two initializers are named %q; ONNX's checker rejects duplicate names", init.GetName())
+		}
 		t, err := Decode(init)
 		if err != nil {
 			return nil, prefixed(fmt.Sprintf("initializer %q", init.GetName()), err)

@@ -67,6 +67,12 @@ func TestSingleNodeErrors(t *testing.T) {
 			m.Graph.Node = append(m.Graph.Node, &onnxpb.NodeProto{OpType: proto.String("Tanh"), Domain: proto.String("com.example")})
 		}, ErrUnsupported, "the graph holds 2 nodes (ScatterElements, com.example.Tanh); want exactly one"},
 		{"no opset", func(m *onnxpb.ModelProto) { m.OpsetImport[0].Domain = proto.String("ai.onnx.ml") }, ErrFormat, "imports no opset for the default domain"},
+		{"duplicate opset import", func(m *onnxpb.ModelProto) {
+			m.OpsetImport = append(m.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx"), Version: proto.Int64(11)})
+		}, ErrFormat, "the model imports the default domain (ai.onnx) twice (opsets 18 and 11); ONNX's checker rejects it"},
+		{"duplicate initializer", func(m *onnxpb.ModelProto) {
+			m.Graph.Initializer = append(m.Graph.Initializer, m.Graph.Initializer[0])
+		}, ErrFormat, `two initializers are named "indices"; ONNX's checker rejects duplicate names`},
 		{"bad initializer", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Dims = []int64{5} }, ErrFormat,
 			`initializer "indices": dims [5] of int64 need 40 bytes of raw_data, have 8`},
 	} {

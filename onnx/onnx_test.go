@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -223,6 +224,12 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := Read(bytes.NewReader(data))
+		// The streaming reader agrees with protobuf's Unmarshal.
+		if want, uerr := Unmarshal(data); uerr == nil && err == nil && !tensor.Equal(want, got) {
+			t.Fatalf("Read gives %v, Unmarshal %v", got, want)
+		} else if uerr == nil && err != nil && !strings.Contains(err.Error(), "wire type") {
+			t.Fatalf("Unmarshal takes what Read refuses: %v", err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrUnsupported) {
 				t.Fatalf("error wraps neither ErrFormat nor ErrUnsupported: %v", err)

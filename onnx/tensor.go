@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gpuscatter/gpuscatter/hostmem"
 	"github.com/gpuscatter/gpuscatter/onnx/onnxpb"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -128,7 +130,11 @@ func present(tp *onnxpb.TensorProto) (fields []field, lens []int) {
 // tensor, that tp's dims are non-negative and that their product matches
 // the data present, so a lying TensorProto costs no more memory than its
 // own bytes. Errors wrap ErrFormat or ErrUnsupported.
-func Decode(tp *onnxpb.TensorProto) (*tensor.Tensor, error) {
+func Decode(tp *onnxpb.TensorProto) (*tensor.Tensor, error) { return decode(tp, false) }
+
+// decode is Decode; with adoptRaw, the tensor takes tp.RawData as its data
+// instead of a copy, so that a tensor read from a file is in memory once.
+func decode(tp *onnxpb.TensorProto, adoptRaw bool) (*tensor.Tensor, error) {
 	if tp.Segment != nil {
 		return nil, unsupportedErr("segmented data (segment %d..%d) is not supported", tp.Segment.GetBegin(), tp.Segment.GetEnd())
 	}
@@ -188,12 +194,19 @@ func Decode(tp *onnxpb.TensorProto) (*tensor.Tensor, error) {
 			return nil, formatErr("%s need %d entries of %v, have %d", claim(), need, src, have)
 		}
 	}
-	t, err := tensor.New(dt, shape) // bounded: n matches the data present
-	if err != nil {
+	var t *tensor.Tensor
+	if adoptRaw && src == rawData {
+		t = &tensor.Tensor{DType: dt, Shape: shape, Data: tp.RawData}
+	} else if t, err = tensor.New(dt, shape); err != nil { // bounded: n matches the data present
+		if errors.Is(err, hostmem.ErrNoMemory) {
+			return nil, &onnxError{kind: ErrUnsupported, msg: err.Error()}
+		}
 		return nil, formatErr("%v", err)
 	}
 	if src == rawData {
-		copy(t.Data, tp.RawData)
+		if !adoptRaw {
+			copy(t.Data, tp.RawData)
+		}
 		if dt == tensor.Bool {
 			for i, b := range t.Data {
 				if b > 1 {
@@ -282,28 +295,45 @@ func Unmarshal(b []byte) (*tensor.Tensor, error) {
 }
 
 // Read reads one TensorProto from r, up to its end, and decodes it. It
-// reads at most MaxFileBytes; memory grows with the bytes that arrive.
+// reads at most MaxFileBytes, field by field, without holding the encoded
+// message: memory grows with the fields that arrive, and raw_data becomes
+// the tensor's data without a copy.
 func Read(r io.Reader) (*tensor.Tensor, error) {
-	b, err := readAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return Unmarshal(b)
+	return readStream(r, -1)
 }
 
+// readAll reads r to its end, at most MaxFileBytes, growing its buffer as
+// the bytes arrive and checking the memory for each growth (package
+// hostmem), so that an endless stream is an error rather than a crash.
 func readAll(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading: %w", err)
+	b := make([]byte, 0, 64<<10)
+	for {
+		if len(b) == cap(b) {
+			if len(b) > MaxFileBytes {
+				return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
+			}
+			c := min(2*cap(b), MaxFileBytes+1)
+			if err := hostmem.Check(uint64(c)); err != nil {
+				return nil, &onnxError{kind: ErrUnsupported, msg: err.Error()}
+			}
+			b = append(make([]byte, 0, c), b...)
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			if len(b) > MaxFileBytes {
+				return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
 	}
-	if len(b) > MaxFileBytes {
-		return nil, unsupportedErr("more than %d bytes, over protobuf's 2 GiB limit", MaxFileBytes)
-	}
-	return b, nil
 }
 
-// readFile reads the file at path, refusing one over MaxFileBytes before
-// reading it.
+// readFile reads the file at path, refusing one over MaxFileBytes or over
+// the memory there is before reading it.
 func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -314,20 +344,43 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Mode().IsRegular() && st.Size() > MaxFileBytes {
-		return nil, unsupportedErr("%d bytes, over protobuf's 2 GiB limit", st.Size())
+	if st.Mode().IsRegular() {
+		if st.Size() > MaxFileBytes {
+			return nil, unsupportedErr("%d bytes, over protobuf's 2 GiB limit", st.Size())
+		}
+		if err := hostmem.Check(uint64(st.Size())); err != nil {
+			return nil, &onnxError{kind: ErrUnsupported, msg: err.Error()}
+		}
+		b := make([]byte, st.Size())
+		n, err := io.ReadFull(f, b)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
+		return b[:n], nil
 	}
 	return readAll(f)
 }
 
 // ReadFile reads the TensorProto file at path (a .pb file as the ONNX
-// backend tests hold). Errors name path.
+// backend tests hold), as Read does; every length in a regular file is
+// checked against the file's size before anything is allocated for it,
+// and something else (a pipe, a device) is read as a stream of at most
+// MaxFileBytes. Errors name path.
 func ReadFile(path string) (*tensor.Tensor, error) {
-	b, err := readFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, withPath(path, err)
 	}
-	t, err := Unmarshal(b)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, withPath(path, err)
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	t, err := readStream(f, size)
 	return t, withPath(path, err)
 }
 

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/x448/float16"
+
+	"github.com/gpuscatter/gpuscatter/hostmem"
 )
 
 // MaxBytes is the largest payload a Tensor may hold (1 TiB). It keeps shape
@@ -89,7 +91,9 @@ func NumElements(shape []int) (int, error) {
 	return int(n), nil
 }
 
-// New returns a zeroed tensor of the given type and shape.
+// New returns a zeroed tensor of the given type and shape. A tensor that
+// would not fit in the memory the process may still use is an error
+// wrapping hostmem.ErrNoMemory, not a crash.
 func New(dt DType, shape []int) (*Tensor, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("%w: unknown dtype %v", ErrInvalid, dt)
@@ -100,11 +104,17 @@ func New(dt DType, shape []int) (*Tensor, error) {
 	}
 	t := &Tensor{DType: dt, Shape: append([]int{}, shape...)}
 	if dt == String {
+		if err := hostmem.Check(uint64(n) * uint64(unsafe.Sizeof(""))); err != nil {
+			return nil, fmt.Errorf("%v%s: %w", dt, FormatShape(shape), err)
+		}
 		t.Strings = make([]string, n)
 		return t, nil
 	}
 	if uint64(n)*uint64(dt.Size()) > MaxBytes {
-		return nil, fmt.Errorf("%w: shape %v of %v is larger than 1 TiB", ErrInvalid, shape, dt)
+		return nil, fmt.Errorf("%w: shape %v of %v is larger than 1 TiB", ErrInvalid, FormatShape(shape), dt)
+	}
+	if err := hostmem.Check(uint64(n) * uint64(dt.Size())); err != nil {
+		return nil, fmt.Errorf("%v%s: %w", dt, FormatShape(shape), err)
 	}
 	t.Data = make([]byte, n*dt.Size())
 	return t, nil
@@ -424,11 +434,24 @@ func (t *Tensor) String() string {
 	return b.String()
 }
 
-// FormatShape renders a shape as "[2,3]"; a scalar is "[]".
+// maxShapeDims is how many dimensions FormatShape writes out: a shape read
+// from a hostile file may have a hundred thousand, and an error message
+// that echoes them all would be a line of megabytes.
+const maxShapeDims = 32
+
+// FormatShape renders a shape as "[2,3]"; a scalar is "[]". A shape of
+// more than 32 dimensions shows its first 16 and last 16 around
+// "...(N dims)...", so the text stays a few hundred characters at most.
 func FormatShape(shape []int) string {
-	parts := make([]string, len(shape))
+	parts := make([]string, 0, min(len(shape), maxShapeDims+1))
 	for i, d := range shape {
-		parts[i] = strconv.Itoa(d)
+		if len(shape) > maxShapeDims && i >= maxShapeDims/2 && i < len(shape)-maxShapeDims/2 {
+			if i == maxShapeDims/2 {
+				parts = append(parts, fmt.Sprintf("...(%d dims)...", len(shape)))
+			}
+			continue
+		}
+		parts = append(parts, strconv.Itoa(d))
 	}
 	return "[" + strings.Join(parts, ",") + "]"
 }

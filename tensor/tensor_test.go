@@ -113,3 +113,21 @@ func TestUnravelAndStrides(t *testing.T) {
 	tensor.Unravel(23, []int{2, 3, 4}, c)
 	assert.Equal(t, []int{1, 2, 3}, c)
 }
+
+// TestFormatShapeAbbreviates: a shape from a hostile file may have a
+// hundred thousand dimensions; its text in an error stays short.
+func TestFormatShapeAbbreviates(t *testing.T) {
+	assert.Equal(t, "[]", tensor.FormatShape(nil))
+	assert.Equal(t, "[2,3]", tensor.FormatShape([]int{2, 3}))
+	long := make([]int, 100000)
+	for i := range long {
+		long[i] = i
+	}
+	s := tensor.FormatShape(long)
+	assert.Less(t, len(s), 300, s)
+	assert.Contains(t, s, "[0,1,2,")
+	assert.Contains(t, s, ",15,...(100000 dims)...,99984,")
+	assert.Contains(t, s, ",99999]")
+	exact := make([]int, 32)
+	assert.NotContains(t, tensor.FormatShape(exact), "dims")
+}

@@ -39,6 +39,12 @@ type Options struct {
 	// PipelineCacheDir holds the VkPipelineCache file. Empty means
 	// os.UserCacheDir()/gpuscatter; "off" disables the file.
 	PipelineCacheDir string
+	// Warn receives, at most once per Device, an error wrapping
+	// ErrPipelineCache when the cache file cannot be read or written (no
+	// home folder, a read-only cache folder). The cache only saves
+	// compile time, so such a failure never fails Open or Close; nil
+	// drops it.
+	Warn func(error)
 	// MaxBindingBytes caps the range of one storage-buffer binding. Zero
 	// means the device's maxStorageBufferRange; larger values are clamped
 	// to it.
@@ -311,6 +317,7 @@ func Open(opts Options) (d *Device, err error) {
 	if opts.MaxAllocationBytes > 0 && opts.MaxAllocationBytes < d.limits.MaxAllocationBytes {
 		d.limits.MaxAllocationBytes = opts.MaxAllocationBytes
 	}
+	d.cache.warn = opts.Warn
 	if err := d.openPipelineCache(opts.PipelineCacheDir); err != nil {
 		return d, err
 	}

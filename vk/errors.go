@@ -22,6 +22,10 @@ var (
 	// installed layers cannot satisfy (size over a limit, missing layer or
 	// extension, missing feature).
 	ErrUnsupported = errors.New("vk: unsupported")
+	// ErrPipelineCache reports that the pipeline cache file could not be
+	// read or written. It reaches only Options.Warn: the device works
+	// without the file.
+	ErrPipelineCache = errors.New("vk: pipeline cache file")
 	// ErrClosed reports the use of a Device, Buffer, Pipeline or Sequence
 	// after Close.
 	ErrClosed = errors.New("vk: use of closed object")

@@ -141,3 +141,24 @@ func TestPipelineCreationSurvivesGC(t *testing.T) {
 		require.NoError(t, p.Close())
 	}
 }
+
+// TestPipelineCacheUnwritableWarns: a cache folder that cannot be created
+// (a file is in the way) is one warning through Options.Warn; Close still
+// succeeds, as does the next device on the same folder.
+func TestPipelineCacheUnwritableWarns(t *testing.T) {
+	info := lavapipe(t)
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for range 2 {
+		var warnings []error
+		d, err := Open(Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: filepath.Join(file, "cache"),
+			Warn: func(err error) { warnings = append(warnings, err) }})
+		require.NoError(t, err)
+		_, err = d.NewPipeline(PipelineSpec{SPIRV: copySPV, Bindings: 2, PushConstantSize: 8})
+		require.NoError(t, err)
+		require.NoError(t, d.Close(), "the cache is an optimisation: Close does not fail for it")
+		require.Len(t, warnings, 1)
+		require.ErrorIs(t, warnings[0], ErrPipelineCache)
+		assert.Contains(t, warnings[0].Error(), "not a directory")
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -24,6 +26,17 @@ type pipelineCache struct {
 	handle vulkan.PipelineCache
 	path   string // "" when the file is disabled
 	loaded []byte // file contents accepted at Open
+	warn   func(error)
+	warned bool
+}
+
+// warnf reports a failure of the cache file through Options.Warn, once.
+func (c *pipelineCache) warnf(format string, args ...any) {
+	if c.warn == nil || c.warned {
+		return
+	}
+	c.warned = true
+	c.warn(fmt.Errorf("%w: "+format, append([]any{ErrPipelineCache}, args...)...))
 }
 
 // PipelineCachePath returns the file that backs the pipeline cache, or ""
@@ -70,8 +83,12 @@ func (d *Device) openPipelineCache(dir string) error {
 	}
 	if dir != "" {
 		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
-		if data, err := os.ReadFile(d.cache.path); err == nil && validCacheHeader(data, d.phys) {
+		data, err := os.ReadFile(d.cache.path)
+		switch {
+		case err == nil && validCacheHeader(data, d.phys):
 			d.cache.loaded = data
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			d.cache.warnf("%v; compiling without it", err)
 		}
 	}
 	h, err := d.createPipelineCache(d.cache.loaded)
@@ -137,23 +154,26 @@ func writeFileAtomic(path string, data []byte) error {
 	})
 }
 
-// closePipelineCache saves the cache (when it changed) and destroys it.
+// closePipelineCache saves the cache (when it changed) and destroys it. A
+// cache that cannot be read back or saved is a warning (Options.Warn), not
+// an error: the work it would have sped up is done.
 func (d *Device) closePipelineCache() error {
 	if d.cache.handle == nil {
 		return nil
 	}
-	var err error
 	if d.cache.path != "" && !d.lost.Load() {
-		var data []byte
-		data, err = d.pipelineCacheData()
-		if err == nil && len(data) > 0 && !bytes.Equal(data, d.cache.loaded) {
+		data, err := d.pipelineCacheData()
+		switch {
+		case err != nil:
+			d.cache.warnf("reading the cache back: %v", err)
+		case len(data) > 0 && !bytes.Equal(data, d.cache.loaded):
 			if werr := writeFileAtomic(d.cache.path, data); werr != nil {
-				err = fmt.Errorf("vk: saving pipeline cache: %w", werr)
+				d.cache.warnf("saving: %v", werr)
 			}
 		}
 	}
 	vulkan.DestroyPipelineCache(d.handle, d.cache.handle, nil)
 	d.cache.handle = nil
 	d.track("VkPipelineCache", -1)
-	return err
+	return nil
 }

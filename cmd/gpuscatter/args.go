@@ -33,9 +33,9 @@ func parseIntList(s string) ([]int64, error) {
 		v, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("element %d (%s) does not fit in an int64", i+1, p)
+				return nil, fmt.Errorf("element %d (%s) does not fit in an int64", i+1, quoteShort(p))
 			}
-			return nil, fmt.Errorf("element %d (%q) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy or .pb", i+1, p)
+			return nil, fmt.Errorf("element %d (%s) is not a decimal integer; want a comma list such as 0,-1 or a path ending in .npy or .pb", i+1, quoteShort(p))
 		}
 		out = append(out, v)
 	}
@@ -88,6 +88,26 @@ func writeTensorFile(ctx context.Context, path string, t *tensor.Tensor) error {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// checkOutPath fails early, before any input is read or any work done,
+// when the file --name writes could not be written at path: its directory
+// is missing or not writable, it is a directory, or it is a file the user
+// may not write (see atomicfile.Check). Write reports what is left, such
+// as a full disk, at the end.
+func checkOutPath(name, path string) error {
+	err := atomicfile.Check(path)
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe) && pe.Path == path:
+		return fmt.Errorf("--%s %s: %w", name, path, pe.Err)
+	case errors.As(err, &pe):
+		// A folder on the way, or the target of a link.
+		return fmt.Errorf("--%s %s: %s: %w", name, path, pe.Path, pe.Err)
+	}
+	return fmt.Errorf("--%s %s: %w", name, path, err)
 }
 
 // tensorArg is a flag whose value is a tensor: read from a .npy or .pb file, or,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
@@ -28,7 +30,7 @@ var backendNames = []string{backendAuto, backendCPU, backendGPU}
 // no other change. An error wrapping ops.ErrNoDevice means there is no
 // usable device, which --backend auto answers by running on the CPU.
 var newGPUBackend = func(ctx context.Context) (ops.Backend, error) {
-	b, err := gpu.Open(gpu.Options{Device: deviceSelector, Deterministic: deterministic})
+	b, err := gpu.Open(gpu.Options{Device: deviceSelector, Deterministic: deterministic, Warn: warnPipelineCache})
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +52,22 @@ func deterministicSpec() flagSpec {
 		deterministic, err = strconv.ParseBool(v)
 		return err
 	}}
+}
+
+// warnPipelineCache prints a failure to read or write the pipeline cache
+// file as one warning line, once per command line (Main sets it): the
+// cache only saves compile time, so the run goes on and its status is
+// what it would have been with the cache.
+var warnPipelineCache func(error)
+
+// onceWarner returns a warnPipelineCache that writes to w.
+func onceWarner(w io.Writer) func(error) {
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() {
+			fmt.Fprintf(w, "%swarning: %s\n", prefix, oneLine(strings.TrimPrefix(err.Error(), "vk: ")))
+		})
+	}
 }
 
 // deterministic is the --deterministic flag.

@@ -352,23 +352,6 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 	return ws, err
 }
 
-// checkOutPath fails early, before the benchmarks run, when path cannot
-// become the file --name writes: its directory is missing or it is a
-// directory itself.
-func checkOutPath(name, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("--%s %s: is a directory", name, path)
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	switch {
-	case err != nil:
-		return fmt.Errorf("--%s %s: %w", name, path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("--%s %s: %s is not a directory", name, path, filepath.Dir(path))
-	}
-	return nil
-}
-
 // openTargets opens the backends that --backend name selects: always the
 // CPU, the reference, first; then the GPU for gpu, and for auto when one
 // is available (otherwise notice says why not). The GPU backend is used as

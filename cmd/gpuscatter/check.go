@@ -142,6 +142,11 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	if len(paths) == 0 {
 		return usagef("--match %q selects no path (see the rows of a full run for their names)", match.value)
 	}
+	if jsonF.value != "" {
+		if err := checkOutPath("json", jsonF.value); err != nil {
+			return err
+		}
+	}
 	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off", Paths: gpu.Paths{Fault: checkFault}}
 	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
 	if validate {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Exit codes.
@@ -95,6 +98,7 @@ func mainUsageText() string {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{stdout: stdout, stderr: stderr}
 	deviceSelector, deterministic = "", false // each command line sets its own
+	warnPipelineCache = onceWarner(stderr)
 	if len(args) == 0 {
 		return c.exit(nil, &usageError{msg: "no command given"})
 	}
@@ -159,11 +163,55 @@ func helpOf(cmd *command) string {
 	return cmd.synopsis + "\n" + cmd.details
 }
 
-// oneLine folds the line breaks of msg into spaces, so that every error is
-// exactly one line on stderr.
+// maxLine is the longest error line gpuscatter prints, in bytes. Errors
+// echo shapes, lists and values from their inputs, which a hostile file
+// can make megabytes long; the sources abbreviate them, and this is the
+// last bound.
+const maxLine = 1000
+
+// oneLine makes msg one short line for stderr: line breaks become spaces,
+// other control characters are escaped (\x1b, \t), so that an echoed
+// input cannot move the cursor or forge a second line, and a message over
+// maxLine bytes keeps its start and end around the number of bytes cut.
 func oneLine(msg string) string {
 	msg = strings.TrimRight(msg, "\r\n")
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(msg)
+	var b strings.Builder
+	for _, r := range strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(msg) {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return abbreviate(b.String(), maxLine)
+}
+
+// abbreviate returns s when it is at most n bytes long, else its start and
+// end around "...(K bytes)...", about n bytes in all and cut between runes.
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	mid := fmt.Sprintf("...(%d bytes)...", len(s))
+	keep := max(n-len(mid), 2) / 2
+	head, tail := keep, len(s)-keep
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + mid + s[tail:]
+}
+
+// quoteShort quotes an echoed input as Go would (%q), abbreviated past 80
+// bytes: the error stays one short line whatever the input holds.
+func quoteShort(s string) string {
+	return strconv.Quote(abbreviate(s, 80))
 }
 
 // usageError is a malformed command line: Main prints it followed by the

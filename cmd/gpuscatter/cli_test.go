@@ -221,6 +221,28 @@ func TestParseFlags(t *testing.T) {
 func TestOneLine(t *testing.T) {
 	assert.Equal(t, "a b c", oneLine("a\nb\r\nc\n"))
 	assert.Equal(t, "x", oneLine("x"))
+	// Control characters an input echoes are escaped, not obeyed.
+	assert.Equal(t, `bad \x1b[2J and \t tab \x00`, oneLine("bad \x1b[2J and \t tab \x00"))
+	assert.Equal(t, `\ufffd byte`, oneLine("\xff byte"))
+	// A message of megabytes keeps its start and end.
+	long := oneLine("start " + strings.Repeat("9,", 5<<20) + " end")
+	assert.LessOrEqual(t, len(long), maxLine)
+	assert.True(t, strings.HasPrefix(long, "start 9,9,"), long[:20])
+	assert.True(t, strings.HasSuffix(long, "9, end"))
+	assert.Contains(t, long, "...(10485770 bytes)...")
+}
+
+// TestParseIntListErrorsAreOneShortLine is the regression of the fuzz
+// target's first find (testdata/fuzz/FuzzParseIntList): an out-of-range
+// element that holds a line break was echoed raw.
+func TestParseIntListErrorsAreOneShortLine(t *testing.T) {
+	for _, s := range []string{"18700000000000000000\n0", "1,x\x1b[2J", strings.Repeat("7", 10000)} {
+		_, err := parseIntList(s)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "\n")
+		assert.NotContains(t, err.Error(), "\x1b")
+		assert.Less(t, len(err.Error()), 200, err.Error())
+	}
 }
 
 func TestFileErrorNamesFlagAndPathOnce(t *testing.T) {

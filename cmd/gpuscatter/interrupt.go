@@ -64,3 +64,22 @@ func interruption(ctx context.Context) (*interruptedError, bool) {
 	}
 	return ie, true
 }
+
+// interruptible runs work and returns its error, or ctx's as soon as ctx
+// is done, whatever work is blocked in: opening a FIFO that no writer
+// opens, reading a pipe that stays silent. A signal must end the run at
+// once, and a system call blocked in the kernel cannot be cancelled, so
+// work is left running in its goroutine, which the process's exit ends.
+func interruptible(ctx context.Context, work func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

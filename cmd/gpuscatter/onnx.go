@@ -41,10 +41,17 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 	if !f.out.given {
 		return usagef("missing required flag --out")
 	}
-	if err := checkOut(f.out.value); err != nil {
+	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
-	m, err := onnx.ReadModelFile(path)
+	var m *onnxpb.ModelProto
+	err := interruptible(ctx, func() (err error) {
+		m, err = onnx.ReadModelFile(path)
+		return err
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
 		return fileError("model", path, err)
 	}
@@ -56,6 +63,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 		return fmt.Errorf("--model %s: %w", path, err)
 	}
 	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}
+	f.model = path
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) {
 		return nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
 			if args[i].given {

@@ -175,6 +175,10 @@ func TestOnnxRunModelErrors(t *testing.T) {
 	two.Graph.Node = append(two.Graph.Node, &onnxpb.NodeProto{OpType: proto.String("Relu")})
 	noOpset := model("ScatterND", 18, nil, nil)
 	noOpset.OpsetImport = nil
+	dupInit := model("ScatterND", 18, nil, map[string]*tensor.Tensor{"data": f32([]int{2}, 1, 2)})
+	dupInit.Graph.Initializer = append(dupInit.Graph.Initializer, dupInit.Graph.Initializer[0])
+	dupOpset := model("ScatterND", 18, nil, nil)
+	dupOpset.OpsetImport = append(dupOpset.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String(""), Version: proto.Int64(11)})
 	for _, c := range []struct {
 		name string
 		m    *onnxpb.ModelProto
@@ -188,6 +192,12 @@ func TestOnnxRunModelErrors(t *testing.T) {
 		{"missing input", model("ScatterND", 18, nil, nil), nil, `input 0 ("data") of the ScatterND node is not an initializer of the graph; give --data`},
 		{"unknown attribute", model("ScatterND", 18, []*onnxpb.AttributeProto{intAttr("axis", 0)}, nil), nil, `ScatterND-18: the node has attribute "axis", which ScatterND-18 does not take`},
 		{"attribute type", model("Scatter", 9, []*onnxpb.AttributeProto{strAttr("axis", "0")}, nil), nil, `Scatter-9: attribute "axis" is of type STRING; want INT`},
+		{"float indices initializer", model("ScatterND", 18, nil, map[string]*tensor.Tensor{
+			"data": f32([]int{2}, 1, 2), "indices": f32([]int{1, 1}, 0), "updates": f32([]int{1}, 5)}), nil, "ScatterND-18: indices has dtype float32; it must be an integer type (int8 ... uint64)"},
+		{"index out of range in an initializer", model("ScatterElements", 18, nil, map[string]*tensor.Tensor{
+			"data": f32([]int{2}, 1, 2), "indices": i64([]int{1}, 7), "updates": f32([]int{1}, 5)}), nil, "ScatterElements-18: indices[0] = 7 is out of range [-2, 1] for axis 0 of data"},
+		{"duplicate initializer", dupInit, nil, `two initializers are named "data"; ONNX's checker rejects duplicate names`},
+		{"duplicate opset import", dupOpset, nil, "the model imports the default domain (ai.onnx) twice (opsets 18 and 11); ONNX's checker rejects it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeModel(t, dir, strings.ReplaceAll(c.name, " ", "_")+".onnx", c.m)

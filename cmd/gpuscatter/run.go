@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/hostmem"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -89,6 +89,7 @@ type runFlags struct {
 	data, indices, updates, axis tensorArg
 	start, stop, step, axes      tensorArg
 	useInitVal                   boolArg
+	model                        string // run --model's file, or ""
 }
 
 // newRunFlags returns the run flags with their defaults and parsers.
@@ -159,7 +160,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 		return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.op.value)
 	}
 
-	if err := checkOut(f.out.value); err != nil {
+	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
@@ -169,6 +170,9 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 // load, runs it and writes the result to --out, then prints the backend's
 // notice, if any. run and run --model share it.
 func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Request, error)) error {
+	if err := f.checkMemory(); err != nil {
+		return err
+	}
 	b, notice, err := openBackend(ctx, f.backend.value)
 	if err != nil {
 		return err
@@ -192,34 +196,50 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	return nil
 }
 
-// checkOut fails early, before any input is read, when path cannot become
-// the output file: its directory is missing or it is a directory itself.
-// writeTensorFile still reports every other failure at the end.
-func checkOut(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("--out %s: is a directory", path)
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	switch {
-	case err != nil:
-		return fmt.Errorf("--out %s: %w", path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("--out %s: %s is not a directory", path, filepath.Dir(path))
-	}
-	return nil
-}
-
 // execute loads the request with load, checks that its update strings fit
 // data's string dtype, and runs it on b.
 func execute(ctx context.Context, b ops.Backend, f *runFlags, load func() (ops.Request, error)) (*tensor.Tensor, error) {
-	req, err := load()
+	var req ops.Request
+	err := interruptible(ctx, func() (err error) {
+		req, err = load()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := f.checkStringWidth(req); err != nil {
 		return nil, err
 	}
-	return ops.Run(ctx, b, req)
+	out, err := ops.Run(ctx, b, req)
+	var oe *ops.Error
+	if f.model != "" && errors.As(err, &oe) {
+		// The model chose the operator and may hold the input at fault.
+		err = fmt.Errorf("--model %s: %w", f.model, err)
+	}
+	return out, err
+}
+
+// checkMemory fails before any input is read when the run cannot fit in
+// the memory the process may use: its input files and an output the size
+// of --data, compared with hostmem's limits. Each allocation is checked
+// again as it happens (a file's size only estimates its tensor).
+func (f *runFlags) checkMemory() error {
+	var need uint64
+	for _, a := range []*tensorArg{&f.data, &f.indices, &f.updates, &f.axis, &f.start, &f.stop, &f.step, &f.axes} {
+		if a.path == "" {
+			continue
+		}
+		if st, err := os.Stat(a.path); err == nil && st.Mode().IsRegular() {
+			need += uint64(st.Size())
+			if a == &f.data {
+				need += uint64(st.Size()) // the output
+			}
+		}
+	}
+	if err := hostmem.Check(need); err != nil {
+		return fmt.Errorf("the inputs and the output of this run: %w", err)
+	}
+	return nil
 }
 
 // checkStringWidth fails when an update string is too long for data's
@@ -236,8 +256,12 @@ func (f *runFlags) checkStringWidth(req ops.Request) error {
 			if sf.Bytes {
 				unit = "bytes"
 			}
-			return fmt.Errorf("--updates %s: element %d (%q) is %d %s long, wider than data's dtype %s, which the output keeps",
-				f.updates.path, i, s, sf.Len(s), unit, sf)
+			where := "--updates " + f.updates.path
+			if f.updates.path == "" && f.model != "" {
+				where = "--model " + f.model + ": updates" // an initializer
+			}
+			return fmt.Errorf("%s: element %d (%s) is %d %s long, wider than data's dtype %s, which the output keeps",
+				where, i, quoteShort(s), sf.Len(s), unit, sf)
 		}
 	}
 	return nil

@@ -1,0 +1,58 @@
+package hostmem
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckAgainst(t *testing.T) {
+	l := Limit{Bytes: 1 << 30, Name: "address-space limit, ulimit -v"}
+	require.NoError(t, checkAgainst(512<<20, l))
+	err := checkAgainst(1<<30, l)
+	require.ErrorIs(t, err, ErrNoMemory)
+	assert.Equal(t, "needs 1.0 GiB of memory; 1.0 GiB is available (address-space limit, ulimit -v)", err.Error())
+	require.ErrorIs(t, checkAgainst(math.MaxUint64, l), ErrNoMemory, "no overflow")
+	require.NoError(t, checkAgainst(math.MaxUint64-1, Limit{Bytes: math.MaxUint64}), "no limit known")
+}
+
+func TestSize(t *testing.T) {
+	assert.Equal(t, "512 B", Size(512))
+	assert.Equal(t, "1.5 KiB", Size(1536))
+	assert.Equal(t, "1.5 GiB", Size(3<<29))
+}
+
+// TestAvailableUnderUlimit runs this test binary under ulimit -v and
+// checks that the address-space limit is the one found.
+func TestAvailableUnderUlimit(t *testing.T) {
+	if os.Getenv("HOSTMEM_CHILD") == "1" {
+		l := Available()
+		if !strings.Contains(l.Name, "ulimit -v") || l.Bytes > 4<<30 {
+			t.Fatalf("Available() = %+v, want the address-space limit", l)
+		}
+		require.ErrorIs(t, Check(8<<30), ErrNoMemory)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	cmd := exec.Command("sh", "-c", `ulimit -v 4000000 && exec "$0" -test.run '^TestAvailableUnderUlimit$' -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "HOSTMEM_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "--- PASS")
+}
+
+func TestAvailableIsBounded(t *testing.T) {
+	l := Available()
+	t.Logf("available: %s (%s)", Size(l.Bytes), l.Name)
+	if l.Bytes != math.MaxUint64 {
+		assert.NotEmpty(t, l.Name)
+	}
+	require.NoError(t, Check(MinCheck-1), "small requests are not looked at")
+}
