@@ -1,90 +1,21 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"math"
+
+	"github.com/gpuscatter/gpuscatter/hostmem"
 )
 
-// AvailableMemory returns how many bytes the process can still allocate
-// without swapping or meeting its memory limit: MemAvailable of
-// /proc/meminfo, lowered to what the process's cgroup (v2 or v1) still
-// allows. ok is false where neither can be read (outside Linux).
+// AvailableMemory returns how many bytes the process can still allocate:
+// the tightest of the limits package hostmem reads (MemAvailable, the
+// cgroup's limit, ulimit -v and -d). ok is false where none can be read
+// (outside Linux).
 func AvailableMemory() (n int64, ok bool) {
-	if v, found := meminfo("MemAvailable"); found {
-		n, ok = v, true
-	}
-	if left, found := cgroupLeft(); found && (!ok || left < n) {
-		n, ok = left, true
-	}
-	return max(n, 0), ok
-}
-
-// meminfo returns the field of /proc/meminfo called name, in bytes.
-func meminfo(name string) (int64, bool) {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
+	l := hostmem.Available()
+	if l.Bytes == math.MaxUint64 {
 		return 0, false
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, found := strings.Cut(sc.Text(), ":")
-		if !found || k != name {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			return 0, false
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return kb << 10, true
-	}
-	return 0, false
-}
-
-// cgroupLeft returns the memory limit of the process's cgroup less its
-// current usage; found is false when there is no limit.
-func cgroupLeft() (int64, bool) {
-	// cgroup v2: "0::/path" in /proc/self/cgroup.
-	dirs := []string{"/sys/fs/cgroup"}
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if p, ok := strings.CutPrefix(line, "0::"); ok && p != "/" {
-				dirs = append([]string{filepath.Join("/sys/fs/cgroup", p)}, dirs...)
-			}
-		}
-	}
-	for _, d := range dirs {
-		limit, ok1 := readInt(filepath.Join(d, "memory.max"))
-		used, ok2 := readInt(filepath.Join(d, "memory.current"))
-		if ok1 && ok2 {
-			return limit - used, true
-		}
-	}
-	// cgroup v1.
-	limit, ok1 := readInt("/sys/fs/cgroup/memory/memory.limit_in_bytes")
-	used, ok2 := readInt("/sys/fs/cgroup/memory/memory.usage_in_bytes")
-	if ok1 && ok2 && limit < 1<<60 {
-		return limit - used, true
-	}
-	return 0, false
-}
-
-// readInt reads a file holding one integer; "max" (no limit) reads as not
-// found.
-func readInt(path string) (int64, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return v, err == nil
+	return int64(min(l.Bytes, math.MaxInt64)), true
 }
 
 // footprint estimates the memory a run of w needs beyond what the process
