@@ -52,8 +52,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+## vet: go vet with cgo and without it (CGO_ENABLED=0 builds a CPU-only
+## gpuscatter: gpu and vk need cgo).
 vet:
 	$(GO) vet $(PKG)
+	CGO_ENABLED=0 $(GO) vet $(PKG)
 
 unit:
 	bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)

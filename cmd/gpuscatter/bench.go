@@ -11,14 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/bench/chart"
 	"github.com/gpuscatter/gpuscatter/cpuref"
-	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
-	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 var benchCommand = &command{
@@ -397,77 +394,6 @@ func openTargets(ctx context.Context, name string) (targets []bench.Target, noti
 		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
 	}
 	return nil, "", usagef("--backend %q: %v", name, checkBackendName(name))
-}
-
-// deviceTimed returns b as a bench.DeviceTimer where it can report the
-// time its passes took on the device: the Vulkan backend reports them in
-// its Stats (timestamps around each pass: clear, resolve, scatter), which
-// gpuTimer turns into phases. Host-side copies (upload, download) are not
-// device time; they are in the wall time.
-func deviceTimed(b ops.Backend) ops.Backend {
-	if _, ok := b.(bench.DeviceTimer); ok {
-		return b
-	}
-	if g, ok := b.(*gpu.Backend); ok {
-		return gpuTimer{g}
-	}
-	return b
-}
-
-// gpuTimer is the Vulkan backend with its pass timings as device phases.
-type gpuTimer struct{ *gpu.Backend }
-
-// LastDeviceTimings returns the timed passes of the last Execute call.
-func (g gpuTimer) LastDeviceTimings() []bench.Phase {
-	st := g.LastStats()
-	var phases []bench.Phase
-	for _, p := range st.Passes {
-		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
-	}
-	return phases
-}
-
-// RunResident uploads req's inputs to the device once and times the call
-// on them in place (the output is data's tensor, so no copy of data is
-// made), the way a runtime that keeps its tensors on the device runs it:
-// one untimed call, then repeats timed ones, each after data is restored
-// from the host (untimed). It downloads the last output into out
-// (bench.ResidentRunner).
-func (g gpuTimer) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
-	var open []*gpu.Tensor
-	defer func() {
-		for _, t := range open {
-			err = errors.Join(err, t.Close())
-		}
-	}()
-	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
-	for _, in := range []struct {
-		host *tensor.Tensor
-		dev  **gpu.Tensor
-	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
-		if in.host == nil {
-			continue
-		}
-		if *in.dev, err = g.Upload(ctx, in.host); err != nil {
-			return nil, err
-		}
-		open = append(open, *in.dev)
-	}
-	c.Out = c.Data
-	for i := 0; i <= repeats; i++ {
-		if err := c.Data.Write(ctx, req.Data); err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		if err := g.Run(ctx, c); err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			times = append(times, time.Since(start))
-		}
-	}
-	return times, c.Data.Read(ctx, out)
 }
 
 // failures returns an error naming the results that failed or did not

@@ -211,7 +211,7 @@ func TestRunInputErrors(t *testing.T) {
 		{"start not integer", with(slice, "start", fx.f("data")), "", []string{"start has dtype float32"}},
 
 		// Backends.
-		{"gpu backend", nd15("--backend", "gpu"), "--backend gpu: the Vulkan backend is not available in this build", nil},
+		{"gpu backend", nd15("--backend", "gpu"), "--backend gpu: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo)", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -601,7 +601,7 @@ func TestRunBackends(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args(out, b...)...)
 			require.Equal(t, exitOK, code, stderr)
 			assert.Empty(t, stdout)
-			assert.Equal(t, prefix+"--backend auto: the Vulkan backend is not available in this build; using the CPU\n", stderr)
+			assert.Equal(t, prefix+"--backend auto: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo); using the CPU\n", stderr)
 			requireEqualTensor(t, want, readNPY(t, out))
 		}
 	})
