@@ -191,8 +191,11 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	var op *ops.Op
 	var workloads []*bench.Workload
 	if custom {
-		if op, err = ops.Lookup(f.run.op.value); err != nil {
-			return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.run.op.value)
+		if op, err = lookupOp(f.run.op.value); err != nil {
+			return err
+		}
+		if err := f.run.missingFor(op); err != nil {
+			return err
 		}
 	} else if workloads, err = f.builtins(); err != nil {
 		return err
@@ -342,10 +345,21 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 		}
 	}
 	seed, _ := strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
-	ws, err := bench.Select(names, f.scaleValue(), seed)
-	if errors.Is(err, bench.ErrUnknownWorkload) {
-		return nil, usagef("--workloads %q: %v", f.workloads.value, strings.TrimPrefix(err.Error(), "unknown workload "))
+	for _, n := range names {
+		known := false
+		for _, w := range bench.Names() {
+			known = known || strings.EqualFold(n, w)
+		}
+		if !known {
+			hint := didYouMean(n, bench.Names(), "")
+			if hint != "" {
+				hint = " (" + hint + ")"
+			}
+			return nil, usagef("--workloads: unknown workload %q%s; the workloads are %s",
+				n, hint, strings.Join(bench.Names(), ", "))
+		}
 	}
+	ws, err := bench.Select(names, f.scaleValue(), seed)
 	return ws, err
 }
 

@@ -199,7 +199,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"unknown workload", []string{"--workloads", "SE,SX9"}, `--workloads "SE,SX9": "SX9"; the workloads are SU1, SND5, SE,`},
+		{"unknown workload", []string{"--workloads", "SE,SX9"}, `--workloads: unknown workload "SX9"; the workloads are SU1, SND5, SE,`},
 		{"empty workload", []string{"--workloads", "SE,,SS"}, "element 2 of the comma list is empty"},
 		{"quick and scale", []string{"--quick", "--scale", "2"}, "--quick and --scale are exclusive"},
 		{"zero scale", []string{"--scale", "0"}, `--scale "0": want a number greater than 0`},
@@ -296,7 +296,7 @@ func TestBenchOpInvalidInput(t *testing.T) {
 	assert.NoFileExists(t, jsonPath)
 
 	code, _, stderr = runCLI(t, "bench", "--backend", "cpu", "--op", "ScatterNDUpdate-15",
-		"--data", filepath.Join(dir, "missing.npy"), "--updates", filepath.Join(dir, "updates.npy"))
+		"--data", filepath.Join(dir, "missing.npy"), "--indices", filepath.Join(dir, "indices.npy"), "--updates", filepath.Join(dir, "updates.npy"))
 	requireOneErrorLine(t, code, stderr, "--data "+filepath.Join(dir, "missing.npy")+": open: no such file or directory")
 }
 

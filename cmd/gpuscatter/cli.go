@@ -232,7 +232,11 @@ func parseFlags(args []string, specs []flagSpec) error {
 			if name == "" || strings.HasPrefix(name, "-") {
 				return usagef("bad flag syntax %q", arg)
 			}
-			return usagef("unknown flag --%s", name)
+			names := make([]string, len(specs))
+			for i, sp := range specs {
+				names[i] = sp.name
+			}
+			return usagef("unknown flag --%s%s", name, semi(didYouMean(name, names, "--")))
 		}
 		if seen[name] {
 			return usagef("flag --%s is given more than once", name)

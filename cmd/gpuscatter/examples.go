@@ -45,6 +45,17 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 	if err := parseFlags(args, []flagSpec{backend.spec(), match.spec(), deviceSpec()}); err != nil {
 		return err
 	}
+	all := examples.All()
+	var selected []int // indices into all, which name the temporary folders
+	for i, ex := range all {
+		if match.value == "" || strings.Contains(strings.ToLower(ex.Name), strings.ToLower(match.value)) {
+			selected = append(selected, i)
+		}
+	}
+	if len(selected) == 0 {
+		// Before the backend, whose notice would be a second line.
+		return fmt.Errorf("--match %q: no example name contains it", match.value)
+	}
 	name, notice, err := resolveBackend(ctx, backend.value)
 	if err != nil {
 		return err
@@ -65,10 +76,8 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 	defer os.RemoveAll(dir)
 
 	var ran, failed []string
-	for i, ex := range examples.All() {
-		if match.value != "" && !strings.Contains(strings.ToLower(ex.Name), strings.ToLower(match.value)) {
-			continue
-		}
+	for _, i := range selected {
+		ex := all[i]
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -81,9 +90,6 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 		if !ok {
 			failed = append(failed, ex.Name)
 		}
-	}
-	if len(ran) == 0 {
-		return fmt.Errorf("--match %q: no example name contains it", match.value)
 	}
 	fmt.Fprintf(c.stdout, "\n%s on backend %s: %d match, %d do not\n", plural(len(ran), "example"), name, len(ran)-len(failed), len(failed))
 	if len(failed) > 0 {

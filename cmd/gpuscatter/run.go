@@ -139,6 +139,13 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if model.given {
 		return runModel(ctx, c, f, model.value)
 	}
+	var op *ops.Op
+	if f.op.given { // a mistyped --op first: the other flags depend on it
+		var err error
+		if op, err = lookupOp(f.op.value); err != nil {
+			return err
+		}
+	}
 	var missing []string
 	for _, given := range []struct {
 		name string
@@ -154,15 +161,39 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 		}
 		return usagef("missing required flags %s", strings.Join(missing, ", "))
 	}
-	op, err := ops.Lookup(f.op.value)
-	if err != nil {
-		return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.op.value)
+	if err := f.missingFor(op); err != nil {
+		return err
 	}
 
 	if err := checkOut(f.out.value); err != nil {
 		return err
 	}
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
+}
+
+// missingFor returns a usage error naming the flags op requires that are
+// not given: --indices (every operator but SliceScatter-15), --axis
+// (ScatterUpdate-3, ScatterElementsUpdate-3/-12), --start, --stop and
+// --step (SliceScatter-15).
+func (f *runFlags) missingFor(op *ops.Op) error {
+	var missing []string
+	need := func(a *tensorArg, required bool) {
+		if required && !a.given {
+			missing = append(missing, "--"+a.name)
+		}
+	}
+	need(&f.indices, op.TakesIndices())
+	need(&f.axis, op.TakesAxis() && op.AxisRequired)
+	need(&f.start, op.TakesSlice())
+	need(&f.stop, op.TakesSlice())
+	need(&f.step, op.TakesSlice())
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return usagef("%s: missing required flag %s", op.Name, missing[0])
+	}
+	return usagef("%s: missing required flags %s", op.Name, strings.Join(missing, ", "))
 }
 
 // runAndWrite opens the backend --backend selects, loads the request with
