@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -239,4 +241,21 @@ func TestFileErrorNamesFlagAndPathOnce(t *testing.T) {
 	assert.True(t, strings.HasPrefix(msg, "--indices "+garbage+": "), msg)
 	assert.Equal(t, 1, strings.Count(msg, garbage), msg)
 	assert.False(t, strings.HasPrefix(strings.TrimPrefix(msg, "--indices "+garbage+": "), "npy: "), msg)
+}
+
+// TestVersionLine: the module version, the VCS commit, its time and
+// whether the tree was modified, from the build information.
+func TestVersionLine(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/gpuscatter/gpuscatter", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-11-25T17:08:25Z"}, {Key: "vcs.modified", Value: "true"}}}
+	got := versionLine(bi)
+	assert.True(t, strings.HasPrefix(got,
+		"gpuscatter v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567 2026-11-25T17:08:25Z, modified; go1.26.8 "), got)
+	bi.Settings[3].Value = "false"
+	assert.NotContains(t, versionLine(bi), "modified")
+	bi.Settings = nil
+	bi.Main.Version = "(devel)"
+	assert.True(t, strings.HasPrefix(versionLine(bi), "gpuscatter (devel) (no VCS information; go1.26.8 "), versionLine(bi))
+	assert.True(t, strings.HasPrefix(versionLine(nil), "gpuscatter (devel) (no VCS information; "+runtime.Version()), versionLine(nil))
 }

@@ -120,18 +120,52 @@ var versionCommand = &command{
 
 // versionString returns the line the version command prints.
 func versionString() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionLine(bi)
+}
+
+// versionLine is versionString for the build information bi (nil when the
+// binary has none): the module version (or main.version, set with
+// -ldflags), the VCS commit, its time and whether the tree was modified,
+// the Go version and platform, and the backends.
+func versionLine(bi *debug.BuildInfo) string {
 	v := version
-	if v == "" {
-		v = "devel"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
+	vcs := map[string]string{}
+	if bi != nil {
+		if v == "" && bi.Main.Version != "" {
+			v = bi.Main.Version // "(devel)" for a build outside a module download
+		}
+		for _, s := range bi.Settings {
+			vcs[s.Key] = s.Value
 		}
 	}
+	if v == "" {
+		v = "(devel)"
+	}
+	var parts []string
+	if rev := vcs["vcs.revision"]; rev != "" {
+		c := "commit " + rev
+		if t := vcs["vcs.time"]; t != "" {
+			c += " " + t
+		}
+		if vcs["vcs.modified"] == "true" {
+			c += ", modified"
+		}
+		parts = append(parts, c)
+	} else {
+		parts = append(parts, "no VCS information")
+	}
+	goVersion := runtime.Version()
+	if bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	parts = append(parts, fmt.Sprintf("%s %s/%s", goVersion, runtime.GOOS, runtime.GOARCH))
 	gpu := "gpu: not in this build"
 	if newGPUBackend != nil {
 		gpu = "gpu: vulkan"
 	}
-	return fmt.Sprintf("gpuscatter %s (%s %s/%s; backends: cpu, %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, gpu)
+	parts = append(parts, "backends: cpu, "+gpu)
+	return fmt.Sprintf("gpuscatter %s (%s)", v, strings.Join(parts, "; "))
 }
 
 var helpCommand = &command{
