@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,32 +120,44 @@ func TestOpsListsEveryOperator(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "ops")
 	require.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
-	blocks := strings.Split(strings.TrimSpace(stdout), "\n\n")
+	table, notes, ok := strings.Cut(stdout, "\n\n")
+	require.True(t, ok, stdout)
+	lines := strings.Split(table, "\n")
 	all := ops.All()
-	require.Len(t, blocks, len(all))
+	require.Len(t, lines, 1+len(all), "a header and a row per operator version")
+	assert.Regexp(t, `^OPERATOR +SOURCE +INPUTS BESIDES DATA, UPDATES +REDUCTIONS +NEGATIVE INDICES +DTYPES$`, lines[0])
 	for i, op := range all {
-		b := blocks[i]
-		require.True(t, strings.HasPrefix(b, op.Name+" ("+op.Source), b)
-		assert.Contains(t, b, "reductions:       "+strings.Join(op.ReductionNames(), ", ")+"\n", op.Name)
-		assert.Contains(t, b, "negative indices:", op.Name)
-		assert.Contains(t, b, "data dtypes:", op.Name)
-		assert.Contains(t, b, "float32", op.Name)
-		assert.Equal(t, op.AnyDType, strings.Contains(b, "complex64"), op.Name)
-		assert.Equal(t, op.AnyDType, strings.Contains(b, "string"), op.Name)
-		assert.Equal(t, op.TakesSlice(), strings.Contains(b, "--start"), op.Name)
-		assert.Equal(t, op.TakesIndices(), strings.Contains(b, "--indices"), op.Name)
-		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(b, "--use-init-val"), op.Name)
+		row := lines[1+i]
+		require.True(t, strings.HasPrefix(row, op.Name+" "), row)
+		assert.Contains(t, row, " "+op.Source+" ")
+		assert.Contains(t, row, " "+strings.Join(op.ReductionNames(), " ")+" ", op.Name)
+		assert.Equal(t, op.TakesSlice(), strings.Contains(row, " start stop step [axes] "), op.Name)
+		assert.Equal(t, op.TakesIndices(), strings.Contains(row, " indices "), op.Name)
+		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(row, "[use-init-val]"), op.Name)
+		assert.Equal(t, op.AnyDType, strings.HasSuffix(row, " all"), op.Name)
 		switch {
 		case op.TakesSlice():
-			assert.Contains(t, b, "count from the end, then clamp")
+			assert.Contains(t, row, " Python slices ")
 		case op.NegativeIndices:
-			assert.Contains(t, b, "allowed in [-s, s-1]", op.Name)
+			assert.Contains(t, row, " [-s, s-1] ", op.Name)
 		default:
-			assert.Contains(t, b, "rejected", op.Name)
+			assert.Contains(t, row, " rejected ", op.Name)
 		}
 	}
-	// The table in specs/README.md: ScatterNDUpdate-15's reductions.
-	assert.Contains(t, stdout, "ScatterNDUpdate-15 (OpenVINO, nd)\n  inputs:           --data, --indices, --updates, --reduction\n  reductions:       none, sum, sub, prod, min, max\n")
+	assert.Contains(t, notes, "numeric: bool int8")
+
+	// --json: the same, for tools.
+	code, stdout, _ = runCLI(t, "ops", "--json")
+	require.Equal(t, exitOK, code)
+	var infos []opInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &infos))
+	require.Len(t, infos, len(all))
+	for i, op := range all {
+		assert.Equal(t, op.Name, infos[i].Name)
+		assert.Equal(t, op.ReductionNames(), infos[i].Reductions)
+		assert.Equal(t, op.AnyDType, slices.Contains(infos[i].DTypes, "string"), op.Name)
+		assert.Contains(t, infos[i].IndexDTypes, "uint64")
+	}
 }
 
 func TestTopLevelUsageErrors(t *testing.T) {
