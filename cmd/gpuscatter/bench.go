@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/bench/chart"
@@ -239,9 +240,32 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "bench", nil)
 		opt.Progress = prog.update
+	} else {
+		// Off a terminal (a pipe, a log file, CI) a line per result as it
+		// completes instead of one redrawn line.
+		index := map[string]int{}
+		for i, w := range workloads {
+			index[w.Name] = i + 1
+		}
+		opt.Measured = func(x bench.Result) {
+			fmt.Fprintf(c.stderr, "%sbench [%d/%d] %s\n", prefix, index[x.Workload], len(workloads), measuredLine(x, targets[0].Label))
+		}
 	}
 	rep, err := bench.Run(ctx, targets, workloads, opt)
 	prog.close()
+	if rep != nil && rep.Interrupted {
+		// A signal: keep what was measured, then exit with its status.
+		if len(rep.Results) > 0 {
+			f.describe(rep, args, custom)
+			if werr := rep.WriteTable(c.stdout); werr != nil {
+				return errors.Join(err, werr)
+			}
+			if werr := writeBenchFiles(rep, f.jsonF, f.plot); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
 	if err != nil {
 		var re *bench.RunError
 		if custom && errors.As(err, &re) {
@@ -254,11 +278,7 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 			return fmt.Errorf("backend %s: close: %w", t.Backend.Name(), err)
 		}
 	}
-	rep.Command = strings.TrimSpace("gpuscatter bench " + strings.Join(args, " "))
-	if !custom {
-		rep.Scale = f.scaleValue()
-		rep.Seed, _ = strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
-	}
+	f.describe(rep, args, custom)
 	if err := rep.WriteTable(c.stdout); err != nil {
 		return err
 	}
@@ -272,6 +292,43 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
 	return nil
+}
+
+// describe records in rep how its workloads were chosen.
+func (f *benchFlags) describe(rep *bench.Report, args []string, custom bool) {
+	rep.Command = strings.TrimSpace("gpuscatter bench " + strings.Join(args, " "))
+	if !custom {
+		rep.Scale = f.scaleValue()
+		rep.Seed, _ = strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
+	}
+}
+
+// measuredLine describes a result in one line, as bench prints it off a
+// terminal when the result is complete; ref is the reference's label.
+func measuredLine(x bench.Result, ref string) string {
+	s := x.Workload + " on " + x.Backend + ": "
+	switch {
+	case x.Skipped != "":
+		return s + "skipped: " + x.Skipped
+	case x.Error != "":
+		return s + "error: " + x.Error
+	}
+	s += fmt.Sprintf("median %s, %.3g GB/s", formatMS(x.Median), x.GBps)
+	if x.ResidentTime > 0 {
+		s += fmt.Sprintf(", resident %s", formatMS(x.ResidentTime))
+	}
+	if x.Speedup > 0 {
+		s += fmt.Sprintf(", %.2gx the %s", x.Speedup, ref)
+	}
+	if x.Verified {
+		return s + ", verified"
+	}
+	return s + ", NOT VERIFIED"
+}
+
+// formatMS renders d in milliseconds with three significant digits.
+func formatMS(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'g', 3, 64) + " ms"
 }
 
 // mode checks the combinations of flags and reports whether they ask for
