@@ -30,10 +30,11 @@ var newGPUBackend func(ctx context.Context) (ops.Backend, error)
 
 // deviceSpec is the --device flag of the commands that open a backend.
 func deviceSpec() flagSpec {
-	return flagSpec{name: "device", set: func(v string) error {
+	return flagSpec{name: "device", arg: "SEL", set: func(v string) error {
 		deviceSelector = v
 		return nil
-	}}
+	}, usage: "the Vulkan device: an index or part of its name, as 'gpuscatter devices' lists them " +
+		"(default: the GPUSCATTER_DEVICE variable, then the best device by type)"}
 }
 
 // deterministicSpec is the --deterministic flag: float sum, sub, prod and
@@ -42,7 +43,7 @@ func deterministicSpec() flagSpec {
 	return flagSpec{name: "deterministic", boolean: true, set: func(v string) (err error) {
 		deterministic, err = strconv.ParseBool(v)
 		return err
-	}}
+	}, usage: "float sum, sub, prod and mean on the GPU fold in index order, bit-identical to the CPU (slower)"}
 }
 
 // deterministic is the --deterministic flag.

@@ -22,12 +22,7 @@ import (
 var benchCommand = &command{
 	name:    "bench",
 	summary: "time the scatter workloads on the GPU and the CPU and check they agree",
-	synopsis: `Usage:
-  gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
-                   [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
-  gpuscatter bench --op NAME [the input flags of run] [--backend auto|cpu|gpu] [--device SEL]
-                   [--repeats N] [--json FILE] [--plot FILE.png]
-`,
+	flags:   func() []flagSpec { return newBenchFlags().specs() },
 	details: `Times each workload on the CPU and, with --backend gpu or auto, on the GPU,
 and checks that every output of the GPU equals the CPU's. Prints a table:
 median, min and max wall time of Execute (upload, run and download for the
@@ -66,28 +61,17 @@ Built-in workloads (full size; --scale multiplies the leading dimensions):
 A workload that does not fit in the memory available is skipped with a line
 in the table.
 
-Flags (each once; --name=value or --name value):
-  --backend B        auto (the default: the Vulkan device of any type,
-                     lavapipe included, when available, else only the CPU,
-                     with a notice), cpu (only the CPU) or gpu
-  --device SEL       the Vulkan device, as for run ('gpuscatter devices')
-  --workloads LIST   a comma list of the workloads above (case-insensitive);
-                     all of them by default
-  --quick            a small size (scale 1/256) that runs in seconds
-  --scale F          multiply the sizes by F (0 < F <= 1024); default 1
-  --repeats N        timed runs per workload and backend, after one
-                     warm-up; default 5
-  --seed N           the seed the inputs are generated from; default 1
-  --json FILE        write the figures as JSON (atomically)
-  --plot FILE.png    draw GB/s per workload and backend, with the memory
-                     copy as a reference line, as a PNG image (atomically)
-  --op NAME and the input flags of run (--data, --indices, --updates,
-  --axis, --reduction, --use-init-val, --start, --stop, --step, --axes):
-                     time that operator on those inputs instead of the
-                     built-in workloads
+With --op and the input flags of run (--data, --updates, --indices,
+--axis, --reduction, --use-init-val, --start, --stop, --step, --axes),
+bench times that operator on those inputs instead of the built-in
+workloads; --workloads, --quick, --scale and --seed then do not apply.
 
-A progress line is shown on stderr when it is a terminal and the run takes
-more than a second.
+On a terminal, a progress line is shown on stderr when the run takes more
+than a second; elsewhere (a pipe, a log) a line on stderr as each workload
+finishes on each backend. SIGINT, SIGTERM or SIGHUP stops the run after
+printing the table of what was measured and writing --json (marked
+"interrupted") and --plot for it, with 128 plus the signal's number as the
+exit status.
 
 Exit status: 0 when every output matched; 1 when one did not or a run
 failed (the table is still printed, no JSON or plot is written), or for
@@ -135,17 +119,38 @@ func newBenchFlags() *benchFlags {
 	}
 }
 
+// specs returns the flags of the bench command: its own, then run's
+// (but --out), which the usage line sums up as "[--op NAME ...]".
 func (f *benchFlags) specs() []flagSpec {
-	var specs []flagSpec
-	for _, s := range f.run.specs() {
-		if s.name != "out" {
-			specs = append(specs, s)
-		}
-	}
-	quick := f.quick.spec()
+	quick := f.quick.spec().with("", "a small size (scale 1/256) that runs in seconds", false)
 	quick.boolean = true // --quick alone means --quick=true
-	return append(specs, f.workloads.spec(), quick, f.scale.spec(), f.repeats.spec(),
-		f.seed.spec(), f.jsonF.spec(), f.plot.spec())
+	specs := []flagSpec{
+		f.workloads.spec().with("LIST", "a comma list of the workloads above (case-insensitive); all of them by default", false),
+		quick,
+		f.scale.spec().with("F", "multiply the sizes by F (0 < F <= 1024); default 1", false),
+		f.repeats.spec().with("N", "timed runs per workload and backend, after one warm-up; default 5", false),
+		f.seed.spec().with("N", "the seed the inputs are generated from; default 1", false),
+		f.jsonF.spec().with("FILE", "write the figures as JSON (atomically)", false),
+		f.plot.spec().with("FILE.png", "draw GB/s per workload and backend, with the memory copy as a reference line, "+
+			"as a PNG image (atomically)", false),
+	}
+	for _, s := range f.run.specs(nil) {
+		switch s.name {
+		case "out":
+			continue
+		case "op":
+			s.syn = "[--op NAME --data FILE.npy ...]"
+		case "backend":
+			s.usage = "auto (the default: the Vulkan device of any type, lavapipe included, when available, " +
+				"else only the CPU, with a notice), cpu (only the CPU) or gpu"
+		case "device", "deterministic":
+		default:
+			s.syn = "-" // summed up with --op
+		}
+		s.required = false // with --op only
+		specs = append(specs, s)
+	}
+	return specs
 }
 
 func checkScale(v string) error {

@@ -237,7 +237,7 @@ func TestBenchUsageErrors(t *testing.T) {
 			first, rest, _ := strings.Cut(stderr, "\n")
 			assert.True(t, strings.HasPrefix(first, prefix), first)
 			assert.Contains(t, first, c.msg)
-			assert.Contains(t, rest, "gpuscatter bench [--backend auto|cpu|gpu] [--device SEL]")
+			assert.Contains(t, rest, "gpuscatter bench [--workloads LIST] [--quick]")
 		})
 	}
 }
@@ -249,7 +249,7 @@ func TestBenchHelp(t *testing.T) {
 	assert.Contains(t, stdout, "--plot FILE.png")
 	code, stdout, _ = runCLI(t, "--help")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "gpuscatter bench [--backend")
+	assert.Contains(t, stdout, "gpuscatter bench [--workloads LIST]")
 	assert.Contains(t, stdout, "  bench ")
 }
 

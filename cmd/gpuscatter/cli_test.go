@@ -93,7 +93,7 @@ func TestHelp(t *testing.T) {
 		code, stdout, stderr := runCLI(t, args...)
 		require.Equal(t, exitOK, code, "%v", args)
 		assert.Empty(t, stderr)
-		assert.Contains(t, stdout, "gpuscatter run --op NAME", "%v", args)
+		assert.Contains(t, stdout, "gpuscatter run (--op NAME | --model FILE.onnx)", "%v", args)
 		assert.Contains(t, stdout, "--use-init-val", "%v", args)
 		assert.Contains(t, stdout, "Exit status", "%v", args)
 	}
@@ -272,4 +272,31 @@ func TestVersionLine(t *testing.T) {
 	bi.Main.Version = "(devel)"
 	assert.True(t, strings.HasPrefix(versionLine(bi), "gpuscatter (devel) (no VCS information; go1.26.8 "), versionLine(bi))
 	assert.True(t, strings.HasPrefix(versionLine(nil), "gpuscatter (devel) (no VCS information; "+runtime.Version()), versionLine(nil))
+}
+
+// TestUsageIsTheFlagTable: each command's usage line and Flags section
+// come from the table its parser takes: every flag in them is accepted,
+// and help run names --device and --deterministic, which the hand-written
+// usage once left out.
+func TestUsageIsTheFlagTable(t *testing.T) {
+	for _, c := range commands {
+		if c.flags == nil {
+			continue
+		}
+		help := helpOf(c)
+		for _, f := range c.flags() {
+			assert.Contains(t, help, "\n  --"+f.name, "%s: the Flags section lists --%s", c.name, f.name)
+			assert.NotEmpty(t, f.usage, "%s --%s says what it does", c.name, f.name)
+			if f.syn != "-" {
+				assert.Contains(t, c.usageLine(), "--"+f.name, "%s: the usage line shows --%s", c.name, f.name)
+			}
+			_, _, stderr := runCLI(t, c.name, "--"+f.name+"=x", "--help") // --help: nothing runs
+			assert.NotContains(t, stderr, "unknown flag", "%s parses --%s", c.name, f.name)
+		}
+	}
+	for _, token := range []string{"[--device SEL]", "[--deterministic]"} {
+		assert.Contains(t, lookupCommand("run").usageLine(), token)
+	}
+	_, _, stderr := runCLI(t, "run", "--op")
+	assert.Contains(t, stderr, "[--device SEL] [--deterministic]")
 }

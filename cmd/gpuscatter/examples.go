@@ -19,30 +19,46 @@ import (
 var examplesCommand = &command{
 	name:    "examples",
 	summary: "run every example from the operator specs and check the results",
-	synopsis: `Usage:
-  gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
-`,
+	flags: func() []flagSpec {
+		f := newExamplesFlags()
+		return f.specs()
+	},
 	details: `Runs every example printed in the operator specs (with the errata of
 specs/README.md corrected) the way 'gpuscatter run' runs an operator: the
 inputs are written as .npy files into a temporary directory, run is called
 with the matching flags, and its output file is read back and compared with
 the spec's output. Prints each example's inputs, output and verdict.
 
-Flags:
-  --backend B   auto (the default), cpu or gpu, as for run
-  --match TEXT  only the examples whose name contains TEXT (case-insensitive)
-
 Exit status: 0 when every example matches, 1 when any does not.
 `,
 	run: examplesMain,
 }
 
+// examplesFlags holds the parsed flags of the examples command.
+type examplesFlags struct{ backend, match *stringArg }
+
+func newExamplesFlags() examplesFlags {
+	return examplesFlags{
+		backend: &stringArg{name: "backend", value: backendAuto, check: checkBackendName},
+		match:   &stringArg{name: "match"},
+	}
+}
+
+// specs returns the flags of the examples command.
+func (f examplesFlags) specs() []flagSpec {
+	return []flagSpec{
+		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false),
+		f.match.spec().with("TEXT", "only the examples whose name contains TEXT (case-insensitive)", false),
+		deviceSpec(),
+	}
+}
+
 // examplesMain is the examples command: resolve the backend once, then run
 // every selected example through the run command and report on it.
 func examplesMain(ctx context.Context, c *cli, args []string) error {
-	backend := stringArg{name: "backend", value: backendAuto, check: checkBackendName}
-	match := stringArg{name: "match"}
-	if err := parseFlags(args, []flagSpec{backend.spec(), match.spec(), deviceSpec()}); err != nil {
+	f := newExamplesFlags()
+	backend, match := f.backend, f.match
+	if err := parseFlags(args, f.specs()); err != nil {
 		return err
 	}
 	all := examples.All()

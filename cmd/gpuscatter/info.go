@@ -17,15 +17,21 @@ import (
 var opsCommand = &command{
 	name:    "ops",
 	summary: "list every operator version with its inputs, reductions, index rule and dtypes",
-	synopsis: `Usage:
-  gpuscatter ops [--json]
-`,
+	flags:   func() []flagSpec { return []flagSpec{jsonListSpec(new(bool))} },
 	details: `Prints a table of every operator version gpuscatter runs: where it comes
 from, the inputs run takes for it, the reductions it accepts, how it treats
 negative indices and the element types of its data. --json prints the same
 as a JSON array, with every dtype spelled out.
 `,
 	run: opsMain,
+}
+
+// jsonListSpec is the --json flag of ops and devices, which sets *asJSON.
+func jsonListSpec(asJSON *bool) flagSpec {
+	return flagSpec{name: "json", boolean: true, usage: "print the list as a JSON array, for tools", set: func(v string) (err error) {
+		*asJSON, err = strconv.ParseBool(v)
+		return err
+	}}
 }
 
 // opInfo is one operator version as ops prints it.
@@ -65,10 +71,7 @@ func describeOp(op *ops.Op) opInfo {
 // opsMain is the ops command: a table, or --json.
 func opsMain(_ context.Context, c *cli, args []string) error {
 	asJSON := false
-	if err := parseFlags(args, []flagSpec{{name: "json", boolean: true, set: func(v string) (err error) {
-		asJSON, err = strconv.ParseBool(v)
-		return err
-	}}}); err != nil {
+	if err := parseFlags(args, []flagSpec{jsonListSpec(&asJSON)}); err != nil {
 		return err
 	}
 	var infos []opInfo
@@ -150,9 +153,6 @@ var version = ""
 var versionCommand = &command{
 	name:    "version",
 	summary: "print the version",
-	synopsis: `Usage:
-  gpuscatter version
-`,
 	run: func(_ context.Context, c *cli, args []string) error {
 		if err := parseFlags(args, nil); err != nil {
 			return err
@@ -213,11 +213,9 @@ func versionLine(bi *debug.BuildInfo) string {
 }
 
 var helpCommand = &command{
-	name:    "help",
-	summary: "print this help, or the help of a command",
-	synopsis: `Usage:
-  gpuscatter help [COMMAND]
-`,
+	name:     "help",
+	summary:  "print this help, or the help of a command",
+	operands: "[COMMAND]",
 	run: func(_ context.Context, c *cli, args []string) error {
 		switch len(args) {
 		case 0:

@@ -23,6 +23,6 @@ var devicesCommand = noVulkanCommand("devices", "list the Vulkan devices (not in
 // noVulkanCommand is a command that needs Vulkan: it fails with
 // errNoGPUBackend.
 func noVulkanCommand(name, summary string) *command {
-	return &command{name: name, summary: summary, synopsis: "Usage:\n  gpuscatter " + name + " ...\n",
+	return &command{name: name, summary: summary, operands: "...",
 		run: func(context.Context, *cli, []string) error { return errNoGPUBackend }}
 }

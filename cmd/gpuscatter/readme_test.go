@@ -166,3 +166,21 @@ func TestReadmeShellExamples(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 }
+
+// TestReadmeUsageIsTheTools: the README's usage block is the usage lines
+// of 'gpuscatter help', which are generated from each command's flag
+// table.
+func TestReadmeUsageIsTheTools(t *testing.T) {
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(md), "### Usage\n\n```text\n")
+	require.True(t, ok, "README.md has a Usage block")
+	block, _, _ = strings.Cut(block, "```")
+	var want strings.Builder
+	for _, c := range commands {
+		for _, line := range strings.Split(c.usageLine(), "\n") {
+			want.WriteString(strings.TrimPrefix(line, "  ") + "\n")
+		}
+	}
+	assert.Equal(t, want.String(), block)
+}

@@ -350,7 +350,7 @@ func TestRunUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append([]string{"run"}, tt.args...)...)
 			requireUsageError(t, code, stdout, stderr, tt.msg)
-			assert.Contains(t, stderr, "gpuscatter run --op NAME")
+			assert.Contains(t, stderr, "gpuscatter run (--op NAME | --model FILE.onnx)")
 			assert.NoFileExists(t, out)
 		})
 	}
