@@ -8,7 +8,7 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             vulkan-validationlayers vulkan-tools xvfb xauth \
             libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
             libxxf86vm-dev libgl1-mesa-dev gcc \
-            libonnx-testdata python3-onnx protobuf-compiler
+            libonnx-testdata python3-onnx python3-numpy protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 # gotestsum prints a line per test as it finishes and repeats the failures

@@ -119,3 +119,36 @@ func TestResidentProgram(t *testing.T) {
 	requireDevice(t, out)
 	assert.Equal(t, "[100 13 3 14 28 6 20 20]\n", out)
 }
+
+// TestSpecErrataInRepository: the operator contract and spec errata that
+// code, tests and docs cite as specs/README.md are in the repository, and
+// nothing points outside it (to the shared specs folder).
+func TestSpecErrataInRepository(t *testing.T) {
+	errata, err := os.ReadFile("../specs/README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(errata), "## Errata in ScatterNDUpdate-15.openvino.txt")
+	assert.Contains(t, string(errata), "output is [1, 11, 3, 10, 14, 6, 13, 12]")
+	outside := "shared" + "/specs" // spelt so as not to match itself
+	cited := 0
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		ext := filepath.Ext(path)
+		if d.IsDir() || (ext != ".go" && ext != ".md" && ext != ".comp" && ext != ".glsl") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		assert.NotContains(t, string(b), outside, "%s points outside the repository", path)
+		cited += strings.Count(string(b), "specs/README.md")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Greater(t, cited, 20, "the files that cite specs/README.md")
+}
