@@ -8,7 +8,7 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             vulkan-validationlayers vulkan-tools xvfb xauth \
             libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev \
             libxxf86vm-dev libgl1-mesa-dev gcc \
-            libonnx-testdata python3-onnx protobuf-compiler
+            libonnx-testdata python3-onnx python3-numpy protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
 # gotestsum prints a line per test as it finishes and repeats the failures
@@ -52,8 +52,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+## vet: go vet with cgo and without it (CGO_ENABLED=0 builds a CPU-only
+## gpuscatter: gpu and vk need cgo).
 vet:
 	$(GO) vet $(PKG)
+	CGO_ENABLED=0 $(GO) vet $(PKG)
 
 unit:
 	bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)

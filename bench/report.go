@@ -193,6 +193,7 @@ type jsonReport struct {
 	Command        string       `json:"command,omitempty"`
 	Started        string       `json:"started"`
 	ElapsedS       float64      `json:"elapsed_s"`
+	Interrupted    bool         `json:"interrupted,omitempty"`
 	CPU            string       `json:"cpu"`
 	Threads        int          `json:"threads"`
 	Scale          float64      `json:"scale,omitempty"`
@@ -264,7 +265,7 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 func (r *Report) MarshalJSON() ([]byte, error) {
 	jr := jsonReport{
 		Tool: "gpuscatter bench", Command: r.Command, Started: r.Started.UTC().Format(time.RFC3339),
-		ElapsedS: r.Elapsed.Seconds(), CPU: r.CPU, Threads: r.Threads, Scale: r.Scale, Seed: r.Seed,
+		ElapsedS: r.Elapsed.Seconds(), Interrupted: r.Interrupted, CPU: r.CPU, Threads: r.Threads, Scale: r.Scale, Seed: r.Seed,
 		Repeats: r.Repeats, Warmups: r.Warmups, Tolerance: r.Tolerance, MemcpyMinBytes: r.MemcpyBytes,
 		Results: []jsonResult{},
 	}

@@ -94,6 +94,10 @@ type Options struct {
 	// Progress, when not nil, is called as the run goes from one stage to
 	// the next. It is called from Run's goroutine.
 	Progress func(Progress)
+	// Measured, when not nil, is called with each result as soon as it is
+	// complete: a workload on one backend, timed and verified (or skipped,
+	// or failed). It is called from Run's goroutine.
+	Measured func(Result)
 }
 
 // Progress says where a run is.
@@ -188,6 +192,9 @@ type Report struct {
 	Command string
 	Scale   float64
 	Seed    uint64
+	// Interrupted: ctx was done before every workload ran on every
+	// backend; Results holds those that completed.
+	Interrupted bool
 }
 
 // Failures returns the results that failed or did not match.
@@ -229,7 +236,10 @@ func (e *RunError) Unwrap() error { return e.Err }
 // ops.ErrUnsupported is skipped on that workload; a target that fails
 // otherwise gets the error in its result. Run returns an error only when
 // ctx is done, the arguments are unusable or the reference fails (a
-// *RunError; for inputs given by the caller, an invalid index, say).
+// *RunError; for inputs given by the caller, an invalid index, say). When
+// ctx is done it returns ctx.Err() together with the report of what was
+// measured by then (Interrupted set): every workload on every backend that
+// completed, so that an interrupted run still keeps its figures.
 func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Options) (*Report, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("bench: no backend to run")
@@ -264,6 +274,11 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 	for i, w := range workloads {
 		r.w, r.index, r.count = w, i+1, len(workloads)
 		res, err := r.workload()
+		if err != nil && ctx.Err() != nil {
+			rep.Results = append(rep.Results, r.done...)
+			rep.Elapsed, rep.Interrupted = time.Since(rep.Started), true
+			return rep, ctx.Err()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -280,9 +295,10 @@ type runner struct {
 	opt     Options
 	mc      memcpy
 
-	// The workload running.
+	// The workload running, and its results so far.
 	w            *Workload
 	index, count int
+	done         []Result
 }
 
 func (r *runner) progress(backend, stage string, repeat int) {
@@ -321,10 +337,15 @@ func (r *runner) tolerant() bool {
 
 // workload runs r.w on every target.
 func (r *runner) workload() ([]Result, error) {
+	r.done = nil
 	w := r.w
 	memSize := max(w.DataBytes, r.opt.MemcpyMinBytes)
 	if why := r.memoryCheck(memSize); why != "" {
-		return r.skipAll(why), nil
+		res := r.skipAll(why)
+		for _, x := range res {
+			r.measured(x)
+		}
+		return res, nil
 	}
 	r.progress("", "inputs", 0)
 	req, err := w.Request()
@@ -401,8 +422,17 @@ func (r *runner) workload() ([]Result, error) {
 			}
 		}
 		results[ti] = res
+		r.measured(res)
 	}
 	return results, nil
+}
+
+// measured records res as complete and reports it to Options.Measured.
+func (r *runner) measured(res Result) {
+	r.done = append(r.done, res)
+	if r.opt.Measured != nil {
+		r.opt.Measured(res)
+	}
 }
 
 // resident times req on inputs resident on t's device and verifies the

@@ -628,3 +628,32 @@ func TestWriteFileAtomic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "new", string(b))
 }
+
+// TestRunKeepsWhatWasMeasured: each result is reported to Measured as soon
+// as it is complete, and a run whose ctx is done part-way returns ctx's
+// error with a report of every result completed by then.
+func TestRunKeepsWhatWasMeasured(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []string
+	opt := testOptions()
+	opt.Measured = func(r Result) {
+		seen = append(seen, r.Workload+" "+r.Backend)
+		if r.Workload == "SE" && r.Backend == "gpu" {
+			cancel() // as a signal would, after the 4th result
+		}
+	}
+	rep, err := Run(ctx, []Target{cpuTarget(), gpuTarget(&fake{})}, quick(t, "SND5", "SE", "SS"), opt)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, rep)
+	assert.True(t, rep.Interrupted)
+	assert.Equal(t, []string{"SND5 cpu", "SND5 gpu", "SE cpu", "SE gpu"}, seen)
+	require.Len(t, rep.Results, 4)
+	for i, r := range rep.Results {
+		assert.Equal(t, seen[i], r.Workload+" "+r.Backend)
+		assert.True(t, r.Verified, seen[i])
+	}
+	b, err := rep.MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"interrupted": true`)
+}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 import (
@@ -302,20 +304,41 @@ func (b *Backend) force(ps Paths) {
 	b.fault = ps.Fault
 }
 
-// Name returns "vulkan: " and the device name.
-func (b *Backend) Name() string { return b.name }
+// Name returns "vulkan: " and the device name ("vulkan: closed" for a nil
+// Backend).
+func (b *Backend) Name() string {
+	if b == nil {
+		return "vulkan: closed"
+	}
+	return b.name
+}
 
 // Device returns the underlying device, for its properties, capabilities,
-// validation messages and live-object counts. It must not be closed.
-func (b *Backend) Device() *vk.Device { return b.dev }
+// validation messages and live-object counts (nil for a nil Backend). It
+// must not be closed.
+func (b *Backend) Device() *vk.Device {
+	if b == nil {
+		return nil
+	}
+	return b.dev
+}
 
 // ValidationMessages returns the validation layer's warnings and errors so
-// far (nil without Options.Validation).
-func (b *Backend) ValidationMessages() []string { return b.dev.ValidationMessages() }
+// far (nil without Options.Validation, and for a nil Backend).
+func (b *Backend) ValidationMessages() []string {
+	if b == nil {
+		return nil
+	}
+	return b.dev.ValidationMessages()
+}
 
 // Close waits for work in flight and releases every Vulkan object. It is
-// idempotent.
+// idempotent; on a nil Backend (the result of a failed Open) it returns
+// ErrClosed.
 func (b *Backend) Close() error {
+	if b == nil {
+		return ErrClosed
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 import (
@@ -18,6 +20,9 @@ import (
 // returns an error wrapping ops.ErrUnsupported when the device has no
 // timestamps.
 func (b *Backend) CopyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error) {
+	if b == nil {
+		return 0, ErrClosed
+	}
 	if size == 0 {
 		return 0, nil
 	}
@@ -27,7 +32,7 @@ func (b *Backend) CopyTime(ctx context.Context, size uint64, repeats int) (time.
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return 0, fmt.Errorf("%w: vulkan: the backend is closed", ops.ErrNoDevice)
+		return 0, ErrClosed
 	}
 	if b.pending != nil {
 		if err := b.finish(); err != nil {

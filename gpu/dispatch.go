@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 // maxPerDispatch caps the positions of one dispatch, so that a kernel's

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 import (
@@ -43,6 +45,9 @@ type Stats struct {
 // LastStats returns the figures of the last Execute call that ran on the
 // device.
 func (b *Backend) LastStats() Stats {
+	if b == nil {
+		return Stats{}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.stats
@@ -106,10 +111,13 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	if err != nil {
 		return err
 	}
+	if b == nil {
+		return closedPlanError(p)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrNoDevice, Msg: "vulkan: the backend is closed"}
+		return closedPlanError(p)
 	}
 	if b.fault != NoFault {
 		return b.faulty(ctx, start, p, out)

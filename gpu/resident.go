@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 import (
@@ -52,7 +54,7 @@ func residentError(op, input string, sentinel error, format string, args ...any)
 // newResident allocates a resident tensor of dt and shape; b.mu is held.
 func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
 	if b.closed {
-		return nil, fmt.Errorf("%w: vulkan: the backend is closed", ops.ErrNoDevice)
+		return nil, ErrClosed
 	}
 	desc := &tensor.Tensor{DType: dt, Shape: shape}
 	if err := desc.CheckShape(); err != nil {
@@ -82,6 +84,9 @@ func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
 // NewTensor returns a zero-filled resident tensor of dt and shape, for
 // instance the output of a Call.
 func (b *Backend) NewTensor(ctx context.Context, dt tensor.DType, shape []int) (*Tensor, error) {
+	if b == nil {
+		return nil, ErrClosed
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, err := b.newResident(dt, shape)
@@ -117,6 +122,9 @@ func (b *Backend) zero(ctx context.Context, t *devTensor) (err error) {
 
 // Upload copies host tensor src into a new resident tensor.
 func (b *Backend) Upload(ctx context.Context, src *tensor.Tensor) (*Tensor, error) {
+	if b == nil {
+		return nil, ErrClosed
+	}
 	if err := src.Check(); err != nil {
 		return nil, fmt.Errorf("%w: vulkan: upload: %w", ops.ErrInvalidTensor, err)
 	}
@@ -276,6 +284,9 @@ func (bt *Batch) Len() int { return len(bt.calls) }
 // and ops.ErrOutput for an output of the wrong dtype or shape or one that
 // is also an input other than Data.
 func (bt *Batch) Add(c Call) error {
+	if bt.b == nil {
+		return ErrClosed
+	}
 	p, err := bt.b.prepareCall(c)
 	if err != nil {
 		return err
@@ -294,6 +305,10 @@ func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
 	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
 		Reduction: c.Reduction, UseInitVal: c.UseInitVal}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, ErrClosed
+	}
 	for _, in := range []struct {
 		name string
 		t    *Tensor
@@ -362,10 +377,13 @@ func (bt *Batch) Submit(ctx context.Context) error {
 	}
 	start := time.Now()
 	b := bt.b
+	if b == nil {
+		return ErrClosed
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return fmt.Errorf("%w: vulkan: the backend is closed", ops.ErrNoDevice)
+		return ErrClosed
 	}
 	if b.pending != nil {
 		if err := b.finish(); err != nil {

@@ -1,4 +1,4 @@
-//go:build glfw
+//go:build glfw && cgo
 
 package vk
 

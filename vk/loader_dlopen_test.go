@@ -1,4 +1,4 @@
-//go:build !glfw && !darwin && !windows
+//go:build !glfw && !darwin && !windows && cgo
 
 package vk
 

@@ -7,9 +7,13 @@
 //
 // The GB/s axis is logarithmic, so that a workload at 0.2 GB/s is as
 // readable as one at 60 GB/s, and the legend stands in a column of its own
-// to the right of the data. A resident bar counts only the bytes that call
-// moves (bench.Result.ResidentBytes), not the whole of data, so no bar
-// claims more than the memory can move.
+// to the right of the data. Every bar of a workload divides the same bytes
+// (bench.Result.Bytes, the traffic of the call that copies data) by its
+// own time, so the bars of a group compare as their times do: the tallest
+// is the fastest, the resident call included, which may pass the memory
+// copy's line because it does not copy data. The value labels are drawn
+// last, on a white ground, so that neither the line nor a neighbour's bar
+// covers them; the title names the CPU and the devices.
 //
 // It is a package of its own so that importing bench (for bench.Phase and
 // bench.DeviceTimer, say) does not pull in the plotting library and its
@@ -62,6 +66,8 @@ type geometry struct {
 	data   vg.Rectangle   // the plot's data area
 	legend vg.Rectangle   // the legend box
 	bars   []vg.Rectangle // every bar drawn
+	labels []vg.Rectangle // the white box of every value label
+	layers []string       // what was drawn, in order: bars, memcpy, labels
 	min    float64        // the GB/s at the bottom of the axis
 	max    float64        // the GB/s at its top
 	log    bool           // the GB/s axis is logarithmic
@@ -106,7 +112,7 @@ func collect(r *bench.Report) (*series, error) {
 	for _, x := range r.Results {
 		add(&s.workloads, wi, x.Workload)
 		add(&s.names, si, x.Backend)
-		if x.ResidentTime > 0 && x.ResidentBytes > 0 {
+		if x.ResidentTime > 0 {
 			add(&s.names, si, x.Backend+residentSuffix)
 		}
 	}
@@ -125,8 +131,10 @@ func collect(r *bench.Report) (*series, error) {
 		w := wi[x.Workload]
 		s.gbps[si[x.Backend]][w] = x.GBps
 		s.memcpy[w] = x.MemcpyGBps
-		if x.ResidentTime > 0 && x.ResidentBytes > 0 {
-			s.gbps[si[x.Backend+residentSuffix]][w] = float64(x.ResidentBytes) / x.ResidentTime.Seconds() / 1e9
+		if x.ResidentTime > 0 {
+			// The workload's bytes, as for the other bars, not the fewer
+			// the resident call moves: bars of a group compare as times.
+			s.gbps[si[x.Backend+residentSuffix]][w] = float64(x.Bytes) / x.ResidentTime.Seconds() / 1e9
 		}
 	}
 	return s, nil
@@ -171,8 +179,15 @@ func render(r *bench.Report) (*vgimg.PngCanvas, *geometry, error) {
 	lo, hi := s.axisRange()
 
 	p := plot.New()
-	p.Title.Text = "gpuscatter bench: effective bandwidth, the bytes a call must move over its time"
-	p.Title.Padding = vg.Points(8)
+	// The title is drawn across the whole image, legend column included
+	// (see below), so that a long device name fits.
+	head := p.Title.TextStyle
+	head.Font.Size = vg.Points(12)
+	head.XAlign, head.YAlign = draw.XCenter, draw.YBottom
+	sub := head
+	sub.Font.Size = vg.Points(9)
+	heading := title(r)
+	subheading := "GB/s: the bytes a workload's call must move over each bar's time, the same bytes for every bar of a workload"
 	// A short label: gonum shrinks the axis to fit a long one.
 	p.Y.Label.Text = "GB/s (log scale)"
 	p.Y.Scale = plot.LogScale{}
@@ -191,7 +206,7 @@ func render(r *bench.Report) (*vgimg.PngCanvas, *geometry, error) {
 	label.XAlign, label.YAlign = draw.XCenter, draw.YBottom
 	label.Font.Size = vg.Points(7)
 	b := &bars{vals: s.gbps, base: lo, top: hi, group: vg.Points(groupWidth), label: label, geom: g}
-	p.Add(b)
+	p.Add(layer{b, "bars", g})
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	leg.Padding = vg.Points(4)
@@ -210,20 +225,28 @@ func render(r *bench.Report) (*vgimg.PngCanvas, *geometry, error) {
 		seg.LineStyle.Width = vg.Points(1.5)
 		seg.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		seg.LineStyle.Color = color.Gray{Y: 0x40}
-		p.Add(seg)
+		p.Add(layer{seg, "memcpy", g})
 		legendLine = seg
 	}
 	if legendLine != nil {
 		leg.Add("memcpy GB/s", legendLine)
 	}
+	p.Add(layer{labels{b}, "labels", g}) // after the memcpy lines, over them
 	p.NominalX(s.workloads...)
 
 	wd := vg.Length(math.Max(6, 0.9*float64(len(s.workloads))+1.5))*vg.Inch + legendCol
+	wd = max(wd, head.Width(heading)+vg.Points(24), sub.Width(subheading)+vg.Points(24))
 	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(wd, height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))}
 	dc := draw.New(c)
 	// A margin all round keeps the title and labels inside the image.
 	margin := vg.Points(6)
 	dc = draw.Crop(dc, margin, -margin, margin, -margin)
+	top := dc.Max.Y
+	dc.FillText(head, vg.Point{X: dc.Center().X, Y: top - head.Height(heading)}, heading)
+	top -= head.Height(heading) + vg.Points(3)
+	dc.FillText(sub, vg.Point{X: dc.Center().X, Y: top - sub.Height(subheading)}, subheading)
+	top -= sub.Height(subheading) + vg.Points(10)
+	dc = draw.Crop(dc, 0, 0, 0, top-dc.Max.Y)
 	plotArea := draw.Crop(dc, 0, -legendCol, 0, 0)
 	legendArea := draw.Crop(dc, wd-legendCol-margin+vg.Points(12), 0, 0, 0)
 	p.Draw(plotArea)
@@ -262,10 +285,75 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 			r := vg.Rectangle{Min: vg.Point{X: x, Y: trY(b.base)}, Max: vg.Point{X: x + width, Y: trY(min(v, b.top))}}
 			c.FillPolygon(col, c.ClipPolygonY([]vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}))
 			b.geom.bars = append(b.geom.bars, r)
-			// The value over the bar: a log axis is read by its labels.
-			c.FillText(b.label, vg.Point{X: x + width/2, Y: r.Max.Y + vg.Points(1.5)}, formatGBps(v))
 		}
 	}
+}
+
+// layer is a plotter that notes in geometry that it was drawn.
+type layer struct {
+	plot.Plotter
+	name string
+	g    *geometry
+}
+
+// DataRange implements plot.DataRanger: that of the layer's plotter.
+func (l layer) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return l.Plotter.(plot.DataRanger).DataRange()
+}
+
+// Plot implements plot.Plotter.
+func (l layer) Plot(c draw.Canvas, p *plot.Plot) {
+	if n := len(l.g.layers); n == 0 || l.g.layers[n-1] != l.name {
+		l.g.layers = append(l.g.layers, l.name)
+	}
+	l.Plotter.Plot(c, p)
+}
+
+// labels draws the value over each bar of b, on a white ground: a log axis
+// is read by its labels.
+type labels struct{ b *bars }
+
+// DataRange implements plot.DataRanger: that of the bars.
+func (l labels) DataRange() (xmin, xmax, ymin, ymax float64) { return l.b.DataRange() }
+
+// Plot implements plot.Plotter.
+func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
+	b := l.b
+	trX, trY := p.Transforms(&c)
+	width := b.group / vg.Length(len(b.vals))
+	for si, vals := range b.vals {
+		for wi, v := range vals {
+			if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				continue
+			}
+			x := trX(float64(wi)) - b.group/2 + width*vg.Length(si) + width/2
+			y := trY(min(v, b.top)) + vg.Points(1.5)
+			txt := formatGBps(v)
+			w, h := b.label.Width(txt), b.label.Height(txt)
+			pad := vg.Points(1)
+			box := vg.Rectangle{Min: vg.Point{X: x - w/2 - pad, Y: y - pad}, Max: vg.Point{X: x + w/2 + pad, Y: y + h}}
+			c.FillPolygon(color.White, []vg.Point{box.Min, {X: box.Max.X, Y: box.Min.Y}, box.Max, {X: box.Min.X, Y: box.Max.Y}})
+			c.FillText(b.label, vg.Point{X: x, Y: y}, txt)
+			b.geom.labels = append(b.geom.labels, box)
+		}
+	}
+}
+
+// title names the machine: the CPU with its threads and each device
+// backend's device.
+func title(r *bench.Report) string {
+	t := "gpuscatter bench on " + r.CPU
+	if r.Threads > 0 {
+		t += fmt.Sprintf(" (%d threads)", r.Threads)
+	}
+	seen := map[string]bool{"cpu": true}
+	for _, x := range r.Results {
+		if !seen[x.Device] {
+			seen[x.Device] = true
+			t += " and " + x.Device
+		}
+	}
+	return t
 }
 
 // formatGBps renders v with two significant digits, or as an integer.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,18 +31,18 @@ func report() *bench.Report {
 
 // lavapipeReport has the shape of a full run on lavapipe: reductions at a
 // few hundred MB/s next to copies at tens of GB/s, and SND5, whose call in
-// place on resident inputs moves 0.26 MB of the 307 MB that the copying
-// call counts.
+// place on resident inputs takes 2 ms where the copying call takes 106 ms.
 func lavapipeReport() *bench.Report {
-	r := &bench.Report{}
+	r := &bench.Report{CPU: "AMD EPYC", Threads: 2}
 	add := func(w string, cpu, gpu float64, resident time.Duration, bytes, residentBytes int64) {
+		at := func(gbps float64) time.Duration { return time.Duration(float64(bytes) / gbps) } // ns
 		r.Results = append(r.Results,
-			bench.Result{Workload: w, Backend: "cpu", GBps: cpu, MemcpyGBps: 8, Bytes: bytes, Verified: true},
-			bench.Result{Workload: w, Backend: "gpu", GBps: gpu, MemcpyGBps: 8, Bytes: bytes, Verified: true,
-				ResidentTime: resident, ResidentBytes: residentBytes})
+			bench.Result{Workload: w, Backend: "cpu", Device: "cpu", GBps: cpu, Median: at(cpu), MemcpyGBps: 8, Bytes: bytes, Verified: true},
+			bench.Result{Workload: w, Backend: "gpu", Device: "vulkan: llvmpipe (LLVM 15.0.6, 256 bits)", GBps: gpu, Median: at(gpu),
+				MemcpyGBps: 8, Bytes: bytes, Verified: true, ResidentTime: resident, ResidentBytes: residentBytes})
 	}
 	add("SU1", 6.1, 3.2, 600*time.Millisecond, 3_084_000_000, 3_000_000_000)
-	add("SND5", 7.5, 2.9, 100*time.Microsecond, 307_462_500, 262_500)
+	add("SND5", 7.5, 2.9, 2*time.Millisecond, 307_462_500, 262_500)
 	add("SE", 9.8, 1.1, 12*time.Millisecond, 167_772_160, 67_108_864)
 	add("SE-sum-dup", 6.8, 0.31, 300*time.Millisecond, 201_326_592, 201_326_592)
 	add("SND-sum-dup", 8.7, 0.57, 300*time.Millisecond, 209_715_200, 142_606_336)
@@ -73,9 +74,10 @@ func TestRenderDrawsAPNG(t *testing.T) {
 }
 
 // TestScaleShowsEveryWorkload: the GB/s axis is logarithmic and spans
-// every bar, and the lowest bar is still a good part of the plot's height,
-// where a linear axis up to SND5's bar would leave the reductions a few
-// pixels.
+// every bar, and the lowest bar is still a good part of the plot's height
+// (a tenth, with the four decades from lavapipe's reductions to SND5's
+// resident call), where a linear axis up to SND5's bar would leave the
+// reductions a few pixels.
 func TestScaleShowsEveryWorkload(t *testing.T) {
 	for name, r := range map[string]*bench.Report{"small": report(), "lavapipe": lavapipeReport()} {
 		t.Run(name, func(t *testing.T) {
@@ -95,7 +97,7 @@ func TestScaleShowsEveryWorkload(t *testing.T) {
 			require.Len(t, g.bars, n, "one bar per value")
 			h := g.data.Size().Y
 			for i, b := range g.bars {
-				assert.GreaterOrEqual(t, b.Size().Y, h/8, "bar %d is %.1f points of %.1f", i, b.Size().Y, h)
+				assert.GreaterOrEqual(t, b.Size().Y, h/10, "bar %d is %.1f points of %.1f", i, b.Size().Y, h)
 				assert.LessOrEqual(t, b.Max.Y, g.data.Max.Y, "bar %d ends above the data area", i)
 			}
 			// The axis is decades: its ends are powers of ten.
@@ -130,27 +132,52 @@ func overlaps(a, b vg.Rectangle) bool {
 	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
 
-// TestResidentBarCountsItsOwnBytes: the resident bar is the bytes that
-// call moves over its time, so SND5's is not 3 TB/s but 2.6 GB/s, under
-// the memory copy.
-func TestResidentBarCountsItsOwnBytes(t *testing.T) {
+// TestBarsOfAWorkloadCompareAsTimes: every bar of a workload is the same
+// bytes over its own time, so the bars order as the times do. SND5's
+// resident call, the fastest of its group, has the tallest bar (before,
+// counted on its own smaller bytes, it looked the slowest).
+func TestBarsOfAWorkloadCompareAsTimes(t *testing.T) {
 	r := lavapipeReport()
 	s, err := collect(r)
 	require.NoError(t, err)
 	require.Equal(t, []string{"cpu", "gpu", "gpu" + residentSuffix}, s.names)
-	require.Equal(t, "SND5", s.workloads[1])
-	assert.InDelta(t, 2.625, s.gbps[2][1], 1e-9)
-	for w := range s.workloads {
-		assert.Less(t, s.gbps[2][w], s.memcpy[w], "%s: the resident bar is over memcpy", s.workloads[w])
+	for _, x := range r.Results {
+		w := slices.Index(s.workloads, x.Workload)
+		want := float64(x.Bytes) / x.Median.Seconds() / 1e9
+		assert.InEpsilon(t, want, s.gbps[slices.Index(s.names, x.Backend)][w], 1e-6, "%s %s", x.Workload, x.Backend)
+		if x.ResidentTime > 0 {
+			assert.InEpsilon(t, float64(x.Bytes)/x.ResidentTime.Seconds()/1e9, s.gbps[2][w], 1e-9, x.Workload)
+		}
 	}
+	snd5 := slices.Index(s.workloads, "SND5")
+	assert.Greater(t, s.gbps[2][snd5], s.gbps[0][snd5], "SND5's resident call is faster than the cpu's")
 
-	// Without ResidentBytes (an old report) there is no resident bar.
+	// Without a resident time there is no resident bar.
 	for i := range r.Results {
-		r.Results[i].ResidentBytes = 0
+		r.Results[i].ResidentTime = 0
 	}
 	s, err = collect(r)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cpu", "gpu"}, s.names)
+}
+
+// TestLabelsStayLegible: the value labels are drawn after the bars and the
+// memcpy lines, each on a white box that overlaps no other label.
+func TestLabelsStayLegible(t *testing.T) {
+	_, g, err := render(lavapipeReport())
+	require.NoError(t, err)
+	require.Equal(t, []string{"bars", "memcpy", "labels"}, g.layers)
+	require.Len(t, g.labels, len(g.bars))
+	for i, a := range g.labels {
+		for j, b := range g.labels[:i] {
+			assert.False(t, overlaps(a, b), "labels %d and %d overlap: %v %v", j, i, b, a)
+		}
+	}
+}
+
+// TestTitleNamesTheMachine: the CPU, its threads and the device.
+func TestTitleNamesTheMachine(t *testing.T) {
+	assert.Equal(t, "gpuscatter bench on AMD EPYC (2 threads) and vulkan: llvmpipe (LLVM 15.0.6, 256 bits)", title(lavapipeReport()))
 }
 
 func TestRenderNeedsResults(t *testing.T) {

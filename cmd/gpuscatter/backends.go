@@ -10,10 +10,8 @@ import (
 	"sync"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
-	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
-	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // The values --backend takes.
@@ -25,24 +23,20 @@ const (
 
 var backendNames = []string{backendAuto, backendCPU, backendGPU}
 
-// newGPUBackend opens the GPU backend. It is nil in a build without one; a
-// GPU backend plugs in by setting it to its constructor, and the CLI needs
-// no other change. An error wrapping ops.ErrNoDevice means there is no
-// usable device, which --backend auto answers by running on the CPU.
-var newGPUBackend = func(ctx context.Context) (ops.Backend, error) {
-	b, err := gpu.Open(gpu.Options{Device: deviceSelector, Deterministic: deterministic, Warn: warnPipelineCache})
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+// newGPUBackend opens the GPU backend. It is nil in a build without one
+// (vulkan.go sets it where cgo is on); a GPU backend plugs in by setting
+// it to its constructor, and the CLI needs no other change. An error
+// wrapping ops.ErrNoDevice means there is no usable device, which
+// --backend auto answers by running on the CPU.
+var newGPUBackend func(ctx context.Context) (ops.Backend, error)
 
 // deviceSpec is the --device flag of the commands that open a backend.
 func deviceSpec() flagSpec {
-	return flagSpec{name: "device", set: func(v string) error {
+	return flagSpec{name: "device", arg: "SEL", set: func(v string) error {
 		deviceSelector = v
 		return nil
-	}}
+	}, usage: "the Vulkan device: an index or part of its name, as 'gpuscatter devices' lists them " +
+		"(default: the GPUSCATTER_DEVICE variable, then the best device by type)"}
 }
 
 // deterministicSpec is the --deterministic flag: float sum, sub, prod and
@@ -51,7 +45,7 @@ func deterministicSpec() flagSpec {
 	return flagSpec{name: "deterministic", boolean: true, set: func(v string) (err error) {
 		deterministic, err = strconv.ParseBool(v)
 		return err
-	}}
+	}, usage: "float sum, sub, prod and mean on the GPU fold in index order, bit-identical to the CPU (slower)"}
 }
 
 // warnPipelineCache prints a failure to read or write the pipeline cache
@@ -77,9 +71,16 @@ var deterministic bool
 // name; empty means GPUSCATTER_DEVICE, then the best device by type.
 var deviceSelector string
 
-// errNoGPUBackend is the answer to --backend gpu in a build without a GPU
-// backend.
-var errNoGPUBackend = errors.New("the Vulkan backend is not available in this build")
+// errNoGPUBackend is the answer to --backend gpu, check and devices in a
+// build without a GPU backend.
+var errNoGPUBackend = errors.New("this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo)")
+
+// deviceKind is what --backend auto needs to know of the device a backend
+// runs on.
+type deviceKind struct {
+	name, typ string
+	isGPU     bool // discrete, integrated or virtual
+}
 
 // checkBackendName reports whether name is a --backend value.
 func checkBackendName(name string) error {
@@ -114,14 +115,14 @@ func openBackend(ctx context.Context, name string) (b ops.Backend, notice string
 			}
 			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
-		if info, ok := deviceInfoOf(b); ok && !isGPU(info.Type) {
+		if info, ok := deviceOf(b); ok && !info.isGPU {
 			// A CPU Vulkan device such as lavapipe computes the same bits
 			// as the CPU reference on the same cores, several times slower.
 			if err := b.Close(); err != nil {
 				return nil, "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
 			}
 			return cpuref.New(), fmt.Sprintf("--backend auto: the Vulkan device %q is of type %s, not a GPU; using the CPU (--backend gpu runs on it)",
-				info.Name, info.Type), nil
+				info.name, info.typ), nil
 		}
 		return &autoBackend{gpu: b}, "", nil
 	}
@@ -148,25 +149,6 @@ func resolveBackend(ctx context.Context, name string) (resolved, notice string, 
 		return "", "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
 	}
 	return resolved, notice, nil
-}
-
-// isGPU reports whether --backend auto runs on a device of type t.
-func isGPU(t vk.DeviceType) bool {
-	return t == vk.DeviceDiscrete || t == vk.DeviceIntegrated || t == vk.DeviceVirtual
-}
-
-// deviceInfoOf describes the Vulkan device that b runs on: a backend says
-// so with a DeviceInfo method, or the Vulkan backend through its Device.
-// It returns false for a backend that does not say, which auto takes as a
-// GPU.
-func deviceInfoOf(b ops.Backend) (vk.DeviceInfo, bool) {
-	switch d := b.(type) {
-	case interface{ DeviceInfo() vk.DeviceInfo }:
-		return d.DeviceInfo(), true
-	case interface{ Device() *vk.Device }:
-		return d.Device().Info(), true
-	}
-	return vk.DeviceInfo{}, false
 }
 
 // openGPU opens the GPU backend, or says why there is none.

@@ -16,20 +16,13 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/bench/chart"
 	"github.com/gpuscatter/gpuscatter/cpuref"
-	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
-	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 var benchCommand = &command{
 	name:    "bench",
 	summary: "time the scatter workloads on the GPU and the CPU and check they agree",
-	synopsis: `Usage:
-  gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
-                   [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
-  gpuscatter bench --op NAME [the input flags of run] [--backend auto|cpu|gpu] [--device SEL]
-                   [--repeats N] [--json FILE] [--plot FILE.png]
-`,
+	flags:   func() []flagSpec { return newBenchFlags().specs() },
 	details: `Times each workload on the CPU and, with --backend gpu or auto, on the GPU,
 and checks that every output of the GPU equals the CPU's. Prints a table:
 median, min and max wall time of Execute (upload, run and download for the
@@ -68,28 +61,17 @@ Built-in workloads (full size; --scale multiplies the leading dimensions):
 A workload that does not fit in the memory available is skipped with a line
 in the table.
 
-Flags (each once; --name=value or --name value):
-  --backend B        auto (the default: the Vulkan device of any type,
-                     lavapipe included, when available, else only the CPU,
-                     with a notice), cpu (only the CPU) or gpu
-  --device SEL       the Vulkan device, as for run ('gpuscatter devices')
-  --workloads LIST   a comma list of the workloads above (case-insensitive);
-                     all of them by default
-  --quick            a small size (scale 1/256) that runs in seconds
-  --scale F          multiply the sizes by F (0 < F <= 1024); default 1
-  --repeats N        timed runs per workload and backend, after one
-                     warm-up; default 5
-  --seed N           the seed the inputs are generated from; default 1
-  --json FILE        write the figures as JSON (atomically)
-  --plot FILE.png    draw GB/s per workload and backend, with the memory
-                     copy as a reference line, as a PNG image (atomically)
-  --op NAME and the input flags of run (--data, --indices, --updates,
-  --axis, --reduction, --use-init-val, --start, --stop, --step, --axes):
-                     time that operator on those inputs instead of the
-                     built-in workloads
+With --op and the input flags of run (--data, --updates, --indices,
+--axis, --reduction, --use-init-val, --start, --stop, --step, --axes),
+bench times that operator on those inputs instead of the built-in
+workloads; --workloads, --quick, --scale and --seed then do not apply.
 
-A progress line is shown on stderr when it is a terminal and the run takes
-more than a second.
+On a terminal, a progress line is shown on stderr when the run takes more
+than a second; elsewhere (a pipe, a log) a line on stderr as each workload
+finishes on each backend. SIGINT, SIGTERM or SIGHUP stops the run after
+printing the table of what was measured and writing --json (marked
+"interrupted") and --plot for it, with 128 plus the signal's number as the
+exit status.
 
 Exit status: 0 when every output matched; 1 when one did not or a run
 failed (the table is still printed, no JSON or plot is written), or for
@@ -137,17 +119,38 @@ func newBenchFlags() *benchFlags {
 	}
 }
 
+// specs returns the flags of the bench command: its own, then run's
+// (but --out), which the usage line sums up as "[--op NAME ...]".
 func (f *benchFlags) specs() []flagSpec {
-	var specs []flagSpec
-	for _, s := range f.run.specs() {
-		if s.name != "out" {
-			specs = append(specs, s)
-		}
-	}
-	quick := f.quick.spec()
+	quick := f.quick.spec().with("", "a small size (scale 1/256) that runs in seconds", false)
 	quick.boolean = true // --quick alone means --quick=true
-	return append(specs, f.workloads.spec(), quick, f.scale.spec(), f.repeats.spec(),
-		f.seed.spec(), f.jsonF.spec(), f.plot.spec())
+	specs := []flagSpec{
+		f.workloads.spec().with("LIST", "a comma list of the workloads above (case-insensitive); all of them by default", false),
+		quick,
+		f.scale.spec().with("F", "multiply the sizes by F (0 < F <= 1024); default 1", false),
+		f.repeats.spec().with("N", "timed runs per workload and backend, after one warm-up; default 5", false),
+		f.seed.spec().with("N", "the seed the inputs are generated from; default 1", false),
+		f.jsonF.spec().with("FILE", "write the figures as JSON (atomically)", false),
+		f.plot.spec().with("FILE.png", "draw GB/s per workload and backend, with the memory copy as a reference line, "+
+			"as a PNG image (atomically)", false),
+	}
+	for _, s := range f.run.specs(nil) {
+		switch s.name {
+		case "out":
+			continue
+		case "op":
+			s.syn = "[--op NAME --data FILE.npy ...]"
+		case "backend":
+			s.usage = "auto (the default: the Vulkan device of any type, lavapipe included, when available, " +
+				"else only the CPU, with a notice), cpu (only the CPU) or gpu"
+		case "device", "deterministic":
+		default:
+			s.syn = "-" // summed up with --op
+		}
+		s.required = false // with --op only
+		specs = append(specs, s)
+	}
+	return specs
 }
 
 func checkScale(v string) error {
@@ -194,8 +197,11 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	var op *ops.Op
 	var workloads []*bench.Workload
 	if custom {
-		if op, err = ops.Lookup(f.run.op.value); err != nil {
-			return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.run.op.value)
+		if op, err = lookupOp(f.run.op.value); err != nil {
+			return err
+		}
+		if err := f.run.missingFor(op); err != nil {
+			return err
 		}
 	} else if workloads, err = f.builtins(); err != nil {
 		return err
@@ -239,9 +245,32 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "bench", nil)
 		opt.Progress = prog.update
+	} else {
+		// Off a terminal (a pipe, a log file, CI) a line per result as it
+		// completes instead of one redrawn line.
+		index := map[string]int{}
+		for i, w := range workloads {
+			index[w.Name] = i + 1
+		}
+		opt.Measured = func(x bench.Result) {
+			fmt.Fprintf(c.stderr, "%sbench [%d/%d] %s\n", prefix, index[x.Workload], len(workloads), measuredLine(x, targets[0].Label))
+		}
 	}
 	rep, err := bench.Run(ctx, targets, workloads, opt)
 	prog.close()
+	if rep != nil && rep.Interrupted {
+		// A signal: keep what was measured, then exit with its status.
+		if len(rep.Results) > 0 {
+			f.describe(rep, args, custom)
+			if werr := rep.WriteTable(c.stdout); werr != nil {
+				return errors.Join(err, werr)
+			}
+			if werr := writeBenchFiles(rep, f.jsonF, f.plot); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
 	if err != nil {
 		var re *bench.RunError
 		if custom && errors.As(err, &re) {
@@ -254,11 +283,7 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 			return fmt.Errorf("backend %s: close: %w", t.Backend.Name(), err)
 		}
 	}
-	rep.Command = strings.TrimSpace("gpuscatter bench " + strings.Join(args, " "))
-	if !custom {
-		rep.Scale = f.scaleValue()
-		rep.Seed, _ = strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
-	}
+	f.describe(rep, args, custom)
 	if err := rep.WriteTable(c.stdout); err != nil {
 		return err
 	}
@@ -272,6 +297,43 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
 	return nil
+}
+
+// describe records in rep how its workloads were chosen.
+func (f *benchFlags) describe(rep *bench.Report, args []string, custom bool) {
+	rep.Command = strings.TrimSpace("gpuscatter bench " + strings.Join(args, " "))
+	if !custom {
+		rep.Scale = f.scaleValue()
+		rep.Seed, _ = strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
+	}
+}
+
+// measuredLine describes a result in one line, as bench prints it off a
+// terminal when the result is complete; ref is the reference's label.
+func measuredLine(x bench.Result, ref string) string {
+	s := x.Workload + " on " + x.Backend + ": "
+	switch {
+	case x.Skipped != "":
+		return s + "skipped: " + x.Skipped
+	case x.Error != "":
+		return s + "error: " + x.Error
+	}
+	s += fmt.Sprintf("median %s, %.3g GB/s", formatMS(x.Median), x.GBps)
+	if x.ResidentTime > 0 {
+		s += fmt.Sprintf(", resident %s", formatMS(x.ResidentTime))
+	}
+	if x.Speedup > 0 {
+		s += fmt.Sprintf(", %.2gx the %s", x.Speedup, ref)
+	}
+	if x.Verified {
+		return s + ", verified"
+	}
+	return s + ", NOT VERIFIED"
+}
+
+// formatMS renders d in milliseconds with three significant digits.
+func formatMS(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'g', 3, 64) + " ms"
 }
 
 // mode checks the combinations of flags and reports whether they ask for
@@ -345,10 +407,21 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 		}
 	}
 	seed, _ := strconv.ParseUint(strings.TrimSpace(f.seed.value), 10, 64)
-	ws, err := bench.Select(names, f.scaleValue(), seed)
-	if errors.Is(err, bench.ErrUnknownWorkload) {
-		return nil, usagef("--workloads %q: %v", f.workloads.value, strings.TrimPrefix(err.Error(), "unknown workload "))
+	for _, n := range names {
+		known := false
+		for _, w := range bench.Names() {
+			known = known || strings.EqualFold(n, w)
+		}
+		if !known {
+			hint := didYouMean(n, bench.Names(), "")
+			if hint != "" {
+				hint = " (" + hint + ")"
+			}
+			return nil, usagef("--workloads: unknown workload %q%s; the workloads are %s",
+				n, hint, strings.Join(bench.Names(), ", "))
+		}
 	}
+	ws, err := bench.Select(names, f.scaleValue(), seed)
 	return ws, err
 }
 
@@ -380,77 +453,6 @@ func openTargets(ctx context.Context, name string) (targets []bench.Target, noti
 		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
 	}
 	return nil, "", usagef("--backend %q: %v", name, checkBackendName(name))
-}
-
-// deviceTimed returns b as a bench.DeviceTimer where it can report the
-// time its passes took on the device: the Vulkan backend reports them in
-// its Stats (timestamps around each pass: clear, resolve, scatter), which
-// gpuTimer turns into phases. Host-side copies (upload, download) are not
-// device time; they are in the wall time.
-func deviceTimed(b ops.Backend) ops.Backend {
-	if _, ok := b.(bench.DeviceTimer); ok {
-		return b
-	}
-	if g, ok := b.(*gpu.Backend); ok {
-		return gpuTimer{g}
-	}
-	return b
-}
-
-// gpuTimer is the Vulkan backend with its pass timings as device phases.
-type gpuTimer struct{ *gpu.Backend }
-
-// LastDeviceTimings returns the timed passes of the last Execute call.
-func (g gpuTimer) LastDeviceTimings() []bench.Phase {
-	st := g.LastStats()
-	var phases []bench.Phase
-	for _, p := range st.Passes {
-		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
-	}
-	return phases
-}
-
-// RunResident uploads req's inputs to the device once and times the call
-// on them in place (the output is data's tensor, so no copy of data is
-// made), the way a runtime that keeps its tensors on the device runs it:
-// one untimed call, then repeats timed ones, each after data is restored
-// from the host (untimed). It downloads the last output into out
-// (bench.ResidentRunner).
-func (g gpuTimer) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
-	var open []*gpu.Tensor
-	defer func() {
-		for _, t := range open {
-			err = errors.Join(err, t.Close())
-		}
-	}()
-	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
-	for _, in := range []struct {
-		host *tensor.Tensor
-		dev  **gpu.Tensor
-	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
-		if in.host == nil {
-			continue
-		}
-		if *in.dev, err = g.Upload(ctx, in.host); err != nil {
-			return nil, err
-		}
-		open = append(open, *in.dev)
-	}
-	c.Out = c.Data
-	for i := 0; i <= repeats; i++ {
-		if err := c.Data.Write(ctx, req.Data); err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		if err := g.Run(ctx, c); err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			times = append(times, time.Since(start))
-		}
-	}
-	return times, c.Data.Read(ctx, out)
 }
 
 // failures returns an error naming the results that failed or did not

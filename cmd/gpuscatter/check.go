@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -22,10 +24,7 @@ import (
 var checkCommand = &command{
 	name:    "check",
 	summary: "qualify a Vulkan device: the GPU conformance suite, every operator through every path",
-	synopsis: `Usage:
-  gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT]
-                   [--validate] [--json FILE]
-`,
+	flags:   func() []flagSpec { return newCheckFlags().specs() },
 	details: `Runs on one Vulkan device the conformance suite that 'go test ./gpu' runs
 (package gpu/gpucheck) and compares every result with the CPU reference
 (cpuref): the spec examples, the validation table, out-of-range indices with
@@ -46,24 +45,6 @@ first mismatch (operator, dtype, reduction, position, expected and got) or
 its first error. Rows of the operator "-" are checks of the path as a
 whole, and each validation message is a case of the row "validation". A
 progress line is shown on stderr when it is a terminal.
-
-Flags:
-  --device SEL   the Vulkan device: an index or part of the name, as listed
-                 by 'gpuscatter devices' (default: GPUSCATTER_DEVICE, then the
-                 best device by type)
-  --quick        about a tenth of the random requests (under a minute on
-                 lavapipe on two cores)
-  --full         three times the default's random requests, and tensors
-                 beyond the device's storage binding limit
-  --seed N       the base seed of the random requests (default 20240701);
-                 the same seed gives the same requests
-  --match TEXT   only the paths whose name contains TEXT (case-insensitive),
-                 for example cas, none/ or resident
-  --validate     enable the Khronos validation layer and count each of its
-                 messages as a failure; when the layer is not installed a
-                 line says so and the run goes on without it
-  --json FILE    write the device, the paths and the rows as JSON
-                 (atomically)
 
 Exit status: 0 when every case passes, 1 when any fails (or the device
 cannot be opened), 2 for a malformed command line.
@@ -109,22 +90,47 @@ type checkPath struct {
 	Doc  string `json:"doc"`
 }
 
-// checkMain is the check command.
-func checkMain(ctx context.Context, c *cli, args []string) error {
-	var quick, full, validate bool
-	seed := stringArg{name: "seed", check: func(v string) error { _, err := strconv.ParseInt(v, 10, 64); return err }}
-	match := stringArg{name: "match"}
-	jsonF := stringArg{name: "json"}
-	boolSpec := func(name string, p *bool) flagSpec {
-		return flagSpec{name: name, boolean: true, set: func(v string) (err error) {
+// checkFlags holds the parsed flags of the check command.
+type checkFlags struct {
+	quick, full, validate bool
+	seed, match, jsonF    stringArg
+}
+
+func newCheckFlags() *checkFlags {
+	return &checkFlags{
+		seed:  stringArg{name: "seed", check: func(v string) error { _, err := strconv.ParseInt(v, 10, 64); return err }},
+		match: stringArg{name: "match"},
+		jsonF: stringArg{name: "json"},
+	}
+}
+
+// specs returns the flags of the check command.
+func (f *checkFlags) specs() []flagSpec {
+	boolSpec := func(name string, p *bool, usage string) flagSpec {
+		return flagSpec{name: name, boolean: true, usage: usage, set: func(v string) (err error) {
 			*p, err = strconv.ParseBool(v)
 			return err
 		}}
 	}
-	if err := parseFlags(args, []flagSpec{deviceSpec(), boolSpec("quick", &quick), boolSpec("full", &full), seed.spec(),
-		match.spec(), boolSpec("validate", &validate), jsonF.spec()}); err != nil {
+	return []flagSpec{
+		deviceSpec(),
+		boolSpec("quick", &f.quick, "about a tenth of the random requests (under a minute on lavapipe on two cores)"),
+		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
+		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
+		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident", false),
+		boolSpec("validate", &f.validate, "enable the Khronos validation layer and count each of its messages as a failure; "+
+			"when the layer is not installed a line says so and the run goes on without it"),
+		f.jsonF.spec().with("FILE", "write the device, the paths and the rows as JSON (atomically)", false),
+	}
+}
+
+// checkMain is the check command.
+func checkMain(ctx context.Context, c *cli, args []string) error {
+	f := newCheckFlags()
+	if err := parseFlags(args, f.specs()); err != nil {
 		return err
 	}
+	quick, full, validate, seed, match, jsonF := f.quick, f.full, f.validate, f.seed, f.match, f.jsonF
 	if quick && full {
 		return usagef("--quick and --full exclude each other")
 	}

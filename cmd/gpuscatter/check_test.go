@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
 )
 
 // TestCheckPasses runs two paths of check at the quick size on the default
@@ -89,4 +92,30 @@ func TestCheckUsage(t *testing.T) {
 	code, stdout, _ = runCLI(t, "help", "check")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "--validate")
+}
+
+// TestCheckRowsNameRealOperators: a row's operator is one gpuscatter runs,
+// or "-" for the checks of a path as a whole; the validation table's
+// requests with an unknown or missing operator count under "-".
+func TestCheckRowsNameRealOperators(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr := runCLI(t, "check", "--quick", "--match", "deterministic", "--json", out)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	dash := false
+	for _, row := range res.Rows {
+		if row.Op == "-" {
+			dash = true
+			continue
+		}
+		op, err := ops.Lookup(row.Op)
+		if assert.NoError(t, err, "row %s %s", row.Path, row.Op) {
+			assert.Equal(t, op.Name, row.Op)
+		}
+	}
+	assert.True(t, dash, "a row of the operator -")
+	assert.NotContains(t, stdout, "(no operator)")
 }

@@ -21,13 +21,93 @@ const (
 // prefix starts every line the tool writes to stderr.
 const prefix = "gpuscatter: "
 
-// command is one subcommand of gpuscatter.
+// command is one subcommand of gpuscatter. Its usage line and the Flags
+// section of its help are generated from flags, the same table that
+// parses its command line.
 type command struct {
-	name     string
-	summary  string // one line for the command list
-	synopsis string // the Usage: lines, printed after usage errors
-	details  string // the rest of the help, printed by help and -h
+	name    string
+	summary string // one line for the command list
+	// flags returns the command's flag table, bound to fresh values; the
+	// command's run parses its arguments with the same constructor.
+	flags    func() []flagSpec
+	operands string // what follows the flags in the usage line: "DIR..."
+	details  string // the prose of the help, printed by help and -h
 	run      func(ctx context.Context, c *cli, args []string) error
+}
+
+// usageWidth is the width usage lines and flag descriptions wrap at.
+const usageWidth = 79
+
+// usageLine returns the command's usage line, "  gpuscatter run --op NAME
+// ...", wrapped under its first flag.
+func (cmd *command) usageLine() string {
+	lead := "  gpuscatter " + cmd.name
+	var tokens []string
+	if cmd.flags != nil {
+		for _, f := range cmd.flags() {
+			switch f.syn {
+			case "-":
+			case "":
+				tokens = append(tokens, f.token())
+			default:
+				tokens = append(tokens, f.syn)
+			}
+		}
+	}
+	if cmd.operands != "" {
+		tokens = append(tokens, cmd.operands)
+	}
+	return wrapWords(lead, tokens, len(lead)+1)
+}
+
+// wrapWords joins words after lead with spaces, breaking lines before
+// usageWidth and indenting the next lines by indent spaces.
+func wrapWords(lead string, words []string, indent int) string {
+	var b strings.Builder
+	line := lead
+	for _, w := range words {
+		if len(line)+1+len(w) > usageWidth && strings.TrimSpace(line) != "" && len(line) > indent {
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", indent-1)
+		}
+		line += " " + w
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// synopsis returns "Usage:" and the command's usage line.
+func (cmd *command) synopsis() string { return "Usage:\n" + cmd.usageLine() + "\n" }
+
+// flagsHelp returns the Flags section of the command's help: each flag with
+// its argument and what it does.
+func (cmd *command) flagsHelp() string {
+	if cmd.flags == nil {
+		return ""
+	}
+	specs := cmd.flags()
+	if len(specs) == 0 {
+		return ""
+	}
+	const col = 23 // where the descriptions start
+	var b strings.Builder
+	b.WriteString("Flags (each once; --name=value or --name value):\n")
+	for _, f := range specs {
+		head := "  --" + f.name
+		switch {
+		case strings.HasPrefix(f.arg, "="):
+			head += f.arg
+		case f.arg != "":
+			head += " " + f.arg
+		}
+		words := strings.Fields(f.usage)
+		if len(head) >= col-1 {
+			b.WriteString(head + "\n")
+			head = ""
+		}
+		b.WriteString(wrapWords(fmt.Sprintf("%-*s", col-1, head), words, col) + "\n")
+	}
+	return b.String()
 }
 
 // cli carries the writers a command prints to.
@@ -54,22 +134,7 @@ func lookupCommand(name string) *command {
 }
 
 const mainUsage = `Usage:
-  gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
-                 --data FILE.npy [--indices FILE.npy] --updates FILE.npy
-                 [--start L --stop L --step L [--axes L]]
-                 --out FILE.npy [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
-  gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE] --out FILE
-                 [--backend auto|cpu|gpu] [--device SEL] [--deterministic]
-  gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...] [--quick | --scale F]
-                   [--repeats N] [--seed N] [--json FILE] [--plot FILE.png] [--op NAME ...]
-  gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT] [--validate] [--json FILE]
-  gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
-  gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
-  gpuscatter ops
-  gpuscatter devices [--json]
-  gpuscatter version
-  gpuscatter help [COMMAND]
-
+%s
 Commands:
 %s
 Exit status: 0 on success, 1 for invalid input or a failed run, 2 for a
@@ -79,13 +144,15 @@ malformed command line; SIGINT, SIGTERM and SIGHUP stop a command cleanly
 Every FILE.npy may be an ONNX TensorProto file instead, named FILE.pb.
 `
 
-// mainUsageText returns the top-level usage with the command list.
+// mainUsageText returns the top-level usage: every command's usage line
+// and the command list.
 func mainUsageText() string {
-	var b strings.Builder
+	var lines, list strings.Builder
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+		lines.WriteString(c.usageLine() + "\n")
+		fmt.Fprintf(&list, "  %-9s %s\n", c.name, c.summary)
 	}
-	return fmt.Sprintf(mainUsage, b.String())
+	return fmt.Sprintf(mainUsage, lines.String(), list.String())
 }
 
 // Main runs gpuscatter with the command-line arguments args (without the
@@ -149,7 +216,7 @@ func usageOf(cmd *command) string {
 	if cmd == nil {
 		return mainUsageText()
 	}
-	return cmd.synopsis + "\nRun 'gpuscatter help " + cmd.name + "' for details.\n"
+	return cmd.synopsis() + "\nRun 'gpuscatter help " + cmd.name + "' for details.\n"
 }
 
 // helpOf returns the full help of cmd (the top-level help when cmd is nil).
@@ -157,10 +224,18 @@ func helpOf(cmd *command) string {
 	if cmd == nil {
 		return mainUsageText()
 	}
-	if cmd.details == "" {
-		return cmd.synopsis
+	// The prose, then the flags, then the exit status that ends the prose.
+	prose, exit, _ := strings.Cut(cmd.details, "Exit status:")
+	if exit != "" {
+		exit = "Exit status:" + exit
 	}
-	return cmd.synopsis + "\n" + cmd.details
+	help := cmd.synopsis()
+	for _, part := range []string{prose, cmd.flagsHelp(), exit} {
+		if part = strings.Trim(part, "\n"); part != "" {
+			help += "\n" + part + "\n"
+		}
+	}
+	return help
 }
 
 // maxLine is the longest error line gpuscatter prints, in bytes. Errors
@@ -236,6 +311,37 @@ type flagSpec struct {
 	name    string                   // without dashes
 	set     func(value string) error // parses and stores the value
 	boolean bool                     // --name alone means --name=true
+	// arg names the value in the usage ("FILE.npy"; "=B" for a flag
+	// written --name=B); empty for a boolean flag.
+	arg string
+	// usage says what the flag does, for the Flags section of the help.
+	usage string
+	// required: the usage line shows the flag without brackets.
+	required bool
+	// syn replaces the flag's part of the usage line; "-" leaves it out.
+	syn string
+}
+
+// token is the flag's part of the usage line: "--op NAME", "[--axis INT]".
+func (f flagSpec) token() string {
+	t := "--" + f.name
+	switch {
+	case strings.HasPrefix(f.arg, "="):
+		t += f.arg
+	case f.arg != "":
+		t += " " + f.arg
+	}
+	if !f.required {
+		t = "[" + t + "]"
+	}
+	return t
+}
+
+// with returns f with its usage-line argument, description and whether it
+// is required.
+func (f flagSpec) with(arg, usage string, required bool) flagSpec {
+	f.arg, f.usage, f.required = arg, usage, required
+	return f
 }
 
 // parseFlags parses args against specs. A flag is written --name=value or
@@ -280,7 +386,11 @@ func parseFlags(args []string, specs []flagSpec) error {
 			if name == "" || strings.HasPrefix(name, "-") {
 				return usagef("bad flag syntax %q", arg)
 			}
-			return usagef("unknown flag --%s", name)
+			names := make([]string, len(specs))
+			for i, sp := range specs {
+				names[i] = sp.name
+			}
+			return usagef("unknown flag --%s%s", name, semi(didYouMean(name, names, "--")))
 		}
 		if seen[name] {
 			return usagef("flag --%s is given more than once", name)

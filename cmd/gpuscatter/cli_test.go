@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,7 +93,7 @@ func TestHelp(t *testing.T) {
 		code, stdout, stderr := runCLI(t, args...)
 		require.Equal(t, exitOK, code, "%v", args)
 		assert.Empty(t, stderr)
-		assert.Contains(t, stdout, "gpuscatter run --op NAME", "%v", args)
+		assert.Contains(t, stdout, "gpuscatter run (--op NAME | --model FILE.onnx)", "%v", args)
 		assert.Contains(t, stdout, "--use-init-val", "%v", args)
 		assert.Contains(t, stdout, "Exit status", "%v", args)
 	}
@@ -116,32 +120,44 @@ func TestOpsListsEveryOperator(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "ops")
 	require.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
-	blocks := strings.Split(strings.TrimSpace(stdout), "\n\n")
+	table, notes, ok := strings.Cut(stdout, "\n\n")
+	require.True(t, ok, stdout)
+	lines := strings.Split(table, "\n")
 	all := ops.All()
-	require.Len(t, blocks, len(all))
+	require.Len(t, lines, 1+len(all), "a header and a row per operator version")
+	assert.Regexp(t, `^OPERATOR +SOURCE +INPUTS BESIDES DATA, UPDATES +REDUCTIONS +NEGATIVE INDICES +DTYPES$`, lines[0])
 	for i, op := range all {
-		b := blocks[i]
-		require.True(t, strings.HasPrefix(b, op.Name+" ("+op.Source), b)
-		assert.Contains(t, b, "reductions:       "+strings.Join(op.ReductionNames(), ", ")+"\n", op.Name)
-		assert.Contains(t, b, "negative indices:", op.Name)
-		assert.Contains(t, b, "data dtypes:", op.Name)
-		assert.Contains(t, b, "float32", op.Name)
-		assert.Equal(t, op.AnyDType, strings.Contains(b, "complex64"), op.Name)
-		assert.Equal(t, op.AnyDType, strings.Contains(b, "string"), op.Name)
-		assert.Equal(t, op.TakesSlice(), strings.Contains(b, "--start"), op.Name)
-		assert.Equal(t, op.TakesIndices(), strings.Contains(b, "--indices"), op.Name)
-		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(b, "--use-init-val"), op.Name)
+		row := lines[1+i]
+		require.True(t, strings.HasPrefix(row, op.Name+" "), row)
+		assert.Contains(t, row, " "+op.Source+" ")
+		assert.Contains(t, row, " "+strings.Join(op.ReductionNames(), " ")+" ", op.Name)
+		assert.Equal(t, op.TakesSlice(), strings.Contains(row, " start stop step [axes] "), op.Name)
+		assert.Equal(t, op.TakesIndices(), strings.Contains(row, " indices "), op.Name)
+		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(row, "[use-init-val]"), op.Name)
+		assert.Equal(t, op.AnyDType, strings.HasSuffix(row, " all"), op.Name)
 		switch {
 		case op.TakesSlice():
-			assert.Contains(t, b, "count from the end, then clamp")
+			assert.Contains(t, row, " Python slices ")
 		case op.NegativeIndices:
-			assert.Contains(t, b, "allowed in [-s, s-1]", op.Name)
+			assert.Contains(t, row, " [-s, s-1] ", op.Name)
 		default:
-			assert.Contains(t, b, "rejected", op.Name)
+			assert.Contains(t, row, " rejected ", op.Name)
 		}
 	}
-	// The table in specs/README.md: ScatterNDUpdate-15's reductions.
-	assert.Contains(t, stdout, "ScatterNDUpdate-15 (OpenVINO, nd)\n  inputs:           --data, --indices, --updates, --reduction\n  reductions:       none, sum, sub, prod, min, max\n")
+	assert.Contains(t, notes, "numeric: bool int8")
+
+	// --json: the same, for tools.
+	code, stdout, _ = runCLI(t, "ops", "--json")
+	require.Equal(t, exitOK, code)
+	var infos []opInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &infos))
+	require.Len(t, infos, len(all))
+	for i, op := range all {
+		assert.Equal(t, op.Name, infos[i].Name)
+		assert.Equal(t, op.ReductionNames(), infos[i].Reductions)
+		assert.Equal(t, op.AnyDType, slices.Contains(infos[i].DTypes, "string"), op.Name)
+		assert.Contains(t, infos[i].IndexDTypes, "uint64")
+	}
 }
 
 func TestTopLevelUsageErrors(t *testing.T) {
@@ -261,4 +277,48 @@ func TestFileErrorNamesFlagAndPathOnce(t *testing.T) {
 	assert.True(t, strings.HasPrefix(msg, "--indices "+garbage+": "), msg)
 	assert.Equal(t, 1, strings.Count(msg, garbage), msg)
 	assert.False(t, strings.HasPrefix(strings.TrimPrefix(msg, "--indices "+garbage+": "), "npy: "), msg)
+}
+
+// TestVersionLine: the module version, the VCS commit, its time and
+// whether the tree was modified, from the build information.
+func TestVersionLine(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/gpuscatter/gpuscatter", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-11-25T17:08:25Z"}, {Key: "vcs.modified", Value: "true"}}}
+	got := versionLine(bi)
+	assert.True(t, strings.HasPrefix(got,
+		"gpuscatter v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567 2026-11-25T17:08:25Z, modified; go1.26.8 "), got)
+	bi.Settings[3].Value = "false"
+	assert.NotContains(t, versionLine(bi), "modified")
+	bi.Settings = nil
+	bi.Main.Version = "(devel)"
+	assert.True(t, strings.HasPrefix(versionLine(bi), "gpuscatter (devel) (no VCS information; go1.26.8 "), versionLine(bi))
+	assert.True(t, strings.HasPrefix(versionLine(nil), "gpuscatter (devel) (no VCS information; "+runtime.Version()), versionLine(nil))
+}
+
+// TestUsageIsTheFlagTable: each command's usage line and Flags section
+// come from the table its parser takes: every flag in them is accepted,
+// and help run names --device and --deterministic, which the hand-written
+// usage once left out.
+func TestUsageIsTheFlagTable(t *testing.T) {
+	for _, c := range commands {
+		if c.flags == nil {
+			continue
+		}
+		help := helpOf(c)
+		for _, f := range c.flags() {
+			assert.Contains(t, help, "\n  --"+f.name, "%s: the Flags section lists --%s", c.name, f.name)
+			assert.NotEmpty(t, f.usage, "%s --%s says what it does", c.name, f.name)
+			if f.syn != "-" {
+				assert.Contains(t, c.usageLine(), "--"+f.name, "%s: the usage line shows --%s", c.name, f.name)
+			}
+			_, _, stderr := runCLI(t, c.name, "--"+f.name+"=x", "--help") // --help: nothing runs
+			assert.NotContains(t, stderr, "unknown flag", "%s parses --%s", c.name, f.name)
+		}
+	}
+	for _, token := range []string{"[--device SEL]", "[--deterministic]"} {
+		assert.Contains(t, lookupCommand("run").usageLine(), token)
+	}
+	_, _, stderr := runCLI(t, "run", "--op")
+	assert.Contains(t, stderr, "[--device SEL] [--deterministic]")
 }

@@ -1,10 +1,11 @@
+//go:build cgo
+
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/vk"
@@ -13,9 +14,7 @@ import (
 var devicesCommand = &command{
 	name:    "devices",
 	summary: "list the Vulkan devices with their type, driver, memory, limits and capabilities",
-	synopsis: `Usage:
-  gpuscatter devices [--json]
-`,
+	flags:   func() []flagSpec { return []flagSpec{jsonListSpec(new(bool))} },
 	details: `Lists every Vulkan device the loader finds, in the loader's order. The index
 or any part of the name selects a device for --device (or GPUSCATTER_DEVICE).
 Without a selector the first discrete GPU is used, else an integrated one,
@@ -28,11 +27,7 @@ a JSON array.
 // devicesMain is the devices command.
 func devicesMain(_ context.Context, c *cli, args []string) error {
 	asJSON := false
-	err := parseFlags(args, []flagSpec{{name: "json", boolean: true, set: func(v string) (err error) {
-		asJSON, err = strconv.ParseBool(v)
-		return err
-	}}})
-	if err != nil {
+	if err := parseFlags(args, []flagSpec{jsonListSpec(&asJSON)}); err != nil {
 		return err
 	}
 	devs, err := vk.Devices()

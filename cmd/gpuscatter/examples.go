@@ -19,31 +19,58 @@ import (
 var examplesCommand = &command{
 	name:    "examples",
 	summary: "run every example from the operator specs and check the results",
-	synopsis: `Usage:
-  gpuscatter examples [--backend auto|cpu|gpu] [--match TEXT]
-`,
+	flags: func() []flagSpec {
+		f := newExamplesFlags()
+		return f.specs()
+	},
 	details: `Runs every example printed in the operator specs (with the errata of
 specs/README.md corrected) the way 'gpuscatter run' runs an operator: the
 inputs are written as .npy files into a temporary directory, run is called
 with the matching flags, and its output file is read back and compared with
 the spec's output. Prints each example's inputs, output and verdict.
 
-Flags:
-  --backend B   auto (the default), cpu or gpu, as for run
-  --match TEXT  only the examples whose name contains TEXT (case-insensitive)
-
 Exit status: 0 when every example matches, 1 when any does not.
 `,
 	run: examplesMain,
 }
 
+// examplesFlags holds the parsed flags of the examples command.
+type examplesFlags struct{ backend, match *stringArg }
+
+func newExamplesFlags() examplesFlags {
+	return examplesFlags{
+		backend: &stringArg{name: "backend", value: backendAuto, check: checkBackendName},
+		match:   &stringArg{name: "match"},
+	}
+}
+
+// specs returns the flags of the examples command.
+func (f examplesFlags) specs() []flagSpec {
+	return []flagSpec{
+		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false),
+		f.match.spec().with("TEXT", "only the examples whose name contains TEXT (case-insensitive)", false),
+		deviceSpec(),
+	}
+}
+
 // examplesMain is the examples command: resolve the backend once, then run
 // every selected example through the run command and report on it.
 func examplesMain(ctx context.Context, c *cli, args []string) error {
-	backend := stringArg{name: "backend", value: backendAuto, check: checkBackendName}
-	match := stringArg{name: "match"}
-	if err := parseFlags(args, []flagSpec{backend.spec(), match.spec(), deviceSpec()}); err != nil {
+	f := newExamplesFlags()
+	backend, match := f.backend, f.match
+	if err := parseFlags(args, f.specs()); err != nil {
 		return err
+	}
+	all := examples.All()
+	var selected []int // indices into all, which name the temporary folders
+	for i, ex := range all {
+		if match.value == "" || strings.Contains(strings.ToLower(ex.Name), strings.ToLower(match.value)) {
+			selected = append(selected, i)
+		}
+	}
+	if len(selected) == 0 {
+		// Before the backend, whose notice would be a second line.
+		return fmt.Errorf("--match %q: no example name contains it", match.value)
 	}
 	name, notice, err := resolveBackend(ctx, backend.value)
 	if err != nil {
@@ -65,10 +92,8 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 	defer os.RemoveAll(dir)
 
 	var ran, failed []string
-	for i, ex := range examples.All() {
-		if match.value != "" && !strings.Contains(strings.ToLower(ex.Name), strings.ToLower(match.value)) {
-			continue
-		}
+	for _, i := range selected {
+		ex := all[i]
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -81,9 +106,6 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 		if !ok {
 			failed = append(failed, ex.Name)
 		}
-	}
-	if len(ran) == 0 {
-		return fmt.Errorf("--match %q: no example name contains it", match.value)
 	}
 	fmt.Fprintf(c.stdout, "\n%s on backend %s: %d match, %d do not\n", plural(len(ran), "example"), name, len(ran)-len(failed), len(failed))
 	if len(failed) > 0 {

@@ -55,7 +55,7 @@ func TestExamplesAutoNotice(t *testing.T) {
 	withGPU(t, nil) // a build without a GPU backend
 	code, stdout, stderr := runCLI(t, "examples", "--match", "SliceScatter")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, prefix+"--backend auto: the Vulkan backend is not available in this build; using the CPU\n", stderr)
+	assert.Equal(t, prefix+"--backend auto: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo); using the CPU\n", stderr)
 	assert.Len(t, exampleBlocks(t, stdout), 3)
 	assert.Contains(t, stdout, "3 examples on backend cpu: 3 match, 0 do not\n")
 }
@@ -74,7 +74,7 @@ func TestExamplesGPUUnavailable(t *testing.T) {
 	withGPU(t, nil) // a build without a GPU backend
 	code, stdout, stderr := runCLI(t, "examples", "--backend", "gpu")
 	requireInputError(t, code, stdout, stderr)
-	assert.Equal(t, prefix+"--backend gpu: the Vulkan backend is not available in this build\n", stderr)
+	assert.Equal(t, prefix+"--backend gpu: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo)\n", stderr)
 }
 
 // TestExamplesReportMismatches: a backend that gets results wrong makes

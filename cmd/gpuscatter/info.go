@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -14,86 +17,130 @@ import (
 var opsCommand = &command{
 	name:    "ops",
 	summary: "list every operator version with its inputs, reductions, index rule and dtypes",
-	synopsis: `Usage:
-  gpuscatter ops
-`,
-	details: `Lists every operator version gpuscatter runs: its inputs, the reductions
-it takes, how it treats negative indices and the element types it accepts.
+	flags:   func() []flagSpec { return []flagSpec{jsonListSpec(new(bool))} },
+	details: `Prints a table of every operator version gpuscatter runs: where it comes
+from, the inputs run takes for it, the reductions it accepts, how it treats
+negative indices and the element types of its data. --json prints the same
+as a JSON array, with every dtype spelled out.
 `,
 	run: opsMain,
 }
 
-// opsMain is the ops command: one block per operator version.
+// jsonListSpec is the --json flag of ops and devices, which sets *asJSON.
+func jsonListSpec(asJSON *bool) flagSpec {
+	return flagSpec{name: "json", boolean: true, usage: "print the list as a JSON array, for tools", set: func(v string) (err error) {
+		*asJSON, err = strconv.ParseBool(v)
+		return err
+	}}
+}
+
+// opInfo is one operator version as ops prints it.
+type opInfo struct {
+	Name        string   `json:"name"`
+	Source      string   `json:"source"`
+	Kind        string   `json:"kind"`
+	Inputs      []string `json:"inputs"`
+	Reductions  []string `json:"reductions"`
+	Negative    string   `json:"negative_indices"`
+	DTypes      []string `json:"dtypes"`
+	IndexDTypes []string `json:"index_dtypes"`
+}
+
+// describeOp returns what the ops command prints for op.
+func describeOp(op *ops.Op) opInfo {
+	info := opInfo{Name: op.Name, Source: op.Source, Kind: op.Kind.String(), Inputs: opInputs(op), Reductions: op.ReductionNames()}
+	switch {
+	case op.TakesSlice():
+		info.Negative = "Python slices"
+	case op.NegativeIndices:
+		info.Negative = "[-s, s-1]"
+	default:
+		info.Negative = "rejected"
+	}
+	for _, dt := range tensor.DTypes() {
+		if dt.IsNumeric() || op.AnyDType {
+			info.DTypes = append(info.DTypes, dt.String())
+		}
+		if dt.IsInteger() {
+			info.IndexDTypes = append(info.IndexDTypes, dt.String())
+		}
+	}
+	return info
+}
+
+// opsMain is the ops command: a table, or --json.
 func opsMain(_ context.Context, c *cli, args []string) error {
-	if err := parseFlags(args, nil); err != nil {
+	asJSON := false
+	if err := parseFlags(args, []flagSpec{jsonListSpec(&asJSON)}); err != nil {
 		return err
 	}
-	var b strings.Builder
-	for i, op := range ops.All() {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		describeOp(&b, op)
+	var infos []opInfo
+	for _, op := range ops.All() {
+		infos = append(infos, describeOp(op))
 	}
-	_, err := fmt.Fprint(c.stdout, b.String())
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPERATOR\tSOURCE\tINPUTS BESIDES DATA, UPDATES\tREDUCTIONS\tNEGATIVE INDICES\tDTYPES")
+	for _, in := range infos {
+		dts := "numeric"
+		if len(in.DTypes) > len(infos[0].DTypes) {
+			dts = "all"
+		}
+		var inputs []string
+		for _, name := range in.Inputs {
+			if name != "data" && name != "updates" && name != "[reduction]" {
+				inputs = append(inputs, name)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, in.Source, strings.Join(inputs, " "),
+			strings.Join(in.Reductions, " "), in.Negative, dts)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var numeric []string
+	for _, dt := range tensor.DTypes() {
+		if dt.IsNumeric() {
+			numeric = append(numeric, dt.String())
+		}
+	}
+	_, err := fmt.Fprintf(c.stdout, `
+Inputs in brackets are optional ([axis=0]: the axis defaults to 0); each is
+a flag of run. [-s, s-1]: an index may count from the end of its axis, of
+size s. Indices, axis, start, stop, step and axes may have any integer
+dtype. --json lists the same.
+numeric: %s
+all:     numeric, complex64, complex128, string (reduction none only)
+`, strings.Join(numeric, " "))
 	return err
 }
 
-// describeOp writes the block that the ops command prints for op.
-func describeOp(b *strings.Builder, op *ops.Op) {
-	fmt.Fprintf(b, "%s (%s, %s)\n", op.Name, op.Source, op.Kind)
-	line := func(key, value string) { fmt.Fprintf(b, "  %-17s %s\n", key+":", value) }
-	line("inputs", strings.Join(opInputs(op), ", "))
-	line("reductions", strings.Join(op.ReductionNames(), ", "))
-	switch {
-	case op.TakesSlice():
-		line("negative indices", "start and stop count from the end, then clamp")
-	case op.NegativeIndices:
-		line("negative indices", "allowed in [-s, s-1], counting from the end")
-	default:
-		line("negative indices", "rejected: indices must be in [0, s-1]")
-	}
-	var dts []string
-	for _, dt := range tensor.DTypes() {
-		if dt.IsNumeric() || op.AnyDType {
-			dts = append(dts, dt.String())
-		}
-	}
-	note := ""
-	if op.AnyDType {
-		note = " (complex and string with reduction none only)"
-	}
-	line("data dtypes", strings.Join(dts, " ")+note)
-	var ints []string
-	for _, dt := range tensor.DTypes() {
-		if dt.IsInteger() {
-			ints = append(ints, dt.String())
-		}
-	}
-	line("index dtypes", strings.Join(ints, " "))
-}
-
-// opInputs lists op's inputs and attributes as the run command takes them.
+// opInputs lists op's inputs and attributes as the run command takes them
+// (without their dashes): optional ones in brackets.
 func opInputs(op *ops.Op) []string {
-	in := []string{"--data"}
+	in := []string{"data"}
 	if op.TakesIndices() {
-		in = append(in, "--indices")
+		in = append(in, "indices")
 	}
-	in = append(in, "--updates")
+	in = append(in, "updates")
 	switch {
 	case op.TakesAxis() && op.AxisRequired:
-		in = append(in, "--axis (required, in [-r, r-1])")
+		in = append(in, "axis")
 	case op.TakesAxis():
-		in = append(in, "--axis (default 0, in [-r, r-1])")
+		in = append(in, "[axis=0]")
 	}
 	if op.TakesSlice() {
-		in = append(in, "--start", "--stop", "--step", "--axes (optional)")
+		in = append(in, "start", "stop", "step", "[axes]")
 	}
 	if len(op.Reductions) > 1 {
-		in = append(in, "--reduction")
+		in = append(in, "[reduction]")
 	}
 	if op.TakesUseInitVal() {
-		in = append(in, "--use-init-val (default true)")
+		in = append(in, "[use-init-val]")
 	}
 	return in
 }
@@ -106,9 +153,6 @@ var version = ""
 var versionCommand = &command{
 	name:    "version",
 	summary: "print the version",
-	synopsis: `Usage:
-  gpuscatter version
-`,
 	run: func(_ context.Context, c *cli, args []string) error {
 		if err := parseFlags(args, nil); err != nil {
 			return err
@@ -120,26 +164,58 @@ var versionCommand = &command{
 
 // versionString returns the line the version command prints.
 func versionString() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionLine(bi)
+}
+
+// versionLine is versionString for the build information bi (nil when the
+// binary has none): the module version (or main.version, set with
+// -ldflags), the VCS commit, its time and whether the tree was modified,
+// the Go version and platform, and the backends.
+func versionLine(bi *debug.BuildInfo) string {
 	v := version
-	if v == "" {
-		v = "devel"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
+	vcs := map[string]string{}
+	if bi != nil {
+		if v == "" && bi.Main.Version != "" {
+			v = bi.Main.Version // "(devel)" for a build outside a module download
+		}
+		for _, s := range bi.Settings {
+			vcs[s.Key] = s.Value
 		}
 	}
+	if v == "" {
+		v = "(devel)"
+	}
+	var parts []string
+	if rev := vcs["vcs.revision"]; rev != "" {
+		c := "commit " + rev
+		if t := vcs["vcs.time"]; t != "" {
+			c += " " + t
+		}
+		if vcs["vcs.modified"] == "true" {
+			c += ", modified"
+		}
+		parts = append(parts, c)
+	} else {
+		parts = append(parts, "no VCS information")
+	}
+	goVersion := runtime.Version()
+	if bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	parts = append(parts, fmt.Sprintf("%s %s/%s", goVersion, runtime.GOOS, runtime.GOARCH))
 	gpu := "gpu: not in this build"
 	if newGPUBackend != nil {
 		gpu = "gpu: vulkan"
 	}
-	return fmt.Sprintf("gpuscatter %s (%s %s/%s; backends: cpu, %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, gpu)
+	parts = append(parts, "backends: cpu, "+gpu)
+	return fmt.Sprintf("gpuscatter %s (%s)", v, strings.Join(parts, "; "))
 }
 
 var helpCommand = &command{
-	name:    "help",
-	summary: "print this help, or the help of a command",
-	synopsis: `Usage:
-  gpuscatter help [COMMAND]
-`,
+	name:     "help",
+	summary:  "print this help, or the help of a command",
+	operands: "[COMMAND]",
 	run: func(_ context.Context, c *cli, args []string) error {
 		switch len(args) {
 		case 0:

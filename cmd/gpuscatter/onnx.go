@@ -195,9 +195,11 @@ func nodeAttributes(node *onnx.Node, op *ops.Op) (ops.Request, error) {
 var onnxTestCommand = &command{
 	name:    "onnx-test",
 	summary: "run ONNX backend node tests of the scatter operators",
-	synopsis: `Usage:
-  gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] [--deterministic] DIR...
-`,
+	flags: func() []flagSpec {
+		backend := newOnnxBackendArg()
+		return onnxTestSpecs(&backend)
+	},
+	operands: "DIR...",
 	details: `Runs ONNX backend node tests as ONNX ships them (Debian's libonnx-testdata
 holds them under /usr/share/libonnx-testdata/data/node). Each DIR is a
 node-test directory (model.onnx and test_data_set_*/input_N.pb,
@@ -210,23 +212,27 @@ operator is listed as skipped with its operator.
 
 Prints PASS, FAIL or SKIP per test and a summary line.
 
-Flags:
-  --backend B          auto (the default), cpu or gpu, as for run
-  --device SEL         the Vulkan device, as for run
-  --deterministic      float reductions on the GPU fold in index order
-
 Exit status: 0 when no test fails; 1 when one fails or a DIR holds no
 test; 2 for a malformed command line.
 `,
 	run: onnxTestMain,
 }
 
+func newOnnxBackendArg() stringArg {
+	return stringArg{name: "backend", value: backendAuto, check: checkBackendName}
+}
+
+// onnxTestSpecs returns the flags of the onnx-test command.
+func onnxTestSpecs(backend *stringArg) []flagSpec {
+	return []flagSpec{backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false), deviceSpec(), deterministicSpec()}
+}
+
 func onnxTestMain(ctx context.Context, c *cli, args []string) error {
-	backend := stringArg{name: "backend", value: backendAuto, check: checkBackendName}
+	backend := newOnnxBackendArg()
 	// Flags first, then DIRs: split at the first argument that is not a
 	// flag or a flag's value.
 	flagArgs, rest := splitFlags(args, map[string]bool{"backend": true, "device": true})
-	if err := parseFlags(flagArgs, []flagSpec{backend.spec(), deviceSpec(), deterministicSpec()}); err != nil {
+	if err := parseFlags(flagArgs, onnxTestSpecs(&backend)); err != nil {
 		return err
 	}
 	for _, a := range rest {

@@ -15,14 +15,10 @@ import (
 var runCommand = &command{
 	name:    "run",
 	summary: "run one scatter operator on .npy or .pb inputs and write the result",
-	synopsis: `Usage:
-  gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
-                 --data FILE.npy [--indices FILE.npy] --updates FILE.npy
-                 [--start L --stop L --step L [--axes L]]
-                 --out FILE.npy [--backend auto|cpu|gpu]
-  gpuscatter run --model FILE.onnx [--data FILE] [--indices FILE] [--updates FILE]
-                 --out FILE [--backend auto|cpu|gpu]
-`,
+	flags: func() []flagSpec {
+		model := newModelArg()
+		return newRunFlags().specs(&model)
+	},
 	details: `Runs one scatter operator and writes its result to --out. The output is
 written atomically: a failed run leaves no output file behind and never
 replaces an existing one.
@@ -39,39 +35,6 @@ data, indices and updates come from --data, --indices and --updates, or,
 for a flag not given, from the graph's initializer of the same name. --op,
 --axis, --reduction, --use-init-val and the slice flags do not combine
 with --model.
-
-Flags (each once; --name=value or --name value):
-  --op NAME            operator and version, case-insensitive, e.g.
-                       ScatterNDUpdate-15 (see 'gpuscatter ops')
-  --data FILE.npy      the data tensor
-  --indices FILE.npy   the indices (every operator but SliceScatter-15)
-  --updates FILE.npy   the updates, of data's dtype
-  --axis INT|FILE.npy  the axis: an integer, or a path ending in .npy or .pb
-                       that holds an integer scalar or 1-element 1-D tensor.
-                       Required by ScatterUpdate-3 and ScatterElementsUpdate;
-                       for the ONNX operators it defaults to 0
-  --reduction R        none (the default) or a reduction the operator
-                       version takes (sum, prod, add, mul, min, max, ...)
-  --use-init-val=B     use_init_val of ScatterElementsUpdate-12: true (the
-                       default) or false
-  --start L, --stop L, --step L, --axes L
-                       SliceScatter-15's parameters, each a comma list of
-                       integers such as 0,-1 (an int64 1-D tensor) or a path
-                       ending in .npy or .pb; --axes is optional
-  --out FILE.npy       where to write the result, of data's dtype
-  --model FILE.onnx    a single-node ONNX model (see above)
-  --backend B          auto (the default), cpu or gpu. auto runs on the
-                       Vulkan device only when it is a GPU (discrete,
-                       integrated or virtual); with no device, or a CPU
-                       device such as lavapipe (the same bits as the CPU
-                       reference on the same cores, slower), it runs on the
-                       CPU with a one-line notice saying why. gpu runs on
-                       any Vulkan device, lavapipe included
-  --deterministic      float sum/sub/prod/mean on the GPU fold in index
-                       order, bit-identical to the CPU (slower)
-  --device SEL         the Vulkan device: an index or part of its name, as
-                       'gpuscatter devices' lists them (default: the
-                       GPUSCATTER_DEVICE variable, then the best device)
 
 Exit status: 0 on success; 1 for invalid input or a failed run, with one
 line on stderr naming the input at fault; 2 for a malformed command line.
@@ -111,15 +74,42 @@ func newRunFlags() *runFlags {
 	}
 }
 
-// specs returns the flags of the run command.
-func (f *runFlags) specs() []flagSpec {
-	return []flagSpec{
-		f.op.spec(), f.data.spec(), f.indices.spec(), f.updates.spec(), f.axis.spec(),
-		f.reduction.spec(), f.useInitVal.spec(),
-		f.start.spec(), f.stop.spec(), f.step.spec(), f.axes.spec(),
-		f.out.spec(), f.backend.spec(), deviceSpec(), deterministicSpec(),
+// specs returns the flags of the run command; model is --model, nil for
+// the commands that take run's flags without it.
+func (f *runFlags) specs(model *stringArg) []flagSpec {
+	const list = "a comma list of integers such as 0,-1 (an int64 1-D tensor) or a path ending in .npy or .pb"
+	specs := []flagSpec{
+		f.op.spec().with("NAME", "operator and version, case-insensitive, e.g. ScatterNDUpdate-15 (see 'gpuscatter ops')", true),
+		f.data.spec().with("FILE.npy", "the data tensor", true),
+		f.indices.spec().with("FILE.npy", "the indices: required by every operator but SliceScatter-15", false),
+		f.updates.spec().with("FILE.npy", "the updates, of data's dtype", true),
+		f.axis.spec().with("INT|FILE.npy", "the axis: an integer, or a path ending in .npy or .pb that holds an integer "+
+			"scalar or 1-element 1-D tensor. Required by ScatterUpdate-3 and ScatterElementsUpdate-3/-12; "+
+			"the ONNX operators default to 0", false),
+		f.reduction.spec().with("R", "none (the default) or a reduction the operator version takes (sum, prod, add, mul, min, max, ...)", false),
+		f.useInitVal.spec().with("=B", "use_init_val of ScatterElementsUpdate-12: true (the default) or false", false),
+		f.start.spec().with("L", "SliceScatter-15's start: "+list, false),
+		f.stop.spec().with("L", "SliceScatter-15's stop, likewise", false),
+		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
+		f.axes.spec().with("L", "SliceScatter-15's axes, likewise; optional", false),
+		f.out.spec().with("FILE.npy", "where to write the result, of data's dtype", true),
 	}
+	if model != nil {
+		specs[0].syn = "(--op NAME | --model FILE.onnx)"
+		m := model.spec().with("FILE.onnx", "a single-node ONNX model (see above), instead of --op", false)
+		m.syn = "-" // with --op above
+		specs = append(specs, m)
+	}
+	return append(specs,
+		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu. auto runs on the Vulkan device only when it is a GPU "+
+			"(discrete, integrated or virtual); with no device, or a CPU device such as lavapipe (the same bits as the CPU "+
+			"reference on the same cores, slower), it runs on the CPU with a one-line notice saying why. gpu runs on any "+
+			"Vulkan device, lavapipe included", false),
+		deviceSpec(), deterministicSpec())
 }
+
+// newModelArg returns run's --model flag.
+func newModelArg() stringArg { return stringArg{name: "model", check: nonEmptyPath} }
 
 // nonEmptyPath rejects an empty path.
 func nonEmptyPath(v string) error {
@@ -133,12 +123,19 @@ func nonEmptyPath(v string) error {
 // run, write the output. The examples command calls it too, through Main.
 func runMain(ctx context.Context, c *cli, args []string) error {
 	f := newRunFlags()
-	model := stringArg{name: "model", check: nonEmptyPath}
-	if err := parseFlags(args, append(f.specs(), model.spec())); err != nil {
+	model := newModelArg()
+	if err := parseFlags(args, f.specs(&model)); err != nil {
 		return err
 	}
 	if model.given {
 		return runModel(ctx, c, f, model.value)
+	}
+	var op *ops.Op
+	if f.op.given { // a mistyped --op first: the other flags depend on it
+		var err error
+		if op, err = lookupOp(f.op.value); err != nil {
+			return err
+		}
 	}
 	var missing []string
 	for _, given := range []struct {
@@ -155,15 +152,39 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 		}
 		return usagef("missing required flags %s", strings.Join(missing, ", "))
 	}
-	op, err := ops.Lookup(f.op.value)
-	if err != nil {
-		return usagef("--op %q is not an operator gpuscatter runs; run 'gpuscatter ops' for the list", f.op.value)
+	if err := f.missingFor(op); err != nil {
+		return err
 	}
 
 	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
+}
+
+// missingFor returns a usage error naming the flags op requires that are
+// not given: --indices (every operator but SliceScatter-15), --axis
+// (ScatterUpdate-3, ScatterElementsUpdate-3/-12), --start, --stop and
+// --step (SliceScatter-15).
+func (f *runFlags) missingFor(op *ops.Op) error {
+	var missing []string
+	need := func(a *tensorArg, required bool) {
+		if required && !a.given {
+			missing = append(missing, "--"+a.name)
+		}
+	}
+	need(&f.indices, op.TakesIndices())
+	need(&f.axis, op.TakesAxis() && op.AxisRequired)
+	need(&f.start, op.TakesSlice())
+	need(&f.stop, op.TakesSlice())
+	need(&f.step, op.TakesSlice())
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return usagef("%s: missing required flag %s", op.Name, missing[0])
+	}
+	return usagef("%s: missing required flags %s", op.Name, strings.Join(missing, ", "))
 }
 
 // runAndWrite opens the backend --backend selects, loads the request with

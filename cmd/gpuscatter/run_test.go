@@ -197,11 +197,9 @@ func TestRunInputErrors(t *testing.T) {
 			[]string{"ScatterUpdate-3: reduction \"sum\" is not accepted by ScatterUpdate-3; it takes none"}},
 		{"use-init-val on an operator without it", nd15("--use-init-val=false"), "", []string{"use_init_val is not an attribute of ScatterNDUpdate-15"}},
 		{"axis on an operator without one", nd15("--axis", "0"), "", []string{"axis is not an input of ScatterNDUpdate-15"}},
-		{"axis missing where required", upd3, "", []string{"ScatterUpdate-3: axis is required"}},
 		{"axis of shape [2]", with(upd3, "axis", fx.f("axis-2")), "", []string{"ScatterUpdate-3: axis has shape [2]; it must be a scalar or a 1-element 1-D tensor"}},
 		{"axis not integer", with(upd3, "axis", fx.f("axis-f32")), "", []string{"axis has dtype float32"}},
 		{"axis out of range", with(upd3, "axis", "1"), "", []string{"ScatterUpdate-3: axis = 1 is out of range [-1, 0] for data of rank 1"}},
-		{"indices missing where required", []string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--updates", fx.f("updates")}, "", []string{"ScatterNDUpdate-15: indices is required"}},
 		{"indices on SliceScatter", append(append([]string(nil), slice...), "--indices", fx.f("indices")), "", []string{"indices is not an input of SliceScatter-15"}},
 		{"slice step 0", with(slice, "step", fx.f("step0")), "", []string{"SliceScatter-15: step[0] is 0"}},
 		{"slice lengths differ", with(slice, "stop", "2,3"), "", []string{"SliceScatter-15: stop has 2 elements but start has 1"}},
@@ -211,7 +209,7 @@ func TestRunInputErrors(t *testing.T) {
 		{"start not integer", with(slice, "start", fx.f("data")), "", []string{"start has dtype float32"}},
 
 		// Backends.
-		{"gpu backend", nd15("--backend", "gpu"), "--backend gpu: the Vulkan backend is not available in this build", nil},
+		{"gpu backend", nd15("--backend", "gpu"), "--backend gpu: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo)", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,7 +350,7 @@ func TestRunUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append([]string{"run"}, tt.args...)...)
 			requireUsageError(t, code, stdout, stderr, tt.msg)
-			assert.Contains(t, stderr, "gpuscatter run --op NAME")
+			assert.Contains(t, stderr, "gpuscatter run (--op NAME | --model FILE.onnx)")
 			assert.NoFileExists(t, out)
 		})
 	}
@@ -601,7 +599,7 @@ func TestRunBackends(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args(out, b...)...)
 			require.Equal(t, exitOK, code, stderr)
 			assert.Empty(t, stdout)
-			assert.Equal(t, prefix+"--backend auto: the Vulkan backend is not available in this build; using the CPU\n", stderr)
+			assert.Equal(t, prefix+"--backend auto: this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo); using the CPU\n", stderr)
 			requireEqualTensor(t, want, readNPY(t, out))
 		}
 	})

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package gpucheck is the conformance suite of the GPU backend (package
 // gpu) on one Vulkan device: the shared suite of ops/opstest (spec
 // examples, the validation table, index errors with guard regions,

@@ -1,0 +1,63 @@
+//go:build cgo
+
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+)
+
+// TestBenchQuickGPU runs the whole quick benchmark on the Vulkan device
+// (lavapipe in CI), with validation layers on: every workload verified on
+// both backends, device phases, the device-copy yardstick and the
+// resident-input time reported, and nothing left of the device after the
+// command. A missing device fails the test.
+func TestBenchQuickGPU(t *testing.T) {
+	smallMemcpy(t)
+	var opened []*gpu.Backend
+	withGPU(t, func(context.Context) (ops.Backend, error) {
+		b, err := gpu.Open(gpu.Options{Device: deviceSelector, Validation: true, PipelineCacheDir: "off"})
+		if err == nil {
+			opened = append(opened, b)
+		}
+		return b, err
+	})
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	code, stdout, stderr := runCLI(t, "bench", "--quick", "--backend", "gpu", "--repeats", "3", "--json", jsonPath)
+	require.Equal(t, exitOK, code, "stderr: %s\n%s", stderr, stdout)
+	require.Len(t, opened, 1)
+	assert.Empty(t, opened[0].ValidationMessages(), "validation messages")
+	assert.Empty(t, opened[0].Device().LiveObjects(), "Vulkan objects alive after the command")
+
+	rows := tableRows(stdout)
+	require.Len(t, rows, 2*len(bench.Names()), stdout)
+	for i, row := range rows {
+		assert.Equal(t, bench.Names()[i/2], row[0])
+		assert.Equal(t, []string{"cpu", "gpu"}[i%2], row[1])
+		assert.Equal(t, "yes", row[len(row)-2], "verified: %v", row)
+	}
+	assert.Equal(t, len(bench.Names()), strings.Count(stdout, "inputs resident on the device: "), stdout)
+
+	doc := readBenchJSON(t, jsonPath)
+	require.Len(t, doc.Results, 2*len(bench.Names()))
+	for _, r := range doc.Results {
+		assert.Equal(t, true, r["verified"], "%v", r)
+		if r["backend"] != "gpu" {
+			continue
+		}
+		assert.Contains(t, r["device"], "vulkan: ")
+		for _, f := range []string{"median_ms", "device_ms", "device_copy_ms", "resident_ms", "speedup"} {
+			assert.Positive(t, r[f], "%s of %s", f, r["workload"])
+		}
+		assert.NotEmpty(t, r["phases"], r["workload"])
+	}
+}

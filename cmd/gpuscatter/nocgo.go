@@ -1,0 +1,28 @@
+//go:build !cgo
+
+package main
+
+import (
+	"context"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+)
+
+// A build without cgo has no Vulkan backend: newGPUBackend stays nil, so
+// --backend gpu fails with errNoGPUBackend and auto runs on the CPU; check
+// and devices say the same.
+
+func deviceOf(ops.Backend) (deviceKind, bool) { return deviceKind{}, false }
+
+func deviceTimed(b ops.Backend) ops.Backend { return b }
+
+var checkCommand = noVulkanCommand("check", "qualify a Vulkan device (not in this build: it has no Vulkan)")
+
+var devicesCommand = noVulkanCommand("devices", "list the Vulkan devices (not in this build: it has no Vulkan)")
+
+// noVulkanCommand is a command that needs Vulkan: it fails with
+// errNoGPUBackend.
+func noVulkanCommand(name, summary string) *command {
+	return &command{name: name, summary: summary, operands: "...",
+		run: func(context.Context, *cli, []string) error { return errNoGPUBackend }}
+}

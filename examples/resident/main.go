@@ -1,0 +1,73 @@
+//go:build cgo
+
+// Command resident keeps tensors on the Vulkan device between calls: two
+// operators in one submission, the second in place on the first's
+// result, and one download at the end.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+func main() {
+	g, err := gpu.Open(gpu.Options{})
+	if errors.Is(err, ops.ErrNoDevice) || errors.Is(err, ops.ErrUnsupported) {
+		fmt.Println("no Vulkan device:", err)
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close() // also releases the tensors left open
+	res, err := run(context.Background(), g)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(tensor.View[int32](res)) // [100 13 3 14 28 6 20 20]
+}
+
+func run(ctx context.Context, g *gpu.Backend) (*tensor.Tensor, error) {
+	var up []*gpu.Tensor // data, indices, updates, then the second call's
+	for _, t := range []*tensor.Tensor{
+		tensor.MustFromSlice([]int{8}, []int32{1, 2, 3, 4, 5, 6, 7, 8}),
+		tensor.MustFromSlice([]int{6, 1}, []int64{4, 3, 1, 7, -2, -4}),
+		tensor.MustFromSlice([]int{6}, []int32{9, 10, 11, 12, 13, 14}),
+		tensor.MustFromSlice([]int{2}, []int64{0, 7}),
+		tensor.MustFromSlice([]int{2}, []int32{100, 5}),
+	} {
+		d, err := g.Upload(ctx, t) // a *gpu.Tensor, in device memory
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		up = append(up, d)
+	}
+	out, err := g.NewTensor(ctx, tensor.Int32, []int{8})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+
+	batch := g.NewBatch()
+	err = batch.Add(gpu.Call{Op: "ScatterNDUpdate-15", Reduction: "sum",
+		Data: up[0], Indices: up[1], Updates: up[2], Out: out})
+	if err != nil {
+		return nil, err
+	}
+	err = batch.Add(gpu.Call{Op: "ScatterElements-18", Reduction: "max",
+		Data: out, Indices: up[3], Updates: up[4], Out: out}) // in place
+	if err != nil {
+		return nil, err
+	}
+	if err := batch.Submit(ctx); err != nil { // one command buffer, one submission
+		return nil, err
+	}
+	return out.Download(ctx)
+}

@@ -1,0 +1,20 @@
+package gpu
+
+import "github.com/gpuscatter/gpuscatter/ops"
+
+// ErrClosed is the error of every method called on a nil or closed
+// *Backend, and of a Batch or Tensor whose Backend is nil or closed. It
+// also matches ops.ErrNoDevice, so that code written against ops.Backend
+// needs no test of its own.
+var ErrClosed error = closedError{}
+
+type closedError struct{}
+
+func (closedError) Error() string { return "vulkan: the backend is closed" }
+
+func (closedError) Is(target error) bool { return target == ops.ErrNoDevice }
+
+// closedPlanError is ErrClosed for an Execute of p.
+func closedPlanError(p *ops.Plan) error {
+	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ErrClosed, Msg: ErrClosed.Error()}
+}
