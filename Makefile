@@ -31,7 +31,7 @@ deps:
 	GOBIN=$(CURDIR)/bin $(GO) install $(GOTESTSUM)
 
 build: deps
-	$(GO) build -o bin/gpuscatter ./cmd/gpuscatter
+	$(GO) build -buildvcs=auto -o bin/gpuscatter ./cmd/gpuscatter
 
 ## run: the main job on the default device: every benchmark workload at full
 ## size, GPU against CPU, with the table on stdout and JSON + PNG in bin/.

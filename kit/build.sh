@@ -10,7 +10,7 @@ go=${GO:-go}
 rm -rf "$out" "$out.tar.gz"
 mkdir -p "$out/tests"
 export CGO_ENABLED=1
-$go build -o "$out/gpuscatter" ./cmd/gpuscatter
+$go build -buildvcs=auto -o "$out/gpuscatter" ./cmd/gpuscatter
 for pkg in vk gpu cmd/gpuscatter; do
 	name=$(basename "$pkg")
 	$go test -c -o "$out/tests/$name.test" "./$pkg"
