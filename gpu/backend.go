@@ -208,7 +208,9 @@ func wrapVK(err error) error {
 		return fmt.Errorf("%w: %w", ops.ErrDeviceLost, err)
 	case errors.Is(err, vk.ErrNoDevice):
 		return fmt.Errorf("%w: %w", ops.ErrNoDevice, err)
-	case errors.Is(err, vk.ErrUnsupported), errors.Is(err, vk.ErrOutOfMemory):
+	case errors.Is(err, vk.ErrOutOfMemory):
+		return fmt.Errorf("%w: %w", ops.ErrOutOfMemory, err)
+	case errors.Is(err, vk.ErrUnsupported):
 		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
 	}
 	return err

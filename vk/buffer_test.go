@@ -187,3 +187,24 @@ func TestLimitsForcedSmall(t *testing.T) {
 	assert.Equal(t, dev.Capabilities.MaxStorageBufferRange, d2.Limits().MaxBindingBytes)
 	assert.Equal(t, dev.Capabilities.MaxMemoryAllocationSize, d2.Limits().MaxAllocationBytes)
 }
+
+// TestMemoryCountsBuffers: Memory counts every buffer's allocation while it
+// lives, idle pooled ones as Idle, and none once they are destroyed.
+func TestMemoryCountsBuffers(t *testing.T) {
+	d := openTest(t, Options{})
+	m0 := d.Memory()
+	require.NotZero(t, m0.Heap)
+	b, err := d.Acquire(1 << 20)
+	require.NoError(t, err)
+	m1 := d.Memory()
+	assert.GreaterOrEqual(t, m1.Held-m0.Held, uint64(1<<20))
+	assert.Equal(t, m0.Idle, m1.Idle)
+	assert.Equal(t, m0.Free()-(m1.Held-m0.Held), m1.Free())
+	require.NoError(t, b.Release())
+	m2 := d.Memory()
+	assert.Equal(t, m1.Held, m2.Held)
+	assert.Equal(t, m1.Held-m0.Held, m2.Idle-m0.Idle, "the idle buffer counts as Idle")
+	assert.Equal(t, m0.Free(), m2.Free(), "idle buffers count as free")
+	d.TrimPool()
+	assert.Equal(t, m0.Held-m0.Idle, d.Memory().Held)
+}

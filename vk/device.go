@@ -89,6 +89,7 @@ type Device struct {
 	live   map[string]int
 
 	lost atomic.Bool
+	held atomic.Uint64 // bytes of device memory allocated for buffers
 
 	fns *C.gsDeviceFns // entry points of gscall.c (C memory)
 

@@ -70,3 +70,44 @@ func (p *physical) memoryTypeFor(bits uint32, want, prefer, avoid vulkan.MemoryP
 	}
 	return best
 }
+
+// Memory describes the device memory that buffers come from.
+type Memory struct {
+	// Heap is the size in bytes of the heap buffers are allocated from
+	// (the largest device-local heap).
+	Heap uint64
+	// Held is the device memory this Device holds in buffers, staging and
+	// idle pooled buffers included.
+	Held uint64
+	// Idle is the part of Held in idle pooled buffers, which the device
+	// frees before an allocation would fail.
+	Idle uint64
+}
+
+// Free returns the bytes a new allocation may still take: the heap less
+// what the Device holds outside its pool. Other processes' use of the
+// heap is not counted.
+func (m Memory) Free() uint64 {
+	used := m.Held - min(m.Idle, m.Held)
+	if used >= m.Heap {
+		return 0
+	}
+	return m.Heap - used
+}
+
+// Memory returns the device memory the Device's buffers come from and
+// what it holds of it.
+func (d *Device) Memory() Memory {
+	m := Memory{Held: d.held.Load()}
+	if h := d.phys.largestLocalHeap(); h >= 0 {
+		m.Heap = d.phys.heaps[h].size
+	}
+	d.mu.Lock()
+	for _, list := range d.idle {
+		for _, b := range list {
+			m.Idle += b.bytes
+		}
+	}
+	d.mu.Unlock()
+	return m
+}
