@@ -188,6 +188,9 @@ type Backend struct {
 	noInt64Atomics bool
 	// fault is Options.Paths.Fault.
 	fault Fault
+	// budget, when not 0, caps the device memory a call may take below
+	// what the device has free (checkFits; tests).
+	budget uint64
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses

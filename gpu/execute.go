@@ -147,6 +147,9 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 		copyData(p, out)
 		return nil
 	}
+	if err := b.checkFits(p, b.needs(p, j)); err != nil {
+		return err
+	}
 	return b.track(start, func(r *execution, st *Stats) error {
 		return b.execute(ctx, p, j, out, r, st)
 	})
