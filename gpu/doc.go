@@ -74,7 +74,12 @@
 //     invocation per column, which applies the column's J updates in index
 //     order (updates of different columns never meet), so the clear, the
 //     atomicMax per index and the owner reads, random accesses all, are
-//     skipped. All of these do nothing once the error word is set.
+//     skipped. Other plans whose updates can collide along at most 64
+//     index positions J (a large tensor patched in a few places) claim no
+//     owner words either, which would take 4 bytes per slot of the output:
+//     each update reads the normalised indices of the later ones along J
+//     and writes only when none has its index. All of these do nothing
+//     once the error word is set.
 //
 // After the fence, a set error word makes Execute scan the few index
 // positions it names on the host with ops.Plan.IndexAt, return that error

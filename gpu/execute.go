@@ -228,11 +228,11 @@ func (b *Backend) walks(j *job) bool {
 // whose random accesses dominate the plan on every device. (planReduction
 // decides for reductions.)
 func (b *Backend) planWalk(j *job) {
-	if j.red != nil || j.flags&flagOwner == 0 || !b.walks(j) {
+	if j.red != nil || j.flags&(flagOwner|flagLater) == 0 || !b.walks(j) {
 		return
 	}
 	j.walk = true
-	j.flags = j.flags&^flagOwner | flagWalk
+	j.flags = j.flags&^(flagOwner|flagLater) | flagWalk
 	j.owners = 0
 }
 
