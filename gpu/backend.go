@@ -191,6 +191,8 @@ type Backend struct {
 	// budget, when not 0, caps the device memory a call may take below
 	// what the device has free (checkFits; tests).
 	budget uint64
+	// streamMin, when not 0, replaces the constant streamMin (tests).
+	streamMin uint64
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses

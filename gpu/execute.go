@@ -147,6 +147,12 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 		copyData(p, out)
 		return nil
 	}
+	data, _, _ := hostSizes(p, j)
+	if shift := b.callShift(data); shift != b.shift {
+		saved := b.shift
+		b.shift = shift
+		defer func() { b.shift = saved }()
+	}
 	if err := b.checkFits(p, b.needs(p, j)); err != nil {
 		return err
 	}
@@ -352,7 +358,7 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 			}
 		}
 		copy(out.Strings, res)
-	} else if err := outT.transfer(context.Background(), out.Data, false); err != nil {
+	} else if err := b.download(outT, out.Data); err != nil {
 		// Data was uploaded already, so out may be data itself. Only a
 		// device fault makes a download fail.
 		return err

@@ -55,6 +55,10 @@ func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
 	if err != nil {
 		return PlanNeeds{}, err
 	}
+	data, _, _ := hostSizes(p, j)
+	saved := b.shift
+	b.shift = b.callShift(data)
+	defer func() { b.shift = saved }()
 	return b.needs(p, j), nil
 }
 

@@ -134,3 +134,32 @@ func TestNeedsMatchesEveryPath(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeOutputsStreamBack: on unified memory an output of at least
+// streamMin bytes is read back chunk by chunk, each chunk freed once read,
+// and the result is cpuref's.
+func TestLargeOutputsStreamBack(t *testing.T) {
+	b := openTest(t, Options{Paths: Paths{ChunkBytes: testChunk}})
+	require.True(t, b.Device().UnifiedMemory())
+	b.streamMin = 1
+	p := fewUpdatesPlan(t, 20*testChunk+5)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	held := b.Device().Memory().Held
+	out, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, b.Execute(context.Background(), p, out))
+	var output uint64
+	for _, tn := range n.Tensors {
+		if tn.Name == "output" {
+			output = tn.Bytes
+		}
+	}
+	assert.Equal(t, n.DeviceBytes-output, b.Device().Memory().Held-held, "the output's chunks are freed")
+	want, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
+	assert.Equal(t, want.Data, out.Data)
+	require.NoError(t, b.Execute(context.Background(), p, out), "a second call after the pool lost buffers")
+	assert.Equal(t, want.Data, out.Data)
+}
