@@ -52,6 +52,16 @@ type ResidentRunner interface {
 	RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error)
 }
 
+// TrafficPlanner is implemented by device backends that work out from a
+// plan alone, before running it, the passes they run, the device bytes
+// those read and write in all, and the device memory they take (the
+// Vulkan backend's PlanTraffic). Run reports them next to the one-pass
+// bytes (Workload.Traffic), so the cost of each pass on a device shows
+// before the device runs it.
+type TrafficPlanner interface {
+	PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, err error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -144,6 +154,12 @@ type Result struct {
 	// ResidentBytes is the traffic of the resident call
 	// (Workload.ResidentTraffic), set with ResidentTime.
 	ResidentBytes int64
+	// PlanPasses, PlanBytes and PlanMemory are what the backend works out
+	// before running (TrafficPlanner; 0 for other backends): the passes,
+	// the device bytes they read and write in all, and the device memory
+	// the call takes.
+	PlanPasses            int
+	PlanBytes, PlanMemory int64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -356,6 +372,11 @@ func (r *runner) workload() ([]Result, error) {
 	for ti, t := range r.targets {
 		res := r.result(t)
 		res.MemcpyGBps = mgbps
+		if tp, ok := t.Backend.(TrafficPlanner); ok {
+			if n, traffic, memory, err := tp.PlanTraffic(p); err == nil {
+				res.PlanPasses, res.PlanBytes, res.PlanMemory = n, int64(traffic), int64(memory)
+			}
+		}
 		if ti > 0 && r.tolerant() {
 			res.Tolerance = effectiveTolerance(p.DType, r.opt.Tolerance)
 		}

@@ -239,3 +239,14 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrOutOfMemory,
 		Msg: fmt.Sprintf("vulkan: needs %d MiB of device memory; the device has %d MiB free", ceilDiv(n.DeviceBytes, 1<<20), free>>20)}
 }
+
+// PlanTraffic returns, from Needs, the number of passes Execute of p
+// runs, the device bytes they read and write in all, and the device
+// memory the call takes (bench.TrafficPlanner).
+func (b *Backend) PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, err error) {
+	n, err := b.Needs(p)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return len(n.Passes), n.TrafficBytes, n.DeviceBytes, nil
+}

@@ -7,10 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
+
+// The benchmark reports the plan's passes and traffic.
+var _ bench.TrafficPlanner = (*Backend)(nil)
 
 // fewUpdatesPlan is ScatterNDUpdate-15 of ten uint8 updates into n
 // elements, the shape of a large tensor patched in a few places.
