@@ -208,3 +208,13 @@ func TestMemoryCountsBuffers(t *testing.T) {
 	d.TrimPool()
 	assert.Equal(t, m0.Held-m0.Idle, d.Memory().Held)
 }
+
+// TestMemoryFree: without VK_EXT_memory_budget the free memory is the heap
+// less what the device holds outside its pool; with it, the budget less
+// the heap's usage; idle pooled buffers count as free either way.
+func TestMemoryFree(t *testing.T) {
+	assert.Equal(t, uint64(70), Memory{Heap: 100, Held: 50, Idle: 20}.Free())
+	assert.Equal(t, uint64(0), Memory{Heap: 100, Held: 150}.Free())
+	assert.Equal(t, uint64(50), Memory{Heap: 100, Budget: 80, Usage: 40, Held: 30, Idle: 10}.Free())
+	assert.Equal(t, uint64(0), Memory{Heap: 100, Budget: 80, Usage: 90}.Free())
+}

@@ -372,6 +372,10 @@ func (d *Device) createDevice() error {
 	if p.exts["VK_KHR_portability_subset"] {
 		add("VK_KHR_portability_subset")
 	}
+	if p.exts[extMemoryBudget] {
+		// Device.Memory reads the heap's budget and usage.
+		add(extMemoryBudget)
+	}
 
 	h, r := createDevice(d.inst.handle, p.handle, uint32(p.queue), head, exts,
 		p.base.ShaderInt64 == vulkan.True, p.base.ShaderFloat64 == vulkan.True, p.base.ShaderInt16 == vulkan.True)
