@@ -43,13 +43,13 @@
 // Backend.Needs works out, from a plan's shapes alone, the device memory
 // an Execute of it allocates (every tensor, in the pool's size classes)
 // and the passes it runs, with the device bytes each reads and writes.
-// Execute checks that figure against the device's free memory (its heap
-// less what the backend holds outside the pool) before it allocates or
-// moves anything, and refuses a plan that does not fit with an error
-// wrapping ops.ErrOutOfMemory ("needs N MiB of device memory; the device
-// has M MiB free"); a device allocation that fails later wraps it too,
-// never ops.ErrUnsupported. VK_EXT_memory_budget is not read yet: other
-// processes' use of the heap is not counted.
+// Execute checks that figure against the device's free memory (with
+// VK_EXT_memory_budget the heap's budget less its usage, else the heap
+// less what the backend holds; idle pooled buffers count as free) before
+// it allocates or moves anything, and refuses a plan that does not fit
+// with an error wrapping ops.ErrOutOfMemory ("needs N MiB of device
+// memory; the device has M MiB free"); a device allocation that fails
+// later wraps it too, never ops.ErrUnsupported.
 //
 // Where device memory is the host's (unified memory: CPU devices,
 // integrated GPUs), an output of 256 MiB or more is read back chunk by
