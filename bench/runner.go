@@ -127,8 +127,8 @@ type Result struct {
 	// Backend is the target's label; Device is the backend's Name.
 	Backend, Device string
 	// Skipped says why the workload did not run on this backend: too
-	// little memory, or a plan the backend does not support. Skipped
-	// results are neither verified nor failed.
+	// little memory (host, or the device's), or a plan the backend does
+	// not support. Skipped results are neither verified nor failed.
 	Skipped string
 	// Error is the error the backend returned; the result then counts as
 	// failed.
@@ -398,6 +398,8 @@ func (r *runner) workload() ([]Result, error) {
 			return nil, &RunError{Workload: w.Name, Backend: t.Label, Err: err}
 		case errors.Is(err, ops.ErrUnsupported):
 			res.Skipped = "unsupported: " + oneLine(err.Error())
+		case errors.Is(err, ops.ErrOutOfMemory):
+			res.Skipped = "too little device memory: " + oneLine(err.Error())
 		case err != nil:
 			res.Error = oneLine(err.Error())
 		default:

@@ -45,3 +45,14 @@ func TestPlanTraffic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"plan_passes":3,"plan_bytes":3000000,"plan_memory":5000000`)
 }
+
+// TestRunSkipsWhatTheDeviceHasNoMemoryFor: a plan the device refuses for
+// lack of memory is skipped, not failed.
+func TestRunSkipsWhatTheDeviceHasNoMemoryFor(t *testing.T) {
+	small := &fake{err: &ops.Error{Op: "ScatterElements-18", Err: ops.ErrOutOfMemory, Msg: "vulkan: needs 9 MiB of device memory; the device has 8 MiB free"}}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(small)}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.Equal(t, "too little device memory: ScatterElements-18: vulkan: needs 9 MiB of device memory; the device has 8 MiB free", gpu.Skipped)
+	assert.False(t, gpu.Failed())
+}
