@@ -89,6 +89,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
 				ms(x.ResidentTime), r.speedupOf(x.Workload, x.ResidentTime)))
 		}
+		if x.PlanPasses > 0 {
+			verbs := "passes read and write"
+			if x.PlanPasses == 1 {
+				verbs = "pass reads and writes"
+			}
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %.1f MB on the device, %.2fx MB/pass; %.1f MB of device memory",
+				x.PlanPasses, verbs, float64(x.PlanBytes)/1e6, float64(x.PlanBytes)/float64(max(x.Bytes, 1)), float64(x.PlanMemory)/1e6))
+		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
 		}
@@ -129,7 +137,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "\nMB/pass: the bytes one pass must move, 2 x data (read, then written) + updates + indices; memcpy ms: the time\n")
-	b.WriteString("a memory copy takes to move as many bytes, the floor for the median.\n")
+	b.WriteString("a memory copy takes to move as many bytes, the floor for the median. plan: the backend's passes worked\n")
+	b.WriteString("out before running, with the device bytes they read and write in all (data's copy into the output aside).\n")
 	fmt.Fprintf(&b, "GB/s: MB/pass over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
 	fmt.Fprintf(&b, "(or of the data, when larger) over %d goroutines, in GB/s read plus written. verified: every timed output\n", r.Threads)
 	b.WriteString("equals the cpu's bit for bit (any NaN equals any NaN); the cpu's own timed outputs equal its first.\n")
@@ -220,6 +229,9 @@ type jsonResult struct {
 	DeviceOverCopy   float64     `json:"device_over_copy,omitempty"`
 	ResidentMS       float64     `json:"resident_ms,omitempty"`
 	ResidentBytes    int64       `json:"resident_bytes,omitempty"`
+	PlanPasses       int         `json:"plan_passes,omitempty"`
+	PlanBytes        int64       `json:"plan_bytes,omitempty"`
+	PlanMemory       int64       `json:"plan_memory,omitempty"`
 	Bytes            int64       `json:"bytes"`
 	GBps             float64     `json:"gbps"`
 	MemcpyGBps       float64     `json:"memcpy_gbps"`
@@ -258,7 +270,9 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // and device_over_copy (device backends that time a device copy),
 // resident_ms and resident_bytes (backends that keep inputs on the device;
 // the bytes that call moves: indices and updates read, one data element
-// written per update), bytes, gbps,
+// written per update), plan_passes, plan_bytes and plan_memory (backends
+// that work out their passes before running: the passes, the device bytes
+// they read and write in all, the device memory), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
 // max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
 // and skipped or error when set.
@@ -275,6 +289,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
 			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
 			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime), ResidentBytes: x.ResidentBytes,
+			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,

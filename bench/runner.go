@@ -52,6 +52,16 @@ type ResidentRunner interface {
 	RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error)
 }
 
+// TrafficPlanner is implemented by device backends that work out from a
+// plan alone, before running it, the passes they run, the device bytes
+// those read and write in all, and the device memory they take (the
+// Vulkan backend's PlanTraffic). Run reports them next to the one-pass
+// bytes (Workload.Traffic), so the cost of each pass on a device shows
+// before the device runs it.
+type TrafficPlanner interface {
+	PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, err error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -121,8 +131,8 @@ type Result struct {
 	// Backend is the target's label; Device is the backend's Name.
 	Backend, Device string
 	// Skipped says why the workload did not run on this backend: too
-	// little memory, or a plan the backend does not support. Skipped
-	// results are neither verified nor failed.
+	// little memory (host, or the device's), or a plan the backend does
+	// not support. Skipped results are neither verified nor failed.
 	Skipped string
 	// Error is the error the backend returned; the result then counts as
 	// failed.
@@ -148,6 +158,12 @@ type Result struct {
 	// ResidentBytes is the traffic of the resident call
 	// (Workload.ResidentTraffic), set with ResidentTime.
 	ResidentBytes int64
+	// PlanPasses, PlanBytes and PlanMemory are what the backend works out
+	// before running (TrafficPlanner; 0 for other backends): the passes,
+	// the device bytes they read and write in all, and the device memory
+	// the call takes.
+	PlanPasses            int
+	PlanBytes, PlanMemory int64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -377,6 +393,11 @@ func (r *runner) workload() ([]Result, error) {
 	for ti, t := range r.targets {
 		res := r.result(t)
 		res.MemcpyGBps = mgbps
+		if tp, ok := t.Backend.(TrafficPlanner); ok {
+			if n, traffic, memory, err := tp.PlanTraffic(p); err == nil {
+				res.PlanPasses, res.PlanBytes, res.PlanMemory = n, int64(traffic), int64(memory)
+			}
+		}
 		if ti > 0 && r.tolerant() {
 			res.Tolerance = effectiveTolerance(p.DType, r.opt.Tolerance)
 		}
@@ -398,6 +419,8 @@ func (r *runner) workload() ([]Result, error) {
 			return nil, &RunError{Workload: w.Name, Backend: t.Label, Err: err}
 		case errors.Is(err, ops.ErrUnsupported):
 			res.Skipped = "unsupported: " + oneLine(err.Error())
+		case errors.Is(err, ops.ErrOutOfMemory):
+			res.Skipped = "too little device memory: " + oneLine(err.Error())
 		case err != nil:
 			res.Error = oneLine(err.Error())
 		default:

@@ -193,6 +193,11 @@ type Backend struct {
 	noInt64Atomics bool
 	// fault is Options.Paths.Fault.
 	fault Fault
+	// budget, when not 0, caps the device memory a call may take below
+	// what the device has free (checkFits; tests).
+	budget uint64
+	// streamMin, when not 0, replaces the constant streamMin (tests).
+	streamMin uint64
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
@@ -213,7 +218,9 @@ func wrapVK(err error) error {
 		return fmt.Errorf("%w: %w", ops.ErrDeviceLost, err)
 	case errors.Is(err, vk.ErrNoDevice):
 		return fmt.Errorf("%w: %w", ops.ErrNoDevice, err)
-	case errors.Is(err, vk.ErrUnsupported), errors.Is(err, vk.ErrOutOfMemory):
+	case errors.Is(err, vk.ErrOutOfMemory):
+		return fmt.Errorf("%w: %w", ops.ErrOutOfMemory, err)
+	case errors.Is(err, vk.ErrUnsupported):
 		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
 	}
 	return err

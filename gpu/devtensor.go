@@ -141,3 +141,55 @@ func (t *devTensor) transfer(ctx context.Context, host []byte, upload bool) erro
 	wg.Wait()
 	return first
 }
+
+// streamMin is the least output size, in bytes, that Execute downloads
+// chunk by chunk on a device whose memory is the host's (unified memory),
+// freeing each chunk as soon as it is read: the output then never exists
+// three times over (data on the host, the device's copy and the host
+// result), only twice and a chunk. Such calls use chunks of at most
+// 2^streamShift bytes. Smaller outputs keep the device's chunk size, and
+// with it the kernels' one-chunk path.
+const (
+	streamMin   = 256 << 20
+	streamShift = 26
+)
+
+// callShift returns the chunk shift of an Execute call of job j whose
+// output takes outBytes bytes; b.mu is held.
+func (b *Backend) callShift(outBytes uint64) uint {
+	least := b.streamMin
+	if least == 0 {
+		least = streamMin
+	}
+	if outBytes >= least && b.dev.UnifiedMemory() {
+		return min(b.shift, streamShift)
+	}
+	return b.shift
+}
+
+// download reads the output tensor t into host, which has t's size. On
+// unified memory it frees each chunk once it is read (its contents are not
+// needed again), so the device's copy shrinks as the host's grows.
+func (b *Backend) download(t *devTensor, host []byte) error {
+	if !b.dev.UnifiedMemory() || len(t.bufs) <= 1 {
+		return t.transfer(context.Background(), host, false)
+	}
+	var at uint64
+	for i, n := range t.sizes {
+		one := &devTensor{size: n, bufs: t.bufs[i : i+1], sizes: t.sizes[i : i+1]}
+		if err := one.transfer(context.Background(), host[at:at+n], false); err != nil {
+			return err
+		}
+		at += n
+		buf := t.bufs[i]
+		if _, ok := b.pooled[buf]; ok {
+			delete(b.pooled, buf)
+			b.poolBytes -= int64(buf.Size())
+		}
+		if err := buf.Close(); err != nil {
+			return wrapVK(err)
+		}
+		t.bufs[i] = nil
+	}
+	return nil
+}

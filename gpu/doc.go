@@ -38,6 +38,26 @@
 // even when no invocation takes one, so that code cost as much as the
 // work (3-5x on lavapipe for resolve and the Element scatters).
 //
+// # Device memory
+//
+// Backend.Needs works out, from a plan's shapes alone, the device memory
+// an Execute of it allocates (every tensor, in the pool's size classes)
+// and the passes it runs, with the device bytes each reads and writes.
+// Execute checks that figure against the device's free memory (with
+// VK_EXT_memory_budget the heap's budget less its usage, else the heap
+// less what the backend holds; idle pooled buffers count as free) before
+// it allocates or moves anything, and refuses a plan that does not fit
+// with an error wrapping ops.ErrOutOfMemory ("needs N MiB of device
+// memory; the device has M MiB free"); a device allocation that fails
+// later wraps it too, never ops.ErrUnsupported.
+//
+// Where device memory is the host's (unified memory: CPU devices,
+// integrated GPUs), an output of 256 MiB or more is read back chunk by
+// chunk, each chunk freed as soon as it is read, in chunks of at most 64
+// MiB: the host then holds data, the result and one chunk, not data and
+// the result and the whole device copy. Elsewhere uploads and downloads
+// go through a staging buffer of at most 16 MiB (package vk).
+//
 // # Resident tensors and batches
 //
 // Execute moves every input to the device and the output back on every
@@ -74,7 +94,12 @@
 //     invocation per column, which applies the column's J updates in index
 //     order (updates of different columns never meet), so the clear, the
 //     atomicMax per index and the owner reads, random accesses all, are
-//     skipped. All of these do nothing once the error word is set.
+//     skipped. Other plans whose updates can collide along at most 64
+//     index positions J (a large tensor patched in a few places) claim no
+//     owner words either, which would take 4 bytes per slot of the output:
+//     each update reads the normalised indices of the later ones along J
+//     and writes only when none has its index. All of these do nothing
+//     once the error word is set.
 //
 // After the fence, a set error word makes Execute scan the few index
 // positions it names on the host with ops.Plan.IndexAt, return that error

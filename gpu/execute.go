@@ -155,6 +155,15 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 		copyData(p, out)
 		return nil
 	}
+	data, _, _ := hostSizes(p, j)
+	if shift := b.callShift(data); shift != b.shift {
+		saved := b.shift
+		b.shift = shift
+		defer func() { b.shift = saved }()
+	}
+	if err := b.checkFits(p, b.needs(p, j)); err != nil {
+		return err
+	}
 	return b.track(start, func(r *execution, st *Stats) error {
 		return b.execute(ctx, p, j, out, r, st)
 	})
@@ -233,11 +242,11 @@ func (b *Backend) walks(j *job) bool {
 // whose random accesses dominate the plan on every device. (planReduction
 // decides for reductions.)
 func (b *Backend) planWalk(j *job) {
-	if j.red != nil || j.flags&flagOwner == 0 || !b.walks(j) {
+	if j.red != nil || j.flags&(flagOwner|flagLater) == 0 || !b.walks(j) {
 		return
 	}
 	j.walk = true
-	j.flags = j.flags&^flagOwner | flagWalk
+	j.flags = j.flags&^(flagOwner|flagLater) | flagWalk
 	j.owners = 0
 }
 
@@ -357,7 +366,7 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 			}
 		}
 		copy(out.Strings, res)
-	} else if err := outT.transfer(context.Background(), out.Data, false); err != nil {
+	} else if err := b.download(outT, out.Data); err != nil {
 		// Data was uploaded already, so out may be data itself. Only a
 		// device fault makes a download fail.
 		return err

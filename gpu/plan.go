@@ -58,7 +58,16 @@ const (
 	flagUseInit  = 1 << 7
 	flagPrivate  = 1 << 8
 	flagWalk     = 1 << 9
+	flagLater    = 1 << 10
 )
+
+// laterMax is the largest J for which a plan whose updates may collide
+// claims no owner words (FLAG_LATER, LATER_MAX in shaders/src/common.glsl):
+// each update looks at the index of the at most laterMax-1 updates after
+// it along the index dimension instead, and writes when none has its
+// index. The owner words take 4 bytes per slot of the output, so a large
+// tensor patched in a few places would need four times its size in them.
+const laterMax = 64
 
 // narrowLimit is the largest count for which kernels use 32-bit positions:
 // with every count at most 2^31, position arithmetic, including the slack of
@@ -232,6 +241,10 @@ func newJob(p *ops.Plan) (*job, error) {
 			// Output-major when that visits fewer elements: the owner
 			// words say which update each row keeps.
 			j.gather = j.updates > j.outputs
+			if J <= laterMax && !j.gather {
+				j.flags = j.flags&^flagOwner | flagLater
+				j.owners = 0
+			}
 		}
 		j.setCommon(J, inner, rows)
 		// Unit (o, v, k) of the output is (o*rows + v)*inner + k; ND
@@ -255,6 +268,10 @@ func newJob(p *ops.Plan) (*job, error) {
 		if J > 1 && moves {
 			j.flags |= flagOwner
 			j.owners = j.outputs
+			if J <= laterMax {
+				j.flags = j.flags&^flagOwner | flagLater
+				j.owners = 0
+			}
 		}
 		j.setCommon(J, inner, s)
 		j.params[pVStride] = uint64(p.Strides[p.Axis])
@@ -310,7 +327,7 @@ func newJob(p *ops.Plan) (*job, error) {
 	if j.updates == 0 {
 		// No update lands anywhere, but every index is still checked
 		// (cpuref and opstest.Naive agree): resolve runs alone.
-		j.flags &^= flagOwner
+		j.flags &^= flagOwner | flagLater
 		j.owners, j.gather = 0, false
 	}
 	j.posBits = 32

@@ -267,6 +267,16 @@ func emulate(t *testing.T, j *job, p *ops.Plan, out *tensor.Tensor) uint32 {
 		}
 		return errWord
 	}
+	// laterWins is shaders/src/common.glsl's.
+	laterWins := func(jj, at, step uint64, v uint32) bool {
+		for i := jj + 1; i < min(param(pJ), laterMax); i++ {
+			if norm[at] == v {
+				return true
+			}
+			at += step
+		}
+		return false
+	}
 	for u := uint64(0); u < j.updates; u++ {
 		var tg uint64
 		switch j.kind {
@@ -278,11 +288,17 @@ func emulate(t *testing.T, j *job, p *ops.Plan, out *tensor.Tensor) uint32 {
 			if j.flags&flagOwner != 0 && owner[v] != uint32(jj)+1 {
 				continue
 			}
+			if j.flags&flagLater != 0 && laterWins(jj, jj+1, 1, v) {
+				continue
+			}
 			tg = target(o, k, v)
 		case shaders.Element:
 			o, jj, k := split(u)
 			tg = target(o, k, norm[u])
 			if j.flags&flagOwner != 0 && owner[tg] != uint32(jj)+1 {
+				continue
+			}
+			if j.flags&flagLater != 0 && laterWins(jj, u+param(pInner), param(pInner), norm[u]) {
 				continue
 			}
 		}
@@ -391,7 +407,7 @@ func TestNewJobReductionsMoveElements(t *testing.T) {
 	j, err := newJob(p)
 	require.NoError(t, err)
 	assert.Greater(t, j.elemBytes, 4, "reduction none moves 8 floats as units of 16 bytes")
-	assert.NotZero(t, j.owners)
+	assert.NotZero(t, j.flags&flagLater, "three index tuples look at the later ones")
 
 	req.Reduction = "add"
 	p, err = ops.Prepare(req)

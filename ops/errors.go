@@ -41,6 +41,10 @@ const (
 	// ErrUnsupported: the backend cannot run this plan (a dtype or size its
 	// device lacks).
 	ErrUnsupported = Sentinel("unsupported by backend")
+	// ErrOutOfMemory: the plan needs more device (or host) memory than the
+	// backend's device has free. Splitting the work, or another backend,
+	// may run it.
+	ErrOutOfMemory = Sentinel("out of device memory")
 	// ErrOutput: the output tensor given to a backend has the wrong dtype or
 	// shape.
 	ErrOutput = Sentinel("invalid output tensor")

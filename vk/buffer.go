@@ -22,6 +22,7 @@ type Buffer struct {
 	alloc   uint64 // VkBuffer size: size rounded up to 4
 	mapped  []byte // host view of the memory, nil when not host-visible
 	staging bool   // device-internal staging buffer, not registered
+	bytes   uint64 // device memory allocated for it (Device.Memory)
 	pooled  bool   // returned to the pool by Release
 
 	mu     sync.RWMutex
@@ -159,6 +160,8 @@ func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) 
 		return b, err
 	}
 	b.memory = mem
+	b.bytes = uint64(req.Size)
+	d.held.Add(b.bytes)
 	d.track("VkDeviceMemory", 1)
 	if err := check("vkBindBufferMemory", vulkan.BindBufferMemory(d.handle, h, mem, 0)); err != nil {
 		return b, err
@@ -189,6 +192,7 @@ func (b *Buffer) release() {
 	if b.memory != nil {
 		vulkan.FreeMemory(d.handle, b.memory, nil)
 		b.memory = nil
+		d.held.Add(-b.bytes)
 		d.track("VkDeviceMemory", -1)
 	}
 }

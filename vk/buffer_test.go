@@ -189,3 +189,34 @@ func TestLimitsForcedSmall(t *testing.T) {
 	assert.Equal(t, dev.Capabilities.MaxStorageBufferRange, d2.Limits().MaxBindingBytes)
 	assert.Equal(t, dev.Capabilities.MaxMemoryAllocationSize, d2.Limits().MaxAllocationBytes)
 }
+
+// TestMemoryCountsBuffers: Memory counts every buffer's allocation while it
+// lives, idle pooled ones as Idle, and none once they are destroyed.
+func TestMemoryCountsBuffers(t *testing.T) {
+	d := openTest(t, Options{})
+	m0 := d.Memory()
+	require.NotZero(t, m0.Heap)
+	b, err := d.Acquire(1 << 20)
+	require.NoError(t, err)
+	m1 := d.Memory()
+	assert.GreaterOrEqual(t, m1.Held-m0.Held, uint64(1<<20))
+	assert.Equal(t, m0.Idle, m1.Idle)
+	assert.Equal(t, m0.Free()-(m1.Held-m0.Held), m1.Free())
+	require.NoError(t, b.Release())
+	m2 := d.Memory()
+	assert.Equal(t, m1.Held, m2.Held)
+	assert.Equal(t, m1.Held-m0.Held, m2.Idle-m0.Idle, "the idle buffer counts as Idle")
+	assert.Equal(t, m0.Free(), m2.Free(), "idle buffers count as free")
+	d.TrimPool()
+	assert.Equal(t, m0.Held-m0.Idle, d.Memory().Held)
+}
+
+// TestMemoryFree: without VK_EXT_memory_budget the free memory is the heap
+// less what the device holds outside its pool; with it, the budget less
+// the heap's usage; idle pooled buffers count as free either way.
+func TestMemoryFree(t *testing.T) {
+	assert.Equal(t, uint64(70), Memory{Heap: 100, Held: 50, Idle: 20}.Free())
+	assert.Equal(t, uint64(0), Memory{Heap: 100, Held: 150}.Free())
+	assert.Equal(t, uint64(50), Memory{Heap: 100, Budget: 80, Usage: 40, Held: 30, Idle: 10}.Free())
+	assert.Equal(t, uint64(0), Memory{Heap: 100, Budget: 80, Usage: 90}.Free())
+}

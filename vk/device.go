@@ -97,6 +97,7 @@ type Device struct {
 	live   map[string]int
 
 	lost atomic.Bool
+	held atomic.Uint64 // bytes of device memory allocated for buffers
 
 	fns *C.gsDeviceFns // entry points of gscall.c (C memory)
 
@@ -379,6 +380,10 @@ func (d *Device) createDevice() error {
 	}
 	if p.exts["VK_KHR_portability_subset"] {
 		add("VK_KHR_portability_subset")
+	}
+	if p.exts[extMemoryBudget] {
+		// Device.Memory reads the heap's budget and usage.
+		add(extMemoryBudget)
 	}
 
 	h, r := createDevice(d.inst.handle, p.handle, uint32(p.queue), head, exts,

@@ -337,6 +337,7 @@ const (
 	extBDA             = "VK_KHR_buffer_device_address"
 	extDriverProps     = "VK_KHR_driver_properties"
 	extMaintenance3    = "VK_KHR_maintenance3"
+	extMemoryBudget    = "VK_EXT_memory_budget"
 	extStorageBufClass = "VK_KHR_storage_buffer_storage_class"
 )
 

@@ -12,6 +12,7 @@ typedef void* (GSVK_CALL* gsGetInstanceProcAddr)(void* instance, const char* nam
 typedef int32_t (GSVK_CALL* gsEnumerateInstanceVersion)(uint32_t* version);
 typedef void (GSVK_CALL* gsGetPhysicalDeviceFeatures2)(void* physicalDevice, gsPhysicalDeviceFeatures2* features);
 typedef void (GSVK_CALL* gsGetPhysicalDeviceProperties2)(void* physicalDevice, gsPhysicalDeviceProperties2* properties);
+typedef void (GSVK_CALL* gsGetPhysicalDeviceMemoryProperties2)(void* physicalDevice, gsPhysicalDeviceMemoryProperties2* properties);
 typedef int32_t (GSVK_CALL* gsCreateDebugUtilsMessenger)(void* instance,
 	const gsDebugUtilsMessengerCreateInfoEXT* info, const void* allocator, uint64_t* messenger);
 typedef void (GSVK_CALL* gsDestroyDebugUtilsMessenger)(void* instance, uint64_t messenger, const void* allocator);
@@ -93,6 +94,28 @@ int gs_get_properties2(void* instance, void* physicalDevice, gsChain* c) {
 		return 0;
 	}
 	fn(physicalDevice, &c->properties2);
+	return 1;
+}
+
+// gs_memory_budget fills out with VK_EXT_memory_budget's heap budgets and
+// usage; it returns 0 when vkGetPhysicalDeviceMemoryProperties2 is missing.
+// The caller checks that the device has the extension.
+int gs_memory_budget(void* instance, void* physicalDevice, gsPhysicalDeviceMemoryBudgetPropertiesEXT* out) {
+	gsGetPhysicalDeviceMemoryProperties2 fn = (gsGetPhysicalDeviceMemoryProperties2)gs_proc(instance, "vkGetPhysicalDeviceMemoryProperties2");
+	if (fn == NULL) {
+		fn = (gsGetPhysicalDeviceMemoryProperties2)gs_proc(instance, "vkGetPhysicalDeviceMemoryProperties2KHR");
+	}
+	if (fn == NULL) {
+		return 0;
+	}
+	gsPhysicalDeviceMemoryProperties2 props;
+	memset(&props, 0, sizeof(props));
+	memset(out, 0, sizeof(*out));
+	out->sType = GS_ST_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT;
+	props.sType = GS_ST_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2;
+	props.pNext = out;
+	fn(physicalDevice, &props);
+	out->pNext = NULL;
 	return 1;
 }
 

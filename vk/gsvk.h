@@ -34,6 +34,9 @@ typedef uint64_t gsDeviceSize;
 #define GS_ST_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES 1000257000u
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT 1000260000u
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT 1000273000u
+#define GS_ST_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2 1000059006u
+#define GS_ST_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT 1000237000u
+#define GS_MAX_MEMORY_HEAPS 16
 
 // VkDebugUtilsMessageSeverityFlagBitsEXT and VkDebugUtilsMessageTypeFlagBitsEXT.
 #define GS_DEBUG_SEVERITY_VERBOSE 0x00000001u
@@ -164,6 +167,21 @@ typedef struct gsPhysicalDeviceMaintenance3Properties {
 	gsDeviceSize maxMemoryAllocationSize;
 } gsPhysicalDeviceMaintenance3Properties;
 
+// VkPhysicalDeviceMemoryProperties2: the memory properties (520 bytes)
+// are read through vulkan-go; here they are only storage.
+typedef struct gsPhysicalDeviceMemoryProperties2 {
+	uint32_t sType;
+	void* pNext;
+	uint64_t memoryProperties[65];
+} gsPhysicalDeviceMemoryProperties2;
+
+typedef struct gsPhysicalDeviceMemoryBudgetPropertiesEXT {
+	uint32_t sType;
+	void* pNext;
+	gsDeviceSize heapBudget[GS_MAX_MEMORY_HEAPS];
+	gsDeviceSize heapUsage[GS_MAX_MEMORY_HEAPS];
+} gsPhysicalDeviceMemoryBudgetPropertiesEXT;
+
 // Prefix of VkDebugUtilsMessengerCallbackDataEXT up to pMessage; the
 // structure is only ever read through a pointer.
 typedef struct gsDebugUtilsMessengerCallbackDataEXT {
@@ -228,6 +246,7 @@ void* gs_link_features(gsChain* c, uint32_t mask);
 void gs_link_properties(gsChain* c, uint32_t mask);
 int gs_get_features2(void* instance, void* physicalDevice, gsChain* c);
 int gs_get_properties2(void* instance, void* physicalDevice, gsChain* c);
+int gs_memory_budget(void* instance, void* physicalDevice, gsPhysicalDeviceMemoryBudgetPropertiesEXT* out);
 void gs_fill_messenger_info(gsDebugUtilsMessengerCreateInfoEXT* info, uintptr_t user);
 int32_t gs_create_messenger(void* instance, const gsDebugUtilsMessengerCreateInfoEXT* info, uint64_t* out);
 void gs_destroy_messenger(void* instance, uint64_t messenger);

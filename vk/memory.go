@@ -2,7 +2,12 @@
 
 package vk
 
+// #include "gsvk.h"
+import "C"
+
 import (
+	"unsafe"
+
 	vulkan "github.com/vulkan-go/vulkan"
 )
 
@@ -71,4 +76,66 @@ func (p *physical) memoryTypeFor(bits uint32, want, prefer, avoid vulkan.MemoryP
 		}
 	}
 	return best
+}
+
+// Memory describes the device memory that buffers come from.
+type Memory struct {
+	// Heap is the size in bytes of the heap buffers are allocated from
+	// (the largest device-local heap).
+	Heap uint64
+	// Budget and Usage are VK_EXT_memory_budget's figures for the heap:
+	// what this process may allocate in all, and what it holds (this
+	// Device's buffers and any other allocations); both 0 on a device
+	// without the extension.
+	Budget, Usage uint64
+	// Held is the device memory this Device holds in buffers, staging and
+	// idle pooled buffers included.
+	Held uint64
+	// Idle is the part of Held in idle pooled buffers, which the device
+	// frees before an allocation would fail.
+	Idle uint64
+}
+
+// Free returns the bytes a new allocation may still take: with
+// VK_EXT_memory_budget the heap's budget less its usage, else the heap
+// less what the Device holds; idle pooled buffers count as free either
+// way, since the device frees them before an allocation would fail.
+func (m Memory) Free() uint64 {
+	used := m.Held - min(m.Idle, m.Held)
+	if m.Budget != 0 {
+		// The budget accounts for the whole process and, roughly, for
+		// other processes' use of the heap.
+		used = m.Usage - min(m.Idle, m.Usage)
+		if used >= m.Budget {
+			return 0
+		}
+		return m.Budget - used
+	}
+	if used >= m.Heap {
+		return 0
+	}
+	return m.Heap - used
+}
+
+// Memory returns the device memory the Device's buffers come from and
+// what it holds of it.
+func (d *Device) Memory() Memory {
+	m := Memory{Held: d.held.Load()}
+	if h := d.phys.largestLocalHeap(); h >= 0 {
+		m.Heap = d.phys.heaps[h].size
+		if d.phys.exts[extMemoryBudget] && h < C.GS_MAX_MEMORY_HEAPS {
+			var out C.gsPhysicalDeviceMemoryBudgetPropertiesEXT
+			if C.gs_memory_budget(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.phys.handle), &out) != 0 {
+				m.Budget, m.Usage = uint64(out.heapBudget[h]), uint64(out.heapUsage[h])
+			}
+		}
+	}
+	d.mu.Lock()
+	for _, list := range d.idle {
+		for _, b := range list {
+			m.Idle += b.bytes
+		}
+	}
+	d.mu.Unlock()
+	return m
 }

@@ -161,7 +161,8 @@ func openGPU(ctx context.Context) (ops.Backend, error) {
 
 // autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and
 // a plan the GPU backend cannot run (ops.ErrUnsupported: a size or feature
-// its device lacks) on the CPU instead, noting that it did.
+// its device lacks; ops.ErrOutOfMemory: more memory than the device has
+// free, refused before any work) on the CPU instead, noting that it did.
 type autoBackend struct {
 	gpu    ops.Backend
 	cpu    *cpuref.Backend
@@ -172,7 +173,7 @@ func (a *autoBackend) Name() string { return a.gpu.Name() }
 
 func (a *autoBackend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	err := a.gpu.Execute(ctx, p, out)
-	if !errors.Is(err, ops.ErrUnsupported) {
+	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) {
 		return err
 	}
 	if a.cpu == nil {

@@ -74,6 +74,7 @@ layout(constant_id = 2) const uint FLAGS = 0u;
 #define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
 #define FLAG_PRIVATE 256u // scatter: accumulate in workgroup memory first
 #define FLAG_WALK 512u    // ELEMENT scatter: one position per column (walkColumn)
+#define FLAG_LATER 1024u  // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words), shared
 // with gpu/plan.go. An update position u splits as u = (o*J + j)*Inner + k;
@@ -151,6 +152,7 @@ layout(push_constant, std430) uniform Push {
 #define MAX_RUN 64u     // pc.run: the host passes 1 (GPUs) or 16 (CPU devices)
 #define RUN min(pc.run, MAX_RUN)
 #define SEGMENT 16384u  // steps of one walk or fold segment (gpu/record.go: segment)
+#define LATER_MAX 64u   // J of FLAG_LATER plans (gpu/plan.go: laterMax)
 
 // param returns word i of the parameter array.
 uint64_t param(uint i) {
@@ -321,6 +323,23 @@ pos_t target(pos_t o, pos_t k, uint v) {
 
 uint64_t u32Offset(pos_t i) {
 	return uint64_t(i) * 4ul;
+}
+
+// laterWins reports whether an update of position j+1 ... J-1 along the
+// index dimension has the normalised index v, as the one at j does: then
+// that later one wins, and the one at j is skipped. Plans with few
+// positions along it (FLAG_LATER: J <= LATER_MAX) look, instead of
+// claiming a word per slot of the output. at is the T_NORM position of
+// (o, j+1, k); positions of consecutive j are step apart.
+bool laterWins(pos_t j, pos_t at, pos_t step, uint v) {
+	uint jn = min(uint(param(P_J)), LATER_MAX);
+	for (uint i = uint(j) + 1u; i < jn; i++) {
+		if (Word(addressOf(T_NORM, u32Offset(at))).w == v) {
+			return true;
+		}
+		at += step;
+	}
+	return false;
 }
 
 // owner returns the owner word of slot: j+1 of the last update claiming

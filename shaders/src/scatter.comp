@@ -19,6 +19,9 @@
 // With reduction none and duplicate targets the last update in index order
 // wins (the contract's order): resolve.comp stored j+1 of the last update
 // for every slot in the owner words, and only that update writes; or, for
+// plans with at most LATER_MAX positions along the index dimension
+// (FLAG_LATER), an update writes unless a later one has the same index
+// (laterWins), which needs no owner words; or, for
 // ELEMENT plans with many columns (FLAG_WALK), each invocation walks one
 // column's updates in index order and no owner words are needed. The walk
 // serves reductions too: each column folds its updates in index order,
@@ -287,11 +290,18 @@ void scatterOne(pos_t u) {
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
 		return;
 	}
+	if ((FLAGS & FLAG_LATER) != 0u && laterWins(j, j + pos_t(1), pos_t(1), v)) {
+		return;
+	}
 	apply(u, target(o, k, v));
 #elif KIND == KIND_ELEMENT
 	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
 	pos_t t = target(o, k, v);
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(t) != uint(j) + 1u) {
+		return;
+	}
+	pos_t inner = pos_t(param(P_INNER));
+	if ((FLAGS & FLAG_LATER) != 0u && laterWins(j, u + inner, inner, v)) {
 		return;
 	}
 	apply(u, t);

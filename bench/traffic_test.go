@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+)
+
+// planningFake is a fake that is a TrafficPlanner.
+type planningFake struct {
+	*fake
+	planned *int
+}
+
+func (f planningFake) PlanTraffic(p *ops.Plan) (int, uint64, uint64, error) {
+	*f.planned++
+	return 3, 3_000_000, 5_000_000, nil
+}
+
+// TestPlanTraffic: a backend that works out its passes before running has
+// them in its result, in the table against MB/pass and in the JSON.
+func TestPlanTraffic(t *testing.T) {
+	f := &fake{}
+	tgt := gpuTarget(f)
+	var planned int
+	tgt.Backend = planningFake{f, &planned}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), tgt}, quick(t, "SND5"), testOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 1, planned)
+	gpu := rep.Results[1]
+	assert.Equal(t, 3, gpu.PlanPasses)
+	assert.Equal(t, int64(3_000_000), gpu.PlanBytes)
+	assert.Equal(t, int64(5_000_000), gpu.PlanMemory)
+	assert.Zero(t, rep.Results[0].PlanPasses, "the CPU plans nothing")
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	assert.Regexp(t, `plan: 3 passes read and write 3\.0 MB on the device, \d+\.\d\dx MB/pass; 5\.0 MB of device memory`, b.String())
+	js, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"plan_passes":3,"plan_bytes":3000000,"plan_memory":5000000`)
+}
+
+// TestRunSkipsWhatTheDeviceHasNoMemoryFor: a plan the device refuses for
+// lack of memory is skipped, not failed.
+func TestRunSkipsWhatTheDeviceHasNoMemoryFor(t *testing.T) {
+	small := &fake{err: &ops.Error{Op: "ScatterElements-18", Err: ops.ErrOutOfMemory, Msg: "vulkan: needs 9 MiB of device memory; the device has 8 MiB free"}}
+	rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(small)}, quick(t, "SE"), testOptions())
+	require.NoError(t, err)
+	gpu := rep.Results[1]
+	assert.Equal(t, "too little device memory: ScatterElements-18: vulkan: needs 9 MiB of device memory; the device has 8 MiB free", gpu.Skipped)
+	assert.False(t, gpu.Failed())
+}

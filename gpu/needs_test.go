@@ -1,0 +1,171 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The benchmark reports the plan's passes and traffic.
+var _ bench.TrafficPlanner = (*Backend)(nil)
+
+// fewUpdatesPlan is ScatterNDUpdate-15 of ten uint8 updates into n
+// elements, the shape of a large tensor patched in a few places.
+func fewUpdatesPlan(t *testing.T, n int) *ops.Plan {
+	t.Helper()
+	d, err := tensor.New(tensor.Uint8, []int{n})
+	require.NoError(t, err)
+	for i := range d.Data {
+		d.Data[i] = byte(i)
+	}
+	idx, err := tensor.FromSlice([]int{10, 1}, []int64{5, 1, 5, 7, 0, int64(n - 1), 7, 3, 2, 5})
+	require.NoError(t, err)
+	u, err := tensor.FromSlice([]int{10}, []uint8{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	require.NoError(t, err)
+	p, err := ops.Prepare(ops.Request{Op: "ScatterNDUpdate-15", Data: d, Indices: idx, Updates: u})
+	require.NoError(t, err)
+	return p
+}
+
+// TestNeedsIsWhatExecuteAllocates: the device memory Needs predicts is
+// what an Execute of the plan allocates, buffer for buffer.
+func TestNeedsIsWhatExecuteAllocates(t *testing.T) {
+	b := openTest(t, Options{})
+	p := fewUpdatesPlan(t, 1<<20)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	var sum uint64
+	for _, tn := range n.Tensors {
+		sum += tn.Bytes
+	}
+	assert.Equal(t, sum, n.DeviceBytes)
+	assert.GreaterOrEqual(t, n.DeviceBytes, uint64(1<<20), "the output is on the device")
+	require.NotEmpty(t, n.Passes)
+	assert.Equal(t, "scatter", n.Passes[len(n.Passes)-1].Name)
+	assert.GreaterOrEqual(t, n.TrafficBytes, n.OnePassBytes)
+
+	held := b.Device().Memory().Held
+	out, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, b.Execute(context.Background(), p, out))
+	assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "bytes allocated by Execute")
+	want, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
+	assert.Equal(t, want.Data, out.Data)
+}
+
+// TestExecuteRefusesAPlanOverTheBudget lowers the device memory a call may
+// take below what the plan needs: Execute fails before any work with
+// ops.ErrOutOfMemory, never ErrUnsupported, allocates nothing and leaves
+// out alone; with the budget at the plan's needs it runs.
+func TestExecuteRefusesAPlanOverTheBudget(t *testing.T) {
+	b := openTest(t, Options{})
+	p := fewUpdatesPlan(t, 3<<20)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	b.budget = n.DeviceBytes - 1
+	held := b.Device().Memory().Held
+	out, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	err = b.Execute(context.Background(), p, out)
+	require.ErrorIs(t, err, ops.ErrOutOfMemory)
+	assert.NotErrorIs(t, err, ops.ErrUnsupported)
+	assert.Regexp(t, `^ScatterNDUpdate-15: vulkan: needs \d+ MiB of device memory; the device has \d+ MiB free$`, err.Error())
+	assert.Equal(t, held, b.Device().Memory().Held, "nothing allocated")
+	assert.Equal(t, make([]byte, len(out.Data)), out.Data, "out untouched")
+
+	b.budget = n.DeviceBytes
+	require.NoError(t, b.Execute(context.Background(), p, out))
+}
+
+// TestNeedsMatchesEveryPath: Needs predicts the allocations of the
+// reduction paths (in order, atomics), strings and SliceScatter too.
+func TestNeedsMatchesEveryPath(t *testing.T) {
+	b := openTest(t, Options{})
+	f32 := func(shape []int) *tensor.Tensor {
+		x, err := tensor.New(tensor.Float32, shape)
+		require.NoError(t, err)
+		return x
+	}
+	i64 := func(shape []int, v ...int64) *tensor.Tensor {
+		x, err := tensor.FromSlice(shape, v)
+		require.NoError(t, err)
+		return x
+	}
+	strs, err := tensor.FromStrings([]int{4}, []string{"a", "b", "c", "d"})
+	require.NoError(t, err)
+	upd, err := tensor.FromStrings([]int{2}, []string{"x", "y"})
+	require.NoError(t, err)
+	for name, req := range map[string]ops.Request{
+		"ordered add": {Op: "ScatterElements-18", Data: f32([]int{64, 8}), Indices: i64([]int{2, 8}, make([]int64, 16)...),
+			Updates: f32([]int{2, 8}), Reduction: "add"},
+		"atomic max": {Op: "ScatterElements-18", Data: f32([]int{5000}), Indices: i64([]int{5000}, make([]int64, 5000)...),
+			Updates: f32([]int{5000}), Reduction: "max"},
+		"strings": {Op: "ScatterND-18", Data: strs, Indices: i64([]int{2, 1}, 3, 3), Updates: upd},
+		"slice":   {Op: "SliceScatter-15", Data: f32([]int{64, 64}), Updates: f32([]int{32, 64}), Start: i64([]int{1}, 0), Stop: i64([]int{1}, 64), Step: i64([]int{1}, 2)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := ops.Prepare(req)
+			require.NoError(t, err)
+			n, err := b.Needs(p)
+			require.NoError(t, err)
+			b.Device().TrimPool()
+			held := b.Device().Memory().Held
+			out, err := tensor.New(p.DType, p.Shape)
+			require.NoError(t, err)
+			require.NoError(t, b.Execute(context.Background(), p, out))
+			assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "bytes allocated by Execute")
+			var names []string
+			for _, ps := range n.Passes {
+				names = append(names, ps.Name)
+			}
+			var ran []string
+			for _, tm := range b.LastStats().Passes {
+				ran = append(ran, tm.Label)
+			}
+			t.Logf("passes %v, recorded %v", names, ran)
+			if len(ran) > 0 {
+				assert.Equal(t, ran, names, "the passes Execute recorded")
+			}
+		})
+	}
+}
+
+// TestLargeOutputsStreamBack: on unified memory an output of at least
+// streamMin bytes is read back chunk by chunk, each chunk freed once read,
+// and the result is cpuref's.
+func TestLargeOutputsStreamBack(t *testing.T) {
+	b := openTest(t, Options{Paths: Paths{ChunkBytes: testChunk}})
+	require.True(t, b.Device().UnifiedMemory())
+	b.streamMin = 1
+	p := fewUpdatesPlan(t, 20*testChunk+5)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	held := b.Device().Memory().Held
+	out, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, b.Execute(context.Background(), p, out))
+	var output uint64
+	for _, tn := range n.Tensors {
+		if tn.Name == "output" {
+			output = tn.Bytes
+		}
+	}
+	assert.Equal(t, n.DeviceBytes-output, b.Device().Memory().Held-held, "the output's chunks are freed")
+	want, err := tensor.New(p.DType, p.Shape)
+	require.NoError(t, err)
+	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
+	assert.Equal(t, want.Data, out.Data)
+	require.NoError(t, b.Execute(context.Background(), p, out), "a second call after the pool lost buffers")
+	assert.Equal(t, want.Data, out.Data)
+}
