@@ -36,6 +36,12 @@ func checkClosed(t *testing.T, b *Backend) {
 	if _, err := b.CopyTime(ctx, 1024, 1); b == nil || b.dev.Capabilities().Timestamps {
 		require.ErrorIs(t, err, ErrClosed)
 	}
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	_, err = b.Needs(p)
+	require.ErrorIs(t, err, ErrClosed)
+	_, _, _, err = b.PlanTraffic(p)
+	require.ErrorIs(t, err, ErrClosed)
 	assert.NotPanics(t, func() { _ = b.LastStats(); _ = b.Name(); _ = b.ValidationMessages() })
 }
 

@@ -51,8 +51,14 @@ type PassNeed struct {
 // can split work that does not fit before it fails. It returns the error
 // Execute would give for a plan this backend cannot run.
 func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
+	if b == nil {
+		return PlanNeeds{}, closedPlanError(p)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return PlanNeeds{}, closedPlanError(p)
+	}
 	j, err := b.jobFor(p)
 	if err != nil {
 		return PlanNeeds{}, err

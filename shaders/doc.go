@@ -32,6 +32,7 @@
 //
 //	common.glsl  loadChunks            NUM_TENSORS (13)
 //	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
+//	             laterWins             the later positions along J: < LATER_MAX (64)
 //	every kernel the positions of a run  pc.run <= MAX_RUN (64); the host passes 1 or 16
 //	resolve.comp resolveOne (Block)    a tuple's components: <= ops.MaxRank
 //	scatter.comp walkColumn            one segment of a column: <= SEGMENT
