@@ -34,7 +34,11 @@ type Options struct {
 	Warn func(error)
 	// MaxPoolBytes bounds the device memory kept in idle pooled buffers
 	// between Execute calls; when more is pooled, the pool is emptied.
-	// Zero means 4 GiB; negative disables pooling.
+	// Zero means 4 GiB; negative disables pooling, for a caller that runs
+	// one call: then, where device memory is host memory, an output of
+	// 256 MiB or more is read back piece by piece, each piece's device
+	// memory freed once read, so the call's peak is the data, the result
+	// and a piece rather than the output three times over.
 	MaxPoolBytes int64
 	// NoUnifiedMemory makes uploads and downloads go through staging
 	// buffers even where device memory is host-visible.
@@ -198,6 +202,9 @@ type Backend struct {
 	budget uint64
 	// streamMin, when not 0, replaces the constant streamMin (tests).
 	streamMin uint64
+	// freedEarly counts the output chunks download freed as it read them
+	// (tests).
+	freedEarly int
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses

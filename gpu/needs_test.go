@@ -141,27 +141,31 @@ func TestNeedsMatchesEveryPath(t *testing.T) {
 	}
 }
 
-// TestLargeOutputsStreamBack: on unified memory an output of at least
-// streamMin bytes is read back chunk by chunk, each chunk freed once read,
-// and the result is cpuref's.
+// TestLargeOutputsStreamBack: on unified memory, a backend that pools no
+// buffers (a one-call caller's) reads an output of at least streamMin
+// bytes back chunk by chunk, each chunk freed once read, and the result is
+// cpuref's; a pooling backend keeps the chunks for the next call.
 func TestLargeOutputsStreamBack(t *testing.T) {
-	b := openTest(t, Options{Paths: Paths{ChunkBytes: testChunk}})
+	b := openTest(t, Options{MaxPoolBytes: -1, Paths: Paths{ChunkBytes: testChunk}})
 	require.True(t, b.Device().UnifiedMemory())
 	b.streamMin = 1
 	p := fewUpdatesPlan(t, 20*testChunk+5)
-	n, err := b.Needs(p)
-	require.NoError(t, err)
 	held := b.Device().Memory().Held
 	out, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, b.Execute(context.Background(), p, out))
-	var output uint64
-	for _, tn := range n.Tensors {
-		if tn.Name == "output" {
-			output = tn.Bytes
-		}
-	}
-	assert.Equal(t, n.DeviceBytes-output, b.Device().Memory().Held-held, "the output's chunks are freed")
+	assert.Equal(t, 21, b.freedEarly, "the output's chunks are freed as they are read")
+	assert.Equal(t, held, b.Device().Memory().Held, "nothing is kept")
+
+	pooling := openTest(t, Options{Paths: Paths{ChunkBytes: testChunk}})
+	pooling.streamMin = 1
+	n, err := pooling.Needs(p)
+	require.NoError(t, err)
+	held = pooling.Device().Memory().Held
+	require.NoError(t, pooling.Execute(context.Background(), p, out))
+	assert.Zero(t, pooling.freedEarly)
+	assert.Equal(t, n.DeviceBytes, pooling.Device().Memory().Held-held, "every buffer stays pooled")
+
 	want, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))

@@ -27,8 +27,10 @@ var backendNames = []string{backendAuto, backendCPU, backendGPU}
 // (vulkan.go sets it where cgo is on); a GPU backend plugs in by setting
 // it to its constructor, and the CLI needs no other change. An error
 // wrapping ops.ErrNoDevice means there is no usable device, which
-// --backend auto answers by running on the CPU.
-var newGPUBackend func(ctx context.Context) (ops.Backend, error)
+// --backend auto answers by running on the CPU. oneCall says that the
+// backend runs one call and closes: it then keeps no buffers for reuse,
+// and frees a large output's device memory as it reads it back.
+var newGPUBackend func(ctx context.Context, oneCall bool) (ops.Backend, error)
 
 // deviceSpec is the --device flag of the commands that open a backend.
 func deviceSpec() flagSpec {
@@ -97,18 +99,19 @@ func checkBackendName(name string) error {
 // virtual); without a usable device, or when the device is of another type
 // (a CPU device such as lavapipe), it opens the CPU backend and returns a
 // notice saying why, which the caller prints once the run has succeeded.
-func openBackend(ctx context.Context, name string) (b ops.Backend, notice string, err error) {
+// oneCall is newGPUBackend's.
+func openBackend(ctx context.Context, name string, oneCall bool) (b ops.Backend, notice string, err error) {
 	switch name {
 	case backendCPU:
 		return cpuref.New(), "", nil
 	case backendGPU:
-		b, err := openGPU(ctx)
+		b, err := openGPU(ctx, oneCall)
 		if err != nil {
 			return nil, "", fmt.Errorf("--backend gpu: %w", err)
 		}
 		return b, "", nil
 	case backendAuto:
-		b, err := openGPU(ctx)
+		b, err := openGPU(ctx, oneCall)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
@@ -134,7 +137,7 @@ func openBackend(ctx context.Context, name string) (b ops.Backend, notice string
 // gives for auto. A command that runs many operators calls it first, so it
 // fails at once when the backend is unavailable and reports the choice once.
 func resolveBackend(ctx context.Context, name string) (resolved, notice string, err error) {
-	b, notice, err := openBackend(ctx, name)
+	b, notice, err := openBackend(ctx, name, false)
 	if err != nil {
 		return "", "", err
 	}
@@ -152,11 +155,11 @@ func resolveBackend(ctx context.Context, name string) (resolved, notice string, 
 }
 
 // openGPU opens the GPU backend, or says why there is none.
-func openGPU(ctx context.Context) (ops.Backend, error) {
+func openGPU(ctx context.Context, oneCall bool) (ops.Backend, error) {
 	if newGPUBackend == nil {
 		return nil, errNoGPUBackend
 	}
-	return newGPUBackend(ctx)
+	return newGPUBackend(ctx, oneCall)
 }
 
 // autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and

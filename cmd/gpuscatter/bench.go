@@ -437,13 +437,13 @@ func openTargets(ctx context.Context, name string) (targets []bench.Target, noti
 	case backendCPU:
 		return targets, "", nil
 	case backendGPU:
-		b, err := openGPU(ctx)
+		b, err := openGPU(ctx, false)
 		if err != nil {
 			return nil, "", fmt.Errorf("--backend gpu: %w", err)
 		}
 		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
 	case backendAuto:
-		b, err := openGPU(ctx)
+		b, err := openGPU(ctx, false)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()

@@ -248,7 +248,7 @@ func onnxTestMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, notice, err := openBackend(ctx, backend.value)
+	b, notice, err := openBackend(ctx, backend.value, false)
 	if err != nil {
 		return err
 	}

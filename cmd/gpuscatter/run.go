@@ -194,7 +194,7 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	if err := f.checkMemory(); err != nil {
 		return err
 	}
-	b, notice, err := openBackend(ctx, f.backend.value)
+	b, notice, err := openBackend(ctx, f.backend.value, true)
 	if err != nil {
 		return err
 	}

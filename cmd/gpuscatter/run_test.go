@@ -571,7 +571,10 @@ func (g fakeGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) e
 func withGPU(t *testing.T, open func(ctx context.Context) (ops.Backend, error)) {
 	t.Helper()
 	saved := newGPUBackend
-	newGPUBackend = open
+	newGPUBackend = nil // a build without a GPU backend
+	if open != nil {
+		newGPUBackend = func(ctx context.Context, _ bool) (ops.Backend, error) { return open(ctx) }
+	}
 	t.Cleanup(func() { newGPUBackend = saved })
 }
 

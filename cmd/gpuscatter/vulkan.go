@@ -18,8 +18,12 @@ import (
 // stands in for it in a build without cgo.
 
 func init() {
-	newGPUBackend = func(ctx context.Context) (ops.Backend, error) {
-		b, err := gpu.Open(gpu.Options{Device: deviceSelector, Deterministic: deterministic, Warn: warnPipelineCache})
+	newGPUBackend = func(ctx context.Context, oneCall bool) (ops.Backend, error) {
+		opts := gpu.Options{Device: deviceSelector, Deterministic: deterministic, Warn: warnPipelineCache}
+		if oneCall {
+			opts.MaxPoolBytes = -1 // nothing to reuse
+		}
+		b, err := gpu.Open(opts)
 		if err != nil {
 			return nil, err
 		}
