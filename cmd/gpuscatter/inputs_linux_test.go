@@ -138,19 +138,27 @@ func TestBinaryInputs(t *testing.T) {
 				require.NoError(t, err)
 				defer w.Close()
 			}
-			time.Sleep(300 * time.Millisecond)
-			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Fatal("the run did not end within 10 s of SIGTERM")
-			}
-			assert.Equal(t, 128+int(syscall.SIGTERM), cmd.ProcessState.ExitCode())
-			assert.Equal(t, "gpuscatter: interrupted by SIGTERM\n", stderr.String())
+			requireEndsOnSIGTERM(t, cmd, &stderr)
 		})
 	}
+}
+
+// requireEndsOnSIGTERM sends SIGTERM to the started run cmd after 300 ms
+// and requires it to end within 10 s with status 143 and the one
+// "interrupted" line on stderr.
+func requireEndsOnSIGTERM(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the run did not end within 10 s of SIGTERM")
+	}
+	assert.Equal(t, 128+int(syscall.SIGTERM), cmd.ProcessState.ExitCode())
+	assert.Equal(t, "gpuscatter: interrupted by SIGTERM\n", stderr.String())
 }

@@ -156,19 +156,7 @@ func TestBinaryOutputTargets(t *testing.T) {
 		cmd := exec.Command(bin, args(fifo)...)
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		time.Sleep(300 * time.Millisecond)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatal("the run did not end within 10 s of SIGTERM")
-		}
-		assert.Equal(t, 128+int(syscall.SIGTERM), cmd.ProcessState.ExitCode())
-		assert.Equal(t, "gpuscatter: interrupted by SIGTERM\n", stderr.String())
+		requireEndsOnSIGTERM(t, cmd, &stderr)
 	})
 
 	t.Run("dev stdout and dev null", func(t *testing.T) {
