@@ -81,9 +81,9 @@ onnx-test: build
 	./bin/gpuscatter onnx-test --backend cpu $(ONNX_NODE_TESTS)/test_scatter*
 	./bin/gpuscatter onnx-test --backend gpu $(ONNX_NODE_TESTS)/test_scatter*
 
-## onnx-proto: regenerate onnx/onnxpb/onnx.pb.go from Debian's onnx.proto.
+## onnx-proto: regenerate internal/onnxpb/onnx.pb.go from Debian's onnx.proto.
 onnx-proto: deps
-	GO=$(GO) $(GO) generate ./onnx/onnxpb
+	GO=$(GO) $(GO) generate ./internal/onnxpb
 
 ## fuzz: run every fuzz target for FUZZTIME each (30s by default), all of
 ## them even when one fails; a failing input is left under its package's

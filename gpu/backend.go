@@ -58,7 +58,7 @@ type Options struct {
 	ForceCAS bool
 	// Paths forces execution paths that the backend otherwise chooses by
 	// device type and plan size, so that one device can run them all
-	// (package gpu/gpucheck, behind `gpuscatter check`). The zero value
+	// (package internal/gpucheck, behind `gpuscatter check`). The zero value
 	// keeps the backend's own choices.
 	Paths Paths
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
-	"github.com/gpuscatter/gpuscatter/gpu/gpucheck"
+	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 )
 

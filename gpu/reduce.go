@@ -50,7 +50,7 @@ const (
 // radixBits is the digit width of the sort (sort.comp: 16 buckets).
 const radixBits = 4
 
-// groupSize is the workgroup size of every kernel (shaders/gen's
+// groupSize is the workgroup size of every kernel (internal/shadergen's
 // localSize; each variant's table entry repeats it).
 const groupSize = 256
 

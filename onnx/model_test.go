@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gpuscatter/gpuscatter/onnx/onnxpb"
+	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 

@@ -10,7 +10,7 @@
 // reduction, and the workgroup memory of the accumulating scatter, are
 // specialization constants (Variant.SpecConstants): one SPIR-V file serves
 // every reduction of a dtype, and the driver drops the code of the others
-// when it creates the pipeline. The generator (go run ./gen, run by
+// when it creates the pipeline. The generator (go run ../internal/shadergen, run by
 // `go generate`) compiles every variant with glslc into spv/*.spv and writes
 // variants_gen.go. The SPIR-V files are committed and embedded, so building
 // the module needs no shader compiler; TestGeneratedUpToDate fails when the

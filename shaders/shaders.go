@@ -8,7 +8,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-//go:generate go run ./gen -dir .
+//go:generate go run ../internal/shadergen -dir .
 
 //go:embed spv/*.spv
 var spvFiles embed.FS

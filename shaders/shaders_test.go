@@ -24,9 +24,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 		t.Fatalf("glslc is needed to check the committed SPIR-V (Debian package glslc): %v", err)
 	}
 	tmp := t.TempDir()
-	cmd := exec.Command("go", "run", "./gen", "-dir", ".", "-out", tmp)
+	cmd := exec.Command("go", "run", "../internal/shadergen", "-dir", ".", "-out", tmp)
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go run ./gen: %s", out)
+	require.NoError(t, err, "go run ../internal/shadergen: %s", out)
 
 	version, _ := exec.Command("glslc", "--version").Output()
 	hint := "run `go generate ./shaders` and commit the result (glslc here: " +

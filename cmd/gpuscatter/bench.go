@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
-	"github.com/gpuscatter/gpuscatter/bench/chart"
+	"github.com/gpuscatter/gpuscatter/internal/chart"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
 )

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
-	"github.com/gpuscatter/gpuscatter/gpu/gpucheck"
+	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -26,7 +26,7 @@ var checkCommand = &command{
 	summary: "qualify a Vulkan device: the GPU conformance suite, every operator through every path",
 	flags:   func() []flagSpec { return newCheckFlags().specs() },
 	details: `Runs on one Vulkan device the conformance suite that 'go test ./gpu' runs
-(package gpu/gpucheck) and compares every result with the CPU reference
+(package internal/gpucheck) and compares every result with the CPU reference
 (cpuref): the spec examples, the validation table, out-of-range indices with
 guard regions around the output, unchanged inputs, in-place runs and seeded
 random requests, over every operator, version, dtype, index dtype, reduction

@@ -36,7 +36,7 @@
 // Scatter, ScatterElements or ScatterND node.
 //
 // The check command qualifies a Vulkan device: it runs the GPU backend's
-// conformance suite (package gpu/gpucheck, the one go test ./gpu runs)
+// conformance suite (package internal/gpucheck, the one go test ./gpu runs)
 // through every execution path on that device against the CPU reference,
 // and prints one row per path and operator with the first mismatch of each
 // failing row.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/onnx"
-	"github.com/gpuscatter/gpuscatter/onnx/onnxpb"
+	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpuscatter/gpuscatter/onnx"
-	"github.com/gpuscatter/gpuscatter/onnx/onnxpb"
+	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 

@@ -9,7 +9,7 @@
 //   - RunDifferential compares two backends on seeded random requests.
 //   - Conformance and Differential are the same suites reporting to a T,
 //     which *testing.T satisfies through WrapT and which a runner outside
-//     go test (package gpu/gpucheck, behind `gpuscatter check`) implements
+//     go test (package internal/gpucheck, behind `gpuscatter check`) implements
 //     to count cases per operator (CaseReporter) and keep the first
 //     mismatching element (MismatchReporter).
 //   - Naive is a deliberately simple element-by-element reference written

@@ -8,7 +8,7 @@ import (
 )
 
 // T is what the suites report to: a *testing.T through WrapT, or a runner
-// outside go test (package gpu/gpucheck, behind `gpuscatter check`). Its
+// outside go test (package internal/gpucheck, behind `gpuscatter check`). Its
 // methods mean what testing.T's do; FailNow and Fatalf end the current
 // subtest, and Run runs f as a subtest and reports whether it passed.
 type T interface {

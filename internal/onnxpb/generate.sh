@@ -16,5 +16,5 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$proto" "$tmp/onnx.proto"
 protoc --plugin=protoc-gen-go="$tmp/protoc-gen-go" --proto_path="$tmp" \
 	--go_out="$out" --go_opt=paths=source_relative \
-	--go_opt=Monnx.proto=github.com/gpuscatter/gpuscatter/onnx/onnxpb \
+	--go_opt=Monnx.proto=github.com/gpuscatter/gpuscatter/internal/onnxpb \
 	onnx.proto
