@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
-	"github.com/gpuscatter/gpuscatter/internal/chart"
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/chart"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 

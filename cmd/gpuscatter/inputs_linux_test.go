@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
+	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/bench"
-	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
+	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
