@@ -267,20 +267,17 @@ func (v validator) inputs(req Request) error {
 }
 
 func (v validator) reduction(name string, dt tensor.DType) (Reduction, error) {
-	key := strings.ToLower(strings.TrimSpace(name))
-	if key == "" {
-		key = "none"
-	}
-	r, ok := v.op.Reductions[key]
+	r, ok := v.op.ParseReduction(name)
 	if !ok {
 		return 0, v.errorf("reduction", ErrReduction, "reduction %q is not accepted by %s; it takes %s",
 			name, v.op.Name, strings.Join(v.op.ReductionNames(), ", "))
 	}
-	if r != None && !dt.IsNumeric() {
-		return 0, v.errorf("reduction", ErrReduction, "reduction %q does not apply to %v data; only none does", key, dt)
-	}
-	if r == Mean && dt == tensor.Bool {
-		return 0, v.errorf("reduction", ErrReduction, "reduction \"mean\" does not apply to bool data")
+	if !r.Accepts(dt) {
+		key, _ := v.op.ReductionName(r)
+		if !dt.IsNumeric() {
+			return 0, v.errorf("reduction", ErrReduction, "reduction %q does not apply to %v data; only none does", key, dt)
+		}
+		return 0, v.errorf("reduction", ErrReduction, "reduction %q does not apply to %v data", key, dt)
 	}
 	return r, nil
 }

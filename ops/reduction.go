@@ -1,0 +1,140 @@
+package ops
+
+import (
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// The rules of the reductions that every backend, test suite and tool
+// needs, stated once here: which element types a reduction takes, whether
+// its float fold depends on the order of the updates, the value an element
+// starts from when use_init_val is false, and how each operator version
+// spells it.
+
+// Accepts reports whether r applies to data of element type dt. None
+// applies to every valid dtype (whether the operator moves complex and
+// string data is its own rule, Op.AnyDType); sum, sub, prod, min and max
+// apply to bool, integers and real floats (tensor.DType.IsNumeric); mean
+// to integers and real floats, not bool. An unknown reduction or an
+// invalid dtype is never accepted. Prepare rejects a request whose
+// reduction does not accept its data with ErrReduction.
+func (r Reduction) Accepts(dt tensor.DType) bool {
+	if !dt.Valid() {
+		return false
+	}
+	switch r {
+	case None:
+		return true
+	case Sum, Sub, Prod, Min, Max:
+		return dt.IsNumeric()
+	case Mean:
+		return dt.IsNumeric() && dt != tensor.Bool
+	}
+	return false
+}
+
+// OrderSensitive reports whether the result of folding updates into an
+// element of dtype dt with r depends on the order of the updates: float
+// (float16, bfloat16, float32, float64) sum, sub, prod and mean, which
+// round at every step. Integer, bool, min, max and none results do not
+// depend on it, so a backend may fold those in any order and must match
+// the CPU reference bit for bit; an order-sensitive fold matches it
+// bit for bit only when it runs in index order.
+func (r Reduction) OrderSensitive(dt tensor.DType) bool {
+	switch r {
+	case Sum, Sub, Prod, Mean:
+		return dt.IsFloat()
+	}
+	return false
+}
+
+// NeutralBits returns the element an output element that receives updates
+// starts from when use_init_val is false, as the little-endian bits of one
+// element of dtype dt (the low dt.Size() bytes; the rest are zero except
+// as noted): sum, sub and mean 0; prod 1; min +inf or the type's maximum;
+// max -inf or the type's minimum; for bool, which folds with OR, XOR and
+// AND, false for sum, sub and max and true (1) for prod and min. It is 0
+// for none, which starts from no neutral value.
+//
+// It is a pure function of (r, dt), usable to generate constants. Signed
+// integer values are not sign-extended (int8 min's neutral is 0x7f and
+// max's 0x80), and 64-bit types use all the bits. Reductions other than
+// none do not apply to complex or string data (Accepts); for those dtypes
+// the value is that of the same formulas and no backend reads it.
+func (r Reduction) NeutralBits(dt tensor.DType) uint64 {
+	if r == Sum || r == Sub || r == Mean || r == None {
+		return 0
+	}
+	if r == Prod {
+		switch dt {
+		case tensor.Float16:
+			return 0x3c00
+		case tensor.BFloat16:
+			return 0x3f80
+		case tensor.Float32:
+			return 0x3f800000
+		case tensor.Float64:
+			return 0x3ff0000000000000
+		}
+		return 1 // integers and bool
+	}
+	isMin := r == Min
+	bits := uint(8 * dt.Size())
+	switch {
+	case dt == tensor.Bool:
+		if isMin {
+			return 1
+		}
+		return 0
+	case dt.IsSigned():
+		if isMin {
+			return 1<<(bits-1) - 1
+		}
+		return 1 << (bits - 1)
+	case dt.IsInteger():
+		if isMin {
+			return 1<<bits - 1 // wraps to all ones for 64 bits
+		}
+		return 0
+	}
+	var inf uint64 // +inf; -inf has the sign bit too
+	switch dt {
+	case tensor.Float16:
+		inf = 0x7c00
+	case tensor.BFloat16:
+		inf = 0x7f80
+	case tensor.Float32:
+		inf = 0x7f800000
+	case tensor.Float64:
+		inf = 0x7ff0000000000000
+	}
+	if isMin {
+		return inf
+	}
+	return inf | 1<<(bits-1)
+}
+
+// ParseReduction returns the reduction the operator performs for name,
+// matched case-insensitively and with surrounding spaces ignored; an
+// empty name is "none". ok is false when the operator does not take name.
+func (o *Op) ParseReduction(name string) (r Reduction, ok bool) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if key == "" {
+		key = "none"
+	}
+	r, ok = o.Reductions[key]
+	return r, ok
+}
+
+// ReductionName returns r as the operator spells it: "sum" for OpenVINO's
+// operators, "add" for ONNX's, and so on. ok is false when the operator
+// does not take r.
+func (o *Op) ReductionName(r Reduction) (name string, ok bool) {
+	for n, x := range o.Reductions {
+		if x == r {
+			return n, true
+		}
+	}
+	return "", false
+}

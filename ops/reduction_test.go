@@ -1,0 +1,207 @@
+package ops_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+func index(shape []int, v ...int64) *tensor.Tensor {
+	t, err := tensor.FromSlice(shape, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+var allReductions = []ops.Reduction{ops.None, ops.Sum, ops.Sub, ops.Prod, ops.Min, ops.Max, ops.Mean}
+
+func TestReductionAccepts(t *testing.T) {
+	numeric := []tensor.DType{tensor.Bool, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32,
+		tensor.Int64, tensor.Uint64, tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64}
+	other := []tensor.DType{tensor.Complex64, tensor.Complex128, tensor.String}
+	for _, c := range []struct {
+		r       ops.Reduction
+		numeric bool // every numeric dtype but bool
+		bool    bool
+		other   bool // complex and string
+	}{
+		{ops.None, true, true, true},
+		{ops.Sum, true, true, false},
+		{ops.Sub, true, true, false},
+		{ops.Prod, true, true, false},
+		{ops.Min, true, true, false},
+		{ops.Max, true, true, false},
+		{ops.Mean, true, false, false},
+	} {
+		for _, dt := range numeric {
+			want := c.numeric
+			if dt == tensor.Bool {
+				want = c.bool
+			}
+			assert.Equal(t, want, c.r.Accepts(dt), "%v on %v", c.r, dt)
+		}
+		for _, dt := range other {
+			assert.Equal(t, c.other, c.r.Accepts(dt), "%v on %v", c.r, dt)
+		}
+		assert.False(t, c.r.Accepts(tensor.Invalid), "%v on an invalid dtype", c.r)
+		assert.False(t, c.r.Accepts(tensor.DType(200)), "%v on dtype 200", c.r)
+	}
+	for _, dt := range append(numeric, other...) {
+		assert.False(t, ops.Reduction(7).Accepts(dt), "an unknown reduction on %v", dt)
+	}
+}
+
+// TestPrepareAsksAccepts: for every operator, reduction name and dtype,
+// Prepare rejects the reduction with ErrReduction exactly when Accepts
+// says no (data the operator does not move at all fails on its dtype).
+func TestPrepareAsksAccepts(t *testing.T) {
+	for _, op := range ops.All() {
+		if len(op.Reductions) < 2 {
+			continue
+		}
+		for _, name := range op.ReductionNames() {
+			r := op.Reductions[name]
+			for _, dt := range tensor.DTypes() {
+				data, err := tensor.New(dt, []int{3})
+				require.NoError(t, err)
+				upd, _ := tensor.New(dt, []int{1})
+				req := ops.Request{Op: op.Name, Reduction: name, Data: data, Updates: upd, Indices: index([]int{1}, 1)}
+				if op.Kind == ops.KindND {
+					req.Indices = index([]int{1, 1}, 1)
+				}
+				if op.TakesAxis() {
+					req.Axis = tensor.Scalar(0)
+				}
+				_, err = ops.Prepare(req)
+				switch {
+				case !op.AnyDType && !dt.IsNumeric():
+					assert.ErrorIs(t, err, ops.ErrDType, "%s %s on %v", op.Name, name, dt)
+				case r.Accepts(dt):
+					assert.NoError(t, err, "%s %s on %v", op.Name, name, dt)
+				default:
+					assert.ErrorIs(t, err, ops.ErrReduction, "%s %s on %v", op.Name, name, dt)
+				}
+			}
+		}
+	}
+}
+
+// The messages of a reduction the data does not take.
+func TestReductionDTypeErrors(t *testing.T) {
+	f := func(op, red string, dt tensor.DType) error {
+		data, _ := tensor.New(dt, []int{2})
+		upd, _ := tensor.New(dt, []int{1})
+		_, err := ops.Prepare(ops.Request{Op: op, Reduction: red, Data: data, Updates: upd,
+			Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)})
+		return err
+	}
+	err := f("ScatterElementsUpdate-12", " MEAN", tensor.Bool)
+	require.True(t, errors.Is(err, ops.ErrReduction), "%v", err)
+	assert.Equal(t, `ScatterElementsUpdate-12: reduction "mean" does not apply to bool data`, err.Error())
+	err = f("ScatterElements-18", "Add", tensor.String)
+	require.True(t, errors.Is(err, ops.ErrReduction), "%v", err)
+	assert.Equal(t, `ScatterElements-18: reduction "add" does not apply to string data; only none does`, err.Error())
+}
+
+func TestReductionOrderSensitive(t *testing.T) {
+	for _, r := range append(allReductions, ops.Reduction(7)) {
+		for _, dt := range append(tensor.DTypes(), tensor.Invalid) {
+			want := (r == ops.Sum || r == ops.Sub || r == ops.Prod || r == ops.Mean) &&
+				(dt == tensor.Float16 || dt == tensor.BFloat16 || dt == tensor.Float32 || dt == tensor.Float64)
+			assert.Equal(t, want, r.OrderSensitive(dt), "%v on %v", r, dt)
+		}
+	}
+}
+
+// TestReductionNeutralBits pins every neutral value of every reduction on
+// every dtype it applies to.
+func TestReductionNeutralBits(t *testing.T) {
+	type row struct{ prod, min, max uint64 }
+	want := map[tensor.DType]row{
+		tensor.Bool:     {1, 1, 0},
+		tensor.Int8:     {1, 0x7f, 0x80},
+		tensor.Uint8:    {1, 0xff, 0},
+		tensor.Int16:    {1, 0x7fff, 0x8000},
+		tensor.Uint16:   {1, 0xffff, 0},
+		tensor.Int32:    {1, 0x7fffffff, 0x80000000},
+		tensor.Uint32:   {1, 0xffffffff, 0},
+		tensor.Int64:    {1, 0x7fffffffffffffff, 0x8000000000000000},
+		tensor.Uint64:   {1, 0xffffffffffffffff, 0},
+		tensor.Float16:  {0x3c00, 0x7c00, 0xfc00},
+		tensor.BFloat16: {0x3f80, 0x7f80, 0xff80},
+		tensor.Float32:  {0x3f800000, 0x7f800000, 0xff800000},
+		tensor.Float64:  {0x3ff0000000000000, 0x7ff0000000000000, 0xfff0000000000000},
+	}
+	for _, dt := range tensor.DTypes() {
+		w, ok := want[dt]
+		if !ok {
+			continue
+		}
+		for _, r := range []ops.Reduction{ops.None, ops.Sum, ops.Sub, ops.Mean} {
+			assert.Zero(t, r.NeutralBits(dt), "%v on %v", r, dt)
+		}
+		assert.Equal(t, w.prod, ops.Prod.NeutralBits(dt), "prod on %v", dt)
+		assert.Equal(t, w.min, ops.Min.NeutralBits(dt), "min on %v", dt)
+		assert.Equal(t, w.max, ops.Max.NeutralBits(dt), "max on %v", dt)
+	}
+	// The float values are 1, +inf and -inf.
+	assert.Equal(t, uint64(math.Float64bits(1)), ops.Prod.NeutralBits(tensor.Float64))
+	assert.Equal(t, uint64(math.Float32bits(float32(math.Inf(1)))), ops.Min.NeutralBits(tensor.Float32))
+	assert.Equal(t, tensor.F16From(float32(math.Inf(-1))).Bits(), uint16(ops.Max.NeutralBits(tensor.Float16)))
+	assert.Equal(t, tensor.BF16From(1), tensor.BF16(ops.Prod.NeutralBits(tensor.BFloat16)))
+	// Dtypes the reductions do not apply to get the formulas' values, and
+	// never a panic.
+	for _, dt := range []tensor.DType{tensor.Complex64, tensor.Complex128, tensor.String, tensor.Invalid, tensor.DType(200)} {
+		for _, r := range append(allReductions, ops.Reduction(7)) {
+			assert.NotPanics(t, func() { r.NeutralBits(dt) }, "%v on %v", r, dt)
+		}
+		assert.Zero(t, ops.None.NeutralBits(dt))
+		assert.Equal(t, uint64(1), ops.Prod.NeutralBits(dt))
+	}
+	assert.Equal(t, uint64(1<<31), ops.Max.NeutralBits(tensor.String))
+	assert.Zero(t, ops.Min.NeutralBits(tensor.String))
+}
+
+func TestReductionNames(t *testing.T) {
+	spelled := map[string]map[ops.Reduction]string{
+		"OpenVINO": {ops.None: "none", ops.Sum: "sum", ops.Sub: "sub", ops.Prod: "prod", ops.Min: "min", ops.Max: "max", ops.Mean: "mean"},
+		"ONNX":     {ops.None: "none", ops.Sum: "add", ops.Prod: "mul", ops.Min: "min", ops.Max: "max"},
+	}
+	for _, op := range ops.All() {
+		for _, r := range append(allReductions, ops.Reduction(7)) {
+			name, ok := op.ReductionName(r)
+			_, takes := op.Reductions[name]
+			assert.Equal(t, takes, ok, "%s %v", op.Name, r)
+			if !ok {
+				assert.Empty(t, name)
+				continue
+			}
+			assert.Equal(t, spelled[op.Source][r], name, "%s %v", op.Name, r)
+			got, ok := op.ParseReduction(name)
+			assert.True(t, ok)
+			assert.Equal(t, r, got, "%s %q", op.Name, name)
+		}
+		assert.Equal(t, len(op.Reductions), len(op.ReductionNames()))
+		r, ok := op.ParseReduction("")
+		assert.True(t, ok)
+		assert.Equal(t, ops.None, r)
+	}
+	op, err := ops.Lookup("ScatterND-18")
+	require.NoError(t, err)
+	r, ok := op.ParseReduction("  Mul ")
+	assert.True(t, ok)
+	assert.Equal(t, ops.Prod, r)
+	_, ok = op.ParseReduction("prod")
+	assert.False(t, ok, "ONNX spells it mul")
+	_, ok = op.ParseReduction("sub")
+	assert.False(t, ok)
+	_, ok = op.ReductionName(ops.Mean)
+	assert.False(t, ok)
+}
