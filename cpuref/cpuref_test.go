@@ -676,7 +676,7 @@ func TestNeutralValuesAreIdentities(t *testing.T) {
 					bits := 8 * dt.Size()
 					words = []uint64{3, 1<<(bits-1) - 1, 1 << (bits - 1), 1<<bits - 1}
 				default:
-					words = []uint64{neutralBits(dt, ops.Min), neutralBits(dt, ops.Max), neutralBits(dt, ops.Prod)}
+					words = []uint64{ops.Min.NeutralBits(dt), ops.Max.NeutralBits(dt), ops.Prod.NeutralBits(dt)}
 				}
 				for _, word := range words {
 					data, _ := tensor.New(dt, []int{2})

@@ -68,7 +68,7 @@ func newKernels[E any, O offset](x *exec) (kernels[E, O], error) {
 		return k, unsupported(p)
 	}
 	if !p.UseInitVal {
-		n := fromBits[E](neutralBits(p.DType, p.Reduction))
+		n := fromBits[E](p.Reduction.NeutralBits(p.DType))
 		k.neutral = &n
 	}
 	return k, nil
@@ -153,60 +153,6 @@ func boolKernels[E any, O offset](r ops.Reduction) kernels[E, O] {
 		contig:  func(out, upd []E) { c(cast[uint8](out), cast[uint8](upd)) },
 		indexed: func(out []E, tgt []O, upd []E) { i(cast[uint8](out), tgt, cast[uint8](upd)) },
 	}
-}
-
-// neutralBits returns the bits of the value an element starts from when
-// use_init_val is false (specs/README.md): sum 0, prod 1, min +inf or the
-// type's maximum, max -inf or the type's minimum; for bool, false for OR
-// and true for AND.
-func neutralBits(dt tensor.DType, r ops.Reduction) uint64 {
-	if r == ops.Sum || r == ops.Sub || r == ops.Mean || r == ops.None {
-		return 0
-	}
-	if r == ops.Prod {
-		switch dt {
-		case tensor.Float16:
-			return 0x3c00
-		case tensor.BFloat16:
-			return 0x3f80
-		case tensor.Float32:
-			return 0x3f800000
-		case tensor.Float64:
-			return 0x3ff0000000000000
-		}
-		return 1 // integers and bool
-	}
-	isMin := r == ops.Min
-	bits := uint(8 * dt.Size())
-	switch {
-	case dt == tensor.Bool:
-		return uint64(b2u(isMin))
-	case dt.IsSigned():
-		if isMin {
-			return 1<<(bits-1) - 1
-		}
-		return 1 << (bits - 1)
-	case dt.IsInteger():
-		if isMin {
-			return 1<<bits - 1 // wraps to all ones for 64 bits
-		}
-		return 0
-	}
-	var inf uint64 // +inf; -inf has the sign bit too
-	switch dt {
-	case tensor.Float16:
-		inf = 0x7c00
-	case tensor.BFloat16:
-		inf = 0x7f80
-	case tensor.Float32:
-		inf = 0x7f800000
-	case tensor.Float64:
-		inf = 0x7ff0000000000000
-	}
-	if isMin {
-		return inf
-	}
-	return inf | 1<<(bits-1)
 }
 
 func meanKernels[E any, O offset](x *exec) (kernels[E, O], error) {
