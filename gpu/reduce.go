@@ -94,12 +94,6 @@ type reduction struct {
 // shaders/src/common.glsl. Longer chains take further passes.
 const segment = 1 << 14
 
-// floatOrderSensitive reports whether the reduction's result on dtype dt
-// depends on the order of the updates: float sum, sub, prod and mean.
-func floatOrderSensitive(dt tensor.DType, r ops.Reduction) bool {
-	return dt.IsFloat() && (r == ops.Sum || r == ops.Sub || r == ops.Prod || r == ops.Mean)
-}
-
 // planReduction decides how the reduction of p runs and sets j.red, the
 // owner (count) words and the flags. It fails with ops.ErrUnsupported
 // where the in-order fold is needed but the plan is too large for its
@@ -124,7 +118,7 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 		// scatter, whose 8-byte code declares 64-bit atomics.
 		j.walk = true
 		j.flags |= flagWalk
-	case floatOrderSensitive(p.DType, p.Reduction) && (b.deterministic || j.updates <= b.orderedMax):
+	case p.Reduction.OrderSensitive(p.DType) && (b.deterministic || j.updates <= b.orderedMax):
 		r.ordered = true
 	case no64:
 		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in
