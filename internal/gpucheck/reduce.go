@@ -39,7 +39,7 @@ func runBoth(t opstest.T, b *gpu.Backend, p *ops.Plan) (got, want *tensor.Tensor
 // mismatching element to t first when the result is not Same.
 func checkReductionCase(t opstest.T, req ops.Request, p *ops.Plan, got, want *tensor.Tensor, exact bool, what string) int {
 	t.Helper()
-	if m, ok := t.(opstest.MismatchReporter); ok && (exact || !opstest.FloatOrderSensitive(p.DType, p.Reduction)) {
+	if m, ok := t.(opstest.MismatchReporter); ok && (exact || !p.Reduction.OrderSensitive(p.DType)) {
 		if mm, found := opstest.FirstMismatch(req, got, want); found {
 			m.Mismatch(mm)
 		}
@@ -74,7 +74,7 @@ func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, ato
 		got, want, path := runBoth(t, b, p)
 		what := fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req))
 		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
-		if atomicsOnly && opstest.FloatOrderSensitive(p.DType, p.Reduction) && p.NumUpdates() > 0 {
+		if atomicsOnly && p.Reduction.OrderSensitive(p.DType) && p.NumUpdates() > 0 {
 			floats++
 			if path == "ordered" {
 				t.Errorf("%s: folded in order with NoOrderedSmall", what)
@@ -101,13 +101,10 @@ func contentionCases() []contentionCase {
 		if !dt.IsNumeric() {
 			continue
 		}
-		for _, red := range []string{"sum", "prod", "min", "max", "mean"} {
-			if red == "mean" && dt == tensor.Bool {
-				continue
-			}
+		for _, red := range opstest.FoldNames("ScatterElementsUpdate-12", dt) {
 			cases = append(cases, contentionCase{"ScatterElementsUpdate-12", red, dt, nil}, contentionCase{"ScatterElementsUpdate-12", red, dt, &no})
 		}
-		for _, red := range []string{"sum", "sub", "prod", "min", "max"} {
+		for _, red := range opstest.FoldNames("ScatterNDUpdate-15", dt) {
 			cases = append(cases, contentionCase{"ScatterNDUpdate-15", red, dt, nil})
 		}
 	}
@@ -150,7 +147,7 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 			if path != "walk" {
 				t.Errorf("%s: took %q, want walk", what, path)
 			}
-		case opstest.FloatOrderSensitive(p.DType, p.Reduction):
+		case p.Reduction.OrderSensitive(p.DType):
 			if exactPath(path) != deterministic {
 				t.Errorf("%s: took %q with Deterministic %v", what, path, deterministic)
 			}

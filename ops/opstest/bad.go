@@ -72,7 +72,7 @@ func RandomBadRequest(rng *rand.Rand, cfg Config) (ops.Request, error) {
 					name := names[i]
 					r, ok := op.Reductions[name]
 					dt := req.Data.DType
-					if !ok || r != ops.None && !dt.IsNumeric() || r == ops.Mean && dt == tensor.Bool {
+					if !ok || !r.Accepts(dt) {
 						req.Reduction = name
 						return true, ops.ErrReduction
 					}

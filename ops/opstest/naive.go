@@ -18,10 +18,12 @@ import (
 //
 // It calls ops.Prepare only to decide whether req is valid (returning its
 // error when not) and Plan.IndexAt only to word the error for an index it
-// has itself found out of range; shapes, axes, slices and index positions
-// are its own. Indices are checked in row-major order before anything is
-// written, so the error names the first bad one. With no update elements
-// the result is a copy of data and the indices are not read.
+// has itself found out of range, and takes the value an element starts
+// from when use_init_val is false from ops.Reduction.NeutralBits; shapes,
+// axes, slices, index positions and the folds are its own. Indices are
+// checked in row-major order before anything is written, so the error
+// names the first bad one. With no update elements the result is a copy
+// of data and the indices are not read.
 func Naive(req ops.Request) (*tensor.Tensor, error) {
 	p, err := ops.Prepare(req)
 	if err != nil {
@@ -33,7 +35,7 @@ func Naive(req ops.Request) (*tensor.Tensor, error) {
 
 type naive struct {
 	req  ops.Request
-	plan *ops.Plan // for IndexAt's error text only
+	plan *ops.Plan // for IndexAt's error text and the neutral values only
 	name string    // lower-case operator name
 }
 
@@ -119,13 +121,14 @@ func (n naive) run() (*tensor.Tensor, error) {
 		return nil, err
 	}
 	useInit := n.req.UseInitVal == nil || *n.req.UseInitVal
-	apply(out, data, upd, targets, parseReduction(n.req.Reduction), useInit)
+	apply(out, data, upd, targets, parseReduction(n.req.Reduction), n.plan.Reduction, useInit)
 	return out, nil
 }
 
 // apply folds update u into element targets[u] of out (a copy of data), in
-// increasing u.
-func apply(out, data, upd *tensor.Tensor, targets []int, red naiveReduction, useInit bool) {
+// increasing u. start is the reduction as ops parsed it, for its neutral
+// value alone.
+func apply(out, data, upd *tensor.Tensor, targets []int, red naiveReduction, start ops.Reduction, useInit bool) {
 	switch {
 	case red == redNone:
 		for u, t := range targets {
@@ -138,7 +141,7 @@ func apply(out, data, upd *tensor.Tensor, targets []int, red naiveReduction, use
 		touched := make([]bool, out.Len())
 		for u, t := range targets {
 			if !useInit && !touched[t] {
-				setNum(out, t, neutral(dt, red))
+				setNum(out, t, neutral(dt, start))
 			}
 			touched[t] = true
 			setNum(out, t, combine(dt, red, getNum(out, t), getNum(upd, u)))
@@ -534,37 +537,21 @@ func combine(dt tensor.DType, red naiveReduction, x, y num) num {
 	}
 }
 
-// neutral is the value an element starts from when use_init_val is false.
-func neutral(dt tensor.DType, red naiveReduction) num {
+// neutral is the value an element starts from when use_init_val is false:
+// ops.Reduction.NeutralBits, whose values ops' tests pin, read as a num.
+func neutral(dt tensor.DType, r ops.Reduction) num {
+	bits := r.NeutralBits(dt)
 	switch {
 	case dt == tensor.Bool:
-		return num{b: red == redProd || red == redMin}
+		return num{b: bits != 0}
 	case dt.IsInteger():
-		w := width(dt)
-		switch red {
-		case redProd:
-			return num{u: 1}
-		case redMin: // the type's maximum
-			if dt.IsSigned() {
-				return num{u: 1<<(w-1) - 1}
-			}
-			return num{u: wrap(dt, ^uint64(0))}
-		case redMax: // the type's minimum
-			if dt.IsSigned() {
-				return num{u: wrap(dt, 1<<(w-1))}
-			}
-			return num{}
-		}
-		return num{}
-	default:
-		switch red {
-		case redProd:
-			return num{f: 1}
-		case redMin:
-			return num{f: math.Inf(1)}
-		case redMax:
-			return num{f: math.Inf(-1)}
-		}
-		return num{}
+		return num{u: wrap(dt, bits)}
+	case dt == tensor.Float16:
+		return num{f: float64(tensor.F16(uint16(bits)).Float32())}
+	case dt == tensor.BFloat16:
+		return num{f: float64(tensor.BF16(uint16(bits)).Float32())}
+	case dt == tensor.Float32:
+		return num{f: float64(math.Float32frombits(uint32(bits)))}
 	}
+	return num{f: math.Float64frombits(bits)}
 }

@@ -70,7 +70,7 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 	}
 	red := map[ops.Reduction]naiveReduction{ops.None: redNone, ops.Sum: redSum, ops.Sub: redSub, ops.Prod: redProd,
 		ops.Min: redMin, ops.Max: redMax, ops.Mean: redMean}[p.Reduction]
-	apply(out, p.Data, p.Updates, targets, red, p.UseInitVal)
+	apply(out, p.Data, p.Updates, targets, red, p.Reduction, p.UseInitVal)
 	return nil
 }
 

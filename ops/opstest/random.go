@@ -257,7 +257,7 @@ func pickReduction(rng *rand.Rand, op *ops.Op, dt tensor.DType) string {
 	var names []string
 	for _, n := range op.ReductionNames() {
 		r := op.Reductions[n]
-		if r != ops.None && !dt.IsNumeric() || r == ops.Mean && dt == tensor.Bool {
+		if !r.Accepts(dt) {
 			continue
 		}
 		names = append(names, n)

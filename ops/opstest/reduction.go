@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand"
+	"sort"
 	"strings"
 
 	"github.com/stretchr/testify/require"
@@ -11,13 +12,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
-
-// FloatOrderSensitive reports whether a reduction's result depends on the
-// order of its updates: float sum, sub, prod and mean, which round at each
-// step. Integer, bool, min and max reductions do not.
-func FloatOrderSensitive(dt tensor.DType, r ops.Reduction) bool {
-	return dt.IsFloat() && (r == ops.Sum || r == ops.Sub || r == ops.Prod || r == ops.Mean)
-}
 
 // fatalf reports a failure and ends the test.
 func fatalf(t TB, format string, args ...any) {
@@ -111,7 +105,7 @@ func targetsOf(t TB, p *ops.Plan) []int {
 // how many elements were checked against the bound.
 func CheckReduction(t TB, p *ops.Plan, got, want *tensor.Tensor, exact bool, what string) int {
 	t.Helper()
-	if exact || !FloatOrderSensitive(p.DType, p.Reduction) {
+	if exact || !p.Reduction.OrderSensitive(p.DType) {
 		if d := Diff(got, want); d != "" {
 			fatalf(t, "%s: %s", what, d)
 		}
@@ -195,9 +189,47 @@ func CheckReduction(t TB, p *ops.Plan, got, want *tensor.Tensor, exact bool, wha
 	return checked
 }
 
-// ReductionOps are the operators that take reductions other than none.
-var ReductionOps = []string{"ScatterNDUpdate-15", "ScatterElementsUpdate-12", "ScatterElements-16", "ScatterElements-18",
-	"ScatterND-16", "ScatterND-18"}
+// ReductionOps are the operators that take reductions other than none:
+// OpenVINO's in ops.All's order, then ONNX's grouped by family.
+var ReductionOps = reductionOps()
+
+func reductionOps() []string {
+	var list []*ops.Op
+	for _, op := range ops.All() {
+		if len(op.Reductions) > 1 {
+			list = append(list, op)
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.Source != b.Source {
+			return a.Source == "OpenVINO"
+		}
+		return a.Source == "ONNX" && a.Family < b.Family
+	})
+	names := make([]string, len(list))
+	for i, op := range list {
+		names[i] = op.Name
+	}
+	return names
+}
+
+// FoldNames returns the names of the reductions other than none that the
+// operator called op takes on data of dtype dt, as it spells them and in
+// ops.Op.ReductionNames' order; nil for an operator ops does not know.
+func FoldNames(op string, dt tensor.DType) []string {
+	o, err := ops.Lookup(op)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, n := range o.ReductionNames() {
+		if r := o.Reductions[n]; r != ops.None && r.Accepts(dt) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
 
 // RandomReductionRequest is a RandomRequest of an operator with
 // reductions, with a reduction other than none that the operator and
@@ -205,16 +237,7 @@ var ReductionOps = []string{"ScatterNDUpdate-15", "ScatterElementsUpdate-12", "S
 func RandomReductionRequest(rng *rand.Rand, cfg Config) ops.Request {
 	cfg.Ops = ReductionOps
 	req := RandomRequest(rng, cfg)
-	op, _ := ops.Lookup(req.Op)
-	var names []string
-	for _, n := range op.ReductionNames() {
-		r := op.Reductions[n]
-		if r == ops.None || (r == ops.Mean && req.Data.DType == tensor.Bool) || !req.Data.DType.IsNumeric() {
-			continue
-		}
-		names = append(names, n)
-	}
-	if len(names) > 0 {
+	if names := FoldNames(req.Op, req.Data.DType); len(names) > 0 {
 		req.Reduction = names[rng.Intn(len(names))]
 	}
 	return req
@@ -247,12 +270,16 @@ func ContentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, t
 	updShape := append([]int{n}, dataShape[1:]...)
 	data, _ := tensor.New(dt, dataShape)
 	upd, _ := tensor.New(dt, updShape)
+	r := ops.None
+	if o, err := ops.Lookup(op); err == nil {
+		r, _ = o.ParseReduction(red)
+	}
 	fill := func(t *tensor.Tensor, isUpd bool) {
 		for i := 0; i < t.Len(); i++ {
 			var f float64
 			var bits uint64
-			switch red {
-			case "prod", "mul":
+			switch r {
+			case ops.Prod:
 				f = math.Exp(0.02 * rng.NormFloat64())
 				if rng.Intn(2) == 0 {
 					f = -f
@@ -261,7 +288,7 @@ func ContentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, t
 				if rng.Intn(50) == 0 {
 					bits = rng.Uint64()
 				}
-			case "min", "max":
+			case ops.Min, ops.Max:
 				f = float64(rng.Intn(2001)-1000) / 8
 				if rng.Intn(20) == 0 {
 					f = math.Copysign(0, float64(rng.Intn(2)*2-1))
@@ -278,7 +305,7 @@ func ContentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, t
 	}
 	fill(data, false)
 	fill(upd, true)
-	if dt.IsFloat() && (red == "min" || red == "max") {
+	if dt.IsFloat() && (r == ops.Min || r == ops.Max) {
 		for i, v := range iv {
 			if v == 0 || v == -int64(targets) {
 				SetNumber(upd, i*inner, math.NaN(), 0)
