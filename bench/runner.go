@@ -341,14 +341,7 @@ func (r *runner) result(t Target) Result {
 // tolerant reports whether another backend's result may differ from the
 // reference's in rounding.
 func (r *runner) tolerant() bool {
-	if r.opt.Tolerance == 0 || !r.w.DType.IsFloat() {
-		return false
-	}
-	switch strings.ToLower(r.w.Reduction) {
-	case "sum", "add", "sub", "prod", "mul", "mean":
-		return true
-	}
-	return false
+	return r.opt.Tolerance != 0 && r.w.red.OrderSensitive(r.w.DType)
 }
 
 // workload runs r.w on every target.

@@ -453,8 +453,52 @@ func TestBoundsFollowTheReduction(t *testing.T) {
 		}
 		assert.Equal(t, want, b, red)
 	}
+	// sub's bound is sum's (|a - b| <= |a| + |b|), however sub is spelled.
+	nd := ops.Request{
+		Op:      "ScatterNDUpdate-15",
+		Data:    tensor.MustFromSlice([]int{3}, []float32{1, -2, 4}),
+		Indices: tensor.MustFromSlice([]int{3, 1}, []int64{0, 0, 2}),
+		Updates: tensor.MustFromSlice([]int{3}, []float32{-3, 5, 0.5}),
+	}
+	for _, red := range []string{"sub", " SUB"} {
+		nd.Reduction = red
+		b, err := bounds(context.Background(), nd, 2)
+		require.NoError(t, err)
+		assert.Equal(t, []float64{18, 4, 9}, b, red)
+	}
 	assert.Equal(t, 8*math.Ldexp(1, -10), effectiveTolerance(tensor.Float16, 1e-5))
 	assert.Equal(t, 1e-5, effectiveTolerance(tensor.Float32, 1e-5))
+}
+
+// A custom workload names its reduction as its operator spells it, and
+// tolerates rounding exactly where the fold depends on order.
+func TestCustomWorkloadReduction(t *testing.T) {
+	req := func(dt tensor.DType, red string) ops.Request {
+		data, _ := tensor.New(dt, []int{4})
+		upd, _ := tensor.New(dt, []int{2})
+		return ops.Request{Op: "ScatterND-18", Reduction: red, Data: data, Updates: upd,
+			Indices: tensor.MustFromSlice([]int{2, 1}, []int64{1, 1})}
+	}
+	for _, c := range []struct {
+		dt       tensor.DType
+		red      string
+		name     string
+		tolerant bool
+	}{
+		{tensor.Float32, " ADD", "add", true},
+		{tensor.Float16, "mul", "mul", true},
+		{tensor.Float32, "max", "max", false},
+		{tensor.Int32, "add", "add", false},
+		{tensor.Float64, "", "none", false},
+	} {
+		w, err := Custom("c", req(c.dt, c.red))
+		require.NoError(t, err)
+		assert.Equal(t, c.name, w.Reduction, "%v %q", c.dt, c.red)
+		r := &runner{w: w, opt: Options{Tolerance: DefaultTolerance}}
+		assert.Equal(t, c.tolerant, r.tolerant(), "%v %q", c.dt, c.red)
+		r.opt.Tolerance = 0
+		assert.False(t, r.tolerant(), "%v %q with no tolerance", c.dt, c.red)
+	}
 }
 
 func TestDeviceTimings(t *testing.T) {

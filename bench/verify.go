@@ -213,14 +213,7 @@ func pairDiff(f func(a, b []byte) (float64, bool), ra, rb, ia, ib []byte) (float
 // from it in rounding for p: float sums, subs, products and means, whose
 // order of operations a parallel device may change.
 func tolerant(p *ops.Plan) bool {
-	if !p.DType.IsFloat() {
-		return false
-	}
-	switch p.Reduction {
-	case ops.Sum, ops.Sub, ops.Prod, ops.Mean:
-		return true
-	}
-	return false
+	return p.Reduction.OrderSensitive(p.DType)
 }
 
 // effectiveTolerance returns the relative bound used for dt: tol, and at
@@ -246,8 +239,10 @@ func bounds(ctx context.Context, req ops.Request, tol float64) ([]float64, error
 	abs := req
 	abs.Data = absFloat64(req.Data)
 	abs.Updates = absFloat64(req.Updates)
-	if abs.Reduction == "sub" {
-		abs.Reduction = "sum" // |a - b| <= |a| + |b|
+	if op, err := ops.Lookup(req.Op); err == nil {
+		if r, ok := op.ParseReduction(req.Reduction); ok && r == ops.Sub {
+			abs.Reduction, _ = op.ReductionName(ops.Sum) // |a - b| <= |a| + |b|
+		}
 	}
 	out, err := ops.Run(ctx, cpuref.New(), abs)
 	if err != nil {

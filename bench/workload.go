@@ -28,7 +28,8 @@ type Workload struct {
 	Name string
 	// Summary says what the workload is, in a few words.
 	Summary string
-	// Op and Reduction are the operator call.
+	// Op and Reduction are the operator call, the reduction spelled as the
+	// operator spells it ("add" for ScatterND-18).
 	Op, Reduction string
 	// DType is the element type of data, updates and the output.
 	DType tensor.DType
@@ -40,6 +41,8 @@ type Workload struct {
 	DataBytes, IndicesBytes, UpdatesBytes int64
 
 	build func() (ops.Request, error)
+	// red is the reduction Reduction names.
+	red ops.Reduction
 	// held: the inputs exist already (Custom), so running the workload
 	// needs no memory for them.
 	held bool
@@ -91,7 +94,7 @@ func Custom(name string, req ops.Request) (*Workload, error) {
 	}
 	w := &Workload{
 		Name: name, Summary: "the operator call given on the command line",
-		Op: p.Op.Name, Reduction: p.Reduction.String(), DType: p.DType,
+		Op: p.Op.Name, Reduction: reductionName(p.Op, p.Reduction), red: p.Reduction, DType: p.DType,
 		DataShape:    append([]int{}, p.Shape...),
 		UpdatesShape: append([]int{}, req.Updates.Shape...),
 		DataBytes:    tensorBytes(req.Data),
@@ -105,6 +108,12 @@ func Custom(name string, req ops.Request) (*Workload, error) {
 		w.numIndices = int64(req.Indices.Len())
 	}
 	return w, nil
+}
+
+// reductionName returns r as op spells it.
+func reductionName(op *ops.Op, r ops.Reduction) string {
+	name, _ := op.ReductionName(r) // r is one op takes: Prepare or ParseReduction gave it
+	return name
 }
 
 // tensorBytes returns the size of t's elements as a device holds them.
@@ -257,12 +266,17 @@ func Select(names []string, scale float64, seed uint64) ([]*Workload, error) {
 // workload sizes d at scale s; the inputs are built by Request.
 func (d def) workload(s scaler, seed uint64) (*Workload, error) {
 	sp := d.at(s)
-	w := &Workload{
-		Name: d.name, Summary: d.summary, Op: sp.op, Reduction: sp.reduction, DType: sp.dt,
-		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd,
+	op, err := ops.Lookup(sp.op)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", d.name, err)
 	}
-	if w.Reduction == "" {
-		w.Reduction = "none"
+	red, ok := op.ParseReduction(sp.reduction)
+	if !ok {
+		return nil, fmt.Errorf("bench: %s: %s takes no reduction %q", d.name, op.Name, sp.reduction)
+	}
+	w := &Workload{
+		Name: d.name, Summary: d.summary, Op: op.Name, Reduction: reductionName(op, red), red: red, DType: sp.dt,
+		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd,
 	}
 	for _, x := range []struct {
 		shape []int
