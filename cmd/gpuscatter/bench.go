@@ -229,8 +229,9 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		name := op.Name
-		if r := f.run.reduction.value; r != "" && r != "none" {
-			name += " " + r
+		if r, ok := op.ParseReduction(req.Reduction); ok && r != ops.None {
+			spelled, _ := op.ReductionName(r)
+			name += " " + spelled
 		}
 		w, err := bench.Custom(name, req)
 		if err != nil {

@@ -251,14 +251,18 @@ func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, er
 	d.Features = append(d.Features, "max storage binding "+mib(cp.MaxStorageBufferRange))
 	families := []struct {
 		dt  tensor.DType
-		red string
+		red ops.Reduction
 	}{
-		{tensor.Int32, "add"}, {tensor.Int32, "max"}, {tensor.Int64, "add"}, {tensor.Int64, "max"},
-		{tensor.Float32, "add"}, {tensor.Float32, "max"}, {tensor.Float16, "add"}, {tensor.Float16, "max"},
-		{tensor.Float64, "add"}, {tensor.Float64, "max"}, {tensor.Float32, "mul"}, {tensor.Bool, "max"},
+		{tensor.Int32, ops.Sum}, {tensor.Int32, ops.Max}, {tensor.Int64, ops.Sum}, {tensor.Int64, ops.Max},
+		{tensor.Float32, ops.Sum}, {tensor.Float32, ops.Max}, {tensor.Float16, ops.Sum}, {tensor.Float16, ops.Max},
+		{tensor.Float64, ops.Sum}, {tensor.Float64, ops.Max}, {tensor.Float32, ops.Prod}, {tensor.Bool, ops.Max},
 	}
 	for _, f := range families {
-		name := fmt.Sprintf("%v %s", f.dt, map[string]string{"add": "sum", "max": "min/max", "mul": "prod"}[f.red])
+		family := f.red.String()
+		if f.red == ops.Max {
+			family = "min/max" // the two take the same path
+		}
+		name := fmt.Sprintf("%v %s", f.dt, family)
 		path, err := reductionPath(ctx, b, f.dt, f.red)
 		if err != nil {
 			path = "error: " + err.Error()
@@ -271,8 +275,16 @@ func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, er
 
 // reductionPath runs a ScatterElements-18 reduction of 20000 updates onto
 // 4096 targets and returns the path it took (gpu.Stats.Reduction).
-func reductionPath(ctx context.Context, b *gpu.Backend, dt tensor.DType, red string) (string, error) {
+func reductionPath(ctx context.Context, b *gpu.Backend, dt tensor.DType, r ops.Reduction) (string, error) {
 	const n, targets = 20000, 4096
+	op, err := ops.Lookup("ScatterElements-18")
+	if err != nil {
+		return "", err
+	}
+	red, ok := op.ReductionName(r)
+	if !ok {
+		return "", fmt.Errorf("%s takes no reduction %v", op.Name, r)
+	}
 	data, err := tensor.New(dt, []int{targets})
 	if err != nil {
 		return "", err
@@ -283,7 +295,7 @@ func reductionPath(ctx context.Context, b *gpu.Backend, dt tensor.DType, red str
 	for i, ix := 0, tensor.View[int64](idx); i < n; i++ {
 		ix[i] = int64(rng.Intn(targets))
 	}
-	_, err = ops.Run(ctx, b, ops.Request{Op: "ScatterElements-18", Data: data, Indices: idx, Updates: upd, Reduction: red})
+	_, err = ops.Run(ctx, b, ops.Request{Op: op.Name, Data: data, Indices: idx, Updates: upd, Reduction: red})
 	if err != nil {
 		return "", err
 	}
