@@ -10,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/internal/backendkit"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -107,7 +108,7 @@ func (p *push) bytes() []byte {
 // buffers are reclaimed by the next call or Close.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	start := time.Now()
-	ctx, err := ops.BeginExecute(ctx, "vulkan", p, out)
+	ctx, err := backendkit.BeginExecute(ctx, "vulkan", p, out)
 	if err != nil {
 		return err
 	}
