@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -34,9 +35,9 @@ and use_init_val, through every execution path of the GPU backend (native
 atomics, compare-and-swap loops, workgroup accumulation, in-order folds,
 column walks, copy commands, chunked tensors, 64-bit positions, split
 dispatches, staged transfers, resident tensors). Each path is forced on the
-device by gpu.Options. Float sum, sub, prod and mean on atomics must lie
-within the bound of the gpu package documentation; everything else must
-match bit for bit (any NaN matching any NaN).
+device by the backend's options and internal settings. Float sum, sub,
+prod and mean on atomics must lie within the bound stated in gpu/DESIGN.md;
+everything else must match bit for bit (any NaN matching any NaN).
 
 Prints the device (name, type, driver, the features the backend uses and
 the path each reduction family takes on it), then one row per path and
@@ -53,9 +54,9 @@ cannot be opened), 2 for a malformed command line.
 }
 
 // checkFault, when set, is injected into every backend check opens
-// (gpu.Paths.Fault): tests use it to show that check catches a broken
+// (knobs.Knobs.Fault): tests use it to show that check catches a broken
 // path.
-var checkFault gpu.Fault
+var checkFault knobs.Fault
 
 // checkResult is what check --json writes.
 type checkResult struct {
@@ -153,7 +154,8 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 	}
-	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off", Paths: gpu.Paths{Fault: checkFault}}
+	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off"}
+	cfg.Fault = checkFault
 	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
 	if validate {
 		ok, err := vk.ValidationAvailable()
