@@ -25,7 +25,7 @@ import (
 var checkCommand = &command{
 	name:    "check",
 	summary: "qualify a Vulkan device: the GPU conformance suite, every operator through every path",
-	flags:   func() []flagSpec { return newCheckFlags().specs() },
+	flags:   func() []flagSpec { return newCheckFlags().specs(new(gpuSettings)) },
 	details: `Runs on one Vulkan device the conformance suite that 'go test ./gpu' runs
 (package internal/gpucheck) and compares every result with the CPU reference
 (cpuref): the spec examples, the validation table, out-of-range indices with
@@ -105,8 +105,8 @@ func newCheckFlags() *checkFlags {
 	}
 }
 
-// specs returns the flags of the check command.
-func (f *checkFlags) specs() []flagSpec {
+// specs returns the flags of the check command; --device sets g.
+func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 	boolSpec := func(name string, p *bool, usage string) flagSpec {
 		return flagSpec{name: name, boolean: true, usage: usage, set: func(v string) (err error) {
 			*p, err = strconv.ParseBool(v)
@@ -114,7 +114,7 @@ func (f *checkFlags) specs() []flagSpec {
 		}}
 	}
 	return []flagSpec{
-		deviceSpec(),
+		deviceSpec(g),
 		boolSpec("quick", &f.quick, "about a tenth of the random requests (under a minute on lavapipe on two cores)"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
@@ -128,7 +128,7 @@ func (f *checkFlags) specs() []flagSpec {
 // checkMain is the check command.
 func checkMain(ctx context.Context, c *cli, args []string) error {
 	f := newCheckFlags()
-	if err := parseFlags(args, f.specs()); err != nil {
+	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
 		return err
 	}
 	quick, full, validate, seed, match, jsonF := f.quick, f.full, f.validate, f.seed, f.match, f.jsonF
@@ -154,7 +154,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 	}
-	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off"}
+	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
 	cfg.Fault = checkFault
 	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
 	if validate {
