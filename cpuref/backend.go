@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/gpuscatter/gpuscatter/internal/backendkit"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -77,7 +78,7 @@ func Run(req ops.Request) (*tensor.Tensor, error) {
 // out-of-range index is reported, before anything is written, as the error
 // p.IndexAt gives for the first bad position.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
-	ctx, err := ops.BeginExecute(ctx, "cpuref", p, out)
+	ctx, err := backendkit.BeginExecute(ctx, "cpuref", p, out)
 	if err != nil {
 		return err
 	}

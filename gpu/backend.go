@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/vk"
@@ -21,11 +22,6 @@ type Options struct {
 	// Validation enables the Khronos validation layer; its messages are
 	// returned by ValidationMessages. Open fails when the layer is missing.
 	Validation bool
-	// MaxAllocationBytes caps the size of one buffer, and so the chunk size
-	// of tensors on the device (the largest power of two not above it, at
-	// least 16 bytes). Zero means the device's limit. Tests lower it to
-	// exercise chunking.
-	MaxAllocationBytes uint64
 	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
 	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
 	PipelineCacheDir string
@@ -47,77 +43,11 @@ type Options struct {
 	// their updates in index order, bit-identical to the CPU reference
 	// (package cpuref), through a stable sort of the updates by target on
 	// the device. Without it they use atomics, whose order is the
-	// device's: the results differ from cpuref's by rounding only (see the
-	// package documentation for the bound). Integer and bool reductions,
-	// min and max are exact either way.
+	// device's: the results differ from cpuref's by rounding only (see
+	// DESIGN.md beside this package for the bound). Integer and bool
+	// reductions, min and max are exact either way.
 	Deterministic bool
-	// ForceCAS makes reductions update elements with compare-and-swap
-	// loops even where the device has an atomic instruction for the step
-	// (integer add, min and max; float add with float atomics). Tests use
-	// it to run both paths on one device.
-	ForceCAS bool
-	// Paths forces execution paths that the backend otherwise chooses by
-	// device type and plan size, so that one device can run them all
-	// (package internal/gpucheck, behind `gpuscatter check`). The zero value
-	// keeps the backend's own choices.
-	Paths Paths
 }
-
-// Paths forces execution paths (Options.Paths). Each zero field keeps the
-// backend's choice. Results do not depend on these settings, only the work
-// the device does to reach them, except Fault.
-type Paths struct {
-	// ChunkBytes sets the chunk size of tensors on the device (the largest
-	// power of two not above it, at least 16 bytes, at most the device's
-	// allocation limit) without lowering the size of other buffers, as
-	// MaxAllocationBytes does.
-	ChunkBytes uint64
-	// WidePositions makes every kernel use 64-bit positions, which the
-	// backend otherwise takes only for tensors of 2^32 elements or more.
-	WidePositions bool
-	// Run is the number of consecutive positions one invocation handles
-	// (16 on CPU devices, 1 on GPUs; at most 64).
-	Run uint32
-	// MaxWorkGroups lowers the device's workgroup-count limits, per
-	// dimension (a zero entry keeps the device's), so that passes use 2-D
-	// and 3-D grids and split into several dispatches.
-	MaxWorkGroups [3]uint32
-	// WalkMinColumns is the least number of columns for which an Element
-	// plan walks its columns in index order (1024 on CPU devices, 65536
-	// on GPUs); 1 makes every Element plan walk.
-	WalkMinColumns uint64
-	// CopyMinBytes makes Slice plans whose contiguous runs hold at least
-	// this many bytes move them with copy commands (CPU devices: 256;
-	// GPUs: never).
-	CopyMinBytes uint64
-	// NoOrderedSmall makes small float sum, sub, prod and mean plans use
-	// atomics as large ones do, instead of folding in index order. Their
-	// results then differ from cpuref's by rounding.
-	NoOrderedSmall bool
-	// NoWorkgroupAccumulation turns off the accumulation of reductions in
-	// workgroup memory before the atomics on the output.
-	NoWorkgroupAccumulation bool
-	// NoInt64Atomics makes reductions act as on a device without 64-bit
-	// atomics.
-	NoInt64Atomics bool
-	// Fault makes the backend deliberately wrong, to show that a
-	// qualification run catches a broken kernel. Never set it otherwise.
-	Fault Fault
-}
-
-// Fault is a deliberate error Options.Paths.Fault injects into results.
-type Fault int
-
-// The faults.
-const (
-	// NoFault leaves results alone.
-	NoFault Fault = iota
-	// FaultFlipLast flips the lowest bit of the last element of the
-	// output of every Execute call that succeeds with a numeric output.
-	FaultFlipLast
-	// FaultMinAsMax runs every min reduction of Execute as max.
-	FaultMinAsMax
-)
 
 // cpuRun is the number of consecutive positions an invocation handles on a
 // CPU device (lavapipe). Such a device runs a workgroup on one thread in
@@ -129,8 +59,8 @@ const (
 // neighbouring invocations on neighbouring memory, so they run 1.
 const cpuRun = 16
 
-// maxRun caps Paths.Run: MAX_RUN in shaders/src/common.glsl, the bound of
-// every kernel's loop over an invocation's run.
+// maxRun caps knobs.Knobs.Run: MAX_RUN in shaders/src/common.glsl, the
+// bound of every kernel's loop over an invocation's run.
 const maxRun = 64
 
 // The least number of columns for which an Element plan walks its columns
@@ -165,46 +95,19 @@ type Backend struct {
 	maxGroups [3]uint32
 	// run is the number of consecutive positions one invocation handles:
 	// cpuRun on CPU devices, 1 on GPUs.
-	run uint32
-	// walkMin is the least number of columns for which Element plans
-	// walk them (planWalk): cpuWalkMin or gpuWalkMin; tests change it.
-	walkMin uint64
-	// copyMin, when not 0, makes Slice plans whose contiguous runs hold
-	// at least copyMin bytes move them with copy commands (planCopies): on
-	// CPU devices, where a copy command is a memcpy and a shader's memory
-	// accesses run lane by lane, copyMinRun; tests change it.
-	copyMin uint64
-	// forceWide makes every job use 64-bit positions (tests).
-	forceWide bool
-	pipes     map[pipeKey]*vk.Pipeline
-	seq       *vk.Sequence
-	pending   *execution // one whose Submit returned early (ctx done); see finish
-	closed    bool
-	stats     Stats
+	run     uint32
+	pipes   map[pipeKey]*vk.Pipeline
+	seq     *vk.Sequence
+	pending *execution // one whose Submit returned early (ctx done); see finish
+	closed  bool
+	stats   Stats
 
-	// deterministic and forceCAS are Options.Deterministic and
-	// Options.ForceCAS.
-	deterministic, forceCAS bool
-	// orderedMax is the largest number of update elements for which float
-	// sum, sub, prod and mean fold in order even without deterministic
-	// (orderedSmall; tests set 0 to reach the atomics with small plans).
-	orderedMax uint64
-	// noPrivate turns off the workgroup-memory accumulation (tests,
-	// benchmarks).
-	noPrivate bool
-	// noInt64Atomics makes reductions act as on a device without 64-bit
-	// atomics (tests).
-	noInt64Atomics bool
-	// fault is Options.Paths.Fault.
-	fault Fault
-	// budget, when not 0, caps the device memory a call may take below
-	// what the device has free (checkFits; tests).
-	budget uint64
-	// streamMin, when not 0, replaces the constant streamMin (tests).
-	streamMin uint64
-	// freedEarly counts the output chunks download freed as it read them
-	// (tests).
-	freedEarly int
+	// deterministic is Options.Deterministic.
+	deterministic bool
+	// tuning holds the thresholds and switches that pick execution
+	// paths, which package internal/knobs overrides, and the counters
+	// tests read.
+	tuning
 
 	poolLimit int64
 	pooled    map[*vk.Buffer]uint64 // buffers acquired since the last trim: their addresses
@@ -237,13 +140,16 @@ func wrapVK(err error) error {
 // ops.ErrNoDevice when there is none, and ops.ErrUnsupported when the
 // device lacks buffer device addresses or 64-bit integers in shaders,
 // which every kernel needs.
-func Open(opts Options) (*Backend, error) {
+func Open(opts Options) (*Backend, error) { return open(opts, knobs.Knobs{}) }
+
+// open is Open with the knobs k applied (package internal/knobs).
+func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	dev, err := vk.Open(vk.Options{
 		Selector:           opts.Device,
 		Validation:         opts.Validation,
 		PipelineCacheDir:   opts.PipelineCacheDir,
 		Warn:               opts.Warn,
-		MaxAllocationBytes: opts.MaxAllocationBytes,
+		MaxAllocationBytes: k.MaxAllocationBytes,
 		NoUnifiedMemory:    opts.NoUnifiedMemory,
 	})
 	if err != nil {
@@ -272,11 +178,9 @@ func Open(opts Options) (*Backend, error) {
 		pooled:    map[*vk.Buffer]uint64{},
 		poolLimit: opts.MaxPoolBytes,
 		run:       1,
-		walkMin:   gpuWalkMin,
+		tuning:    tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall},
 
 		deterministic: opts.Deterministic,
-		forceCAS:      opts.ForceCAS,
-		orderedMax:    orderedSmall,
 	}
 	if dev.Info().Type == vk.DeviceCPU {
 		b.run = cpuRun
@@ -286,36 +190,8 @@ func Open(opts Options) (*Backend, error) {
 	if b.poolLimit == 0 {
 		b.poolLimit = 4 << 30
 	}
-	b.force(opts.Paths)
+	b.force(k)
 	return b, nil
-}
-
-// force applies the settings of ps that are not zero.
-func (b *Backend) force(ps Paths) {
-	if ps.ChunkBytes != 0 {
-		b.shift = min(chunkShift(ps.ChunkBytes), b.maxShift)
-	}
-	b.forceWide = ps.WidePositions
-	if ps.Run != 0 {
-		b.run = min(ps.Run, maxRun)
-	}
-	for i, n := range ps.MaxWorkGroups {
-		if n != 0 && n < b.maxGroups[i] {
-			b.maxGroups[i] = n
-		}
-	}
-	if ps.WalkMinColumns != 0 {
-		b.walkMin = ps.WalkMinColumns
-	}
-	if ps.CopyMinBytes != 0 {
-		b.copyMin = ps.CopyMinBytes
-	}
-	if ps.NoOrderedSmall {
-		b.orderedMax = 0
-	}
-	b.noPrivate = ps.NoWorkgroupAccumulation
-	b.noInt64Atomics = ps.NoInt64Atomics
-	b.fault = ps.Fault
 }
 
 // Name returns "vulkan: " and the device name ("vulkan: closed" for a nil

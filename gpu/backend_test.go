@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -23,17 +24,27 @@ import (
 // so that tensors of more than 4 KiB span several chunks.
 const testChunk = 4 << 10
 
-// openTest opens a backend with validation and registers its Close, after
+// config is the options and knobs a test opens a backend with.
+type config struct {
+	Options
+	knobs.Knobs
+}
+
+// openTest opens a backend with validation, and with the knobs k (at most
+// one) as package internal/knobs would, and registers its Close, after
 // which no validation message may have been reported and no Vulkan object
 // may be alive. A missing device fails the test: CI must not pass without
 // one.
-func openTest(t testing.TB, opts Options) *Backend {
+func openTest(t testing.TB, opts Options, k ...knobs.Knobs) *Backend {
 	t.Helper()
+	if len(k) > 1 {
+		t.Fatalf("openTest takes at most one Knobs, got %d", len(k))
+	}
 	opts.Validation = true
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = "off"
 	}
-	b, err := Open(opts)
+	b, err := open(opts, append(k, knobs.Knobs{})[0])
 	if err != nil {
 		t.Fatalf("no usable Vulkan device (install mesa-vulkan-drivers and vulkan-validationlayers for lavapipe): %v", err)
 	}
@@ -122,7 +133,7 @@ func TestIndexErrorsMatchReference(t *testing.T) {
 	ctx := context.Background()
 	for _, cfg := range []struct{ wide, walk bool }{{false, false}, {true, false}, {false, true}} {
 		wide := cfg.wide
-		b := openTest(t, Options{MaxAllocationBytes: testChunk})
+		b := openTest(t, Options{}, knobs.Knobs{MaxAllocationBytes: testChunk})
 		b.forceWide = wide
 		if cfg.walk {
 			b.walkMin = 1

@@ -8,10 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 )
 
 func TestCopyTimeMeasuresADeviceCopy(t *testing.T) {
-	b := openTest(t, Options{MaxAllocationBytes: 1 << 20})
+	b := openTest(t, Options{}, knobs.Knobs{MaxAllocationBytes: 1 << 20})
 	d, err := b.CopyTime(context.Background(), 3<<20+5, 3) // several chunks, one partial
 	require.NoError(t, err)
 	assert.Positive(t, d)

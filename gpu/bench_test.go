@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -154,20 +155,20 @@ func BenchmarkReduceContention(b *testing.B) {
 		name := fmt.Sprintf("into%d", size)
 		for _, cfg := range []struct {
 			name      string
-			opts      Options
+			opts      config
 			noPrivate bool
 		}{
-			{"native", Options{}, false},
-			{"native-global", Options{}, true},
-			{"cas", Options{ForceCAS: true}, false},
-			{"cas-global", Options{ForceCAS: true}, true},
-			{"deterministic", Options{Deterministic: true}, false},
+			{"native", config{}, false},
+			{"native-global", config{}, true},
+			{"cas", config{Knobs: knobs.Knobs{ForceCAS: true}}, false},
+			{"cas-global", config{Knobs: knobs.Knobs{ForceCAS: true}}, true},
+			{"deterministic", config{Options: Options{Deterministic: true}}, false},
 		} {
 			if size > shaders.PrivateWords && cfg.noPrivate {
 				continue // the same run as without the flag
 			}
 			b.Run(name+"/"+cfg.name, func(b *testing.B) {
-				g, err := Open(cfg.opts)
+				g, err := open(cfg.opts.Options, cfg.opts.Knobs)
 				require.NoError(b, err)
 				defer g.Close()
 				g.noPrivate = cfg.noPrivate

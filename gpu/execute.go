@@ -10,6 +10,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/internal/backendkit"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -107,7 +109,7 @@ func (p *push) bytes() []byte {
 // buffers are reclaimed by the next call or Close.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	start := time.Now()
-	ctx, err := ops.BeginExecute(ctx, "vulkan", p, out)
+	ctx, err := backendkit.BeginExecute(ctx, "vulkan", p, out)
 	if err != nil {
 		return err
 	}
@@ -119,21 +121,21 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	if b.closed {
 		return closedPlanError(p)
 	}
-	if b.fault != NoFault {
+	if b.fault != knobs.NoFault {
 		return b.faulty(ctx, start, p, out)
 	}
 	return b.executeLocked(ctx, start, p, out)
 }
 
-// faulty is Execute with Options.Paths.Fault injected. b.mu is held.
+// faulty is Execute with knobs.Knobs.Fault injected. b.mu is held.
 func (b *Backend) faulty(ctx context.Context, start time.Time, p *ops.Plan, out *tensor.Tensor) error {
-	if b.fault == FaultMinAsMax && p.Reduction == ops.Min {
+	if b.fault == knobs.MinAsMax && p.Reduction == ops.Min {
 		q := *p
 		q.Reduction = ops.Max
 		p = &q
 	}
 	err := b.executeLocked(ctx, start, p, out)
-	if err == nil && b.fault == FaultFlipLast && len(out.Data) > 0 {
+	if err == nil && b.fault == knobs.FlipLast && len(out.Data) > 0 {
 		out.Data[len(out.Data)-out.DType.Size()] ^= 1
 	}
 	return err
@@ -511,7 +513,7 @@ func (b *Backend) newCall(p *ops.Plan, j *job, io [3]*devTensor, copyFrom *devTe
 	}
 	binary.LittleEndian.PutUint32(c.paramHost[c.errAt:], noError)
 	if uint64(len(c.paramHost)) > 1<<b.maxShift {
-		return nil, unsupported(p, "the chunk tables need %d bytes, more than one buffer of %d bytes; raise MaxAllocationBytes", len(c.paramHost), uint64(1)<<b.maxShift)
+		return nil, unsupported(p, "the chunk tables need %d bytes, more than one buffer of %d bytes, the device's allocation limit", len(c.paramHost), uint64(1)<<b.maxShift)
 	}
 	var err error
 	if c.params, err = b.acquireWhole(uint64(len(c.paramHost))); err != nil {

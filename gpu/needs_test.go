@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -146,7 +147,7 @@ func TestNeedsMatchesEveryPath(t *testing.T) {
 // bytes back chunk by chunk, each chunk freed once read, and the result is
 // cpuref's; a pooling backend keeps the chunks for the next call.
 func TestLargeOutputsStreamBack(t *testing.T) {
-	b := openTest(t, Options{MaxPoolBytes: -1, Paths: Paths{ChunkBytes: testChunk}})
+	b := openTest(t, Options{MaxPoolBytes: -1}, knobs.Knobs{ChunkBytes: testChunk})
 	require.True(t, b.Device().UnifiedMemory())
 	b.streamMin = 1
 	p := fewUpdatesPlan(t, 20*testChunk+5)
@@ -157,7 +158,7 @@ func TestLargeOutputsStreamBack(t *testing.T) {
 	assert.Equal(t, 21, b.freedEarly, "the output's chunks are freed as they are read")
 	assert.Equal(t, held, b.Device().Memory().Held, "nothing is kept")
 
-	pooling := openTest(t, Options{Paths: Paths{ChunkBytes: testChunk}})
+	pooling := openTest(t, Options{}, knobs.Knobs{ChunkBytes: testChunk})
 	pooling.streamMin = 1
 	n, err := pooling.Needs(p)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -23,21 +24,21 @@ import (
 // plan walking its columns (walkMin 1).
 var reductionConfigs = []struct {
 	name      string
-	opts      Options
+	opts      config
 	noPrivate bool
 	walk      bool
 }{
-	{"native", Options{}, false, false},
-	{"native-global", Options{}, true, false},
-	{"cas", Options{ForceCAS: true}, false, false},
-	{"cas-global", Options{ForceCAS: true}, true, false},
-	{"deterministic", Options{Deterministic: true}, false, false},
-	{"walk", Options{}, false, true},
+	{"native", config{}, false, false},
+	{"native-global", config{}, true, false},
+	{"cas", config{Knobs: knobs.Knobs{ForceCAS: true}}, false, false},
+	{"cas-global", config{Knobs: knobs.Knobs{ForceCAS: true}}, true, false},
+	{"deterministic", config{Options: Options{Deterministic: true}}, false, false},
+	{"walk", config{}, false, true},
 }
 
 // openReduction opens a backend in a configuration of reductionConfigs.
-func openReduction(t *testing.T, opts Options, noPrivate, walk bool) *Backend {
-	b := openTest(t, opts)
+func openReduction(t *testing.T, opts config, noPrivate, walk bool) *Backend {
+	b := openTest(t, opts.Options, opts.Knobs)
 	b.noPrivate = noPrivate
 	if walk {
 		b.walkMin = 1
@@ -247,24 +248,24 @@ func TestReductionPaths(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		opts Options
+		opts config
 		p    *ops.Plan
 		want string
 	}{
-		{"float32 sum, many targets", Options{}, big(tensor.Float32, "sum", 3000), native},
-		{"float32 sum, few targets", Options{}, big(tensor.Float32, "sum", 4), native + "+private"},
-		{"float32 sum, CAS", Options{ForceCAS: true}, big(tensor.Float32, "sum", 3000), "cas"},
-		{"float32 sum, deterministic", Options{Deterministic: true}, big(tensor.Float32, "sum", 4), "ordered"},
-		{"float32 sum, small plan", Options{}, small, "ordered"},
-		{"float32 max, deterministic", Options{Deterministic: true}, big(tensor.Float32, "max", 3000), "cas"},
-		{"int32 sum, deterministic", Options{Deterministic: true}, big(tensor.Int32, "sum", 3000), "native"},
-		{"int32 sum, CAS", Options{ForceCAS: true}, big(tensor.Int32, "sum", 3000), "cas"},
-		{"int16 mean", Options{}, big(tensor.Int16, "mean", 3000), "native"},
-		{"float16 prod", Options{}, big(tensor.Float16, "prod", 5000), "cas"},
-		{"float16 prod, few targets", Options{}, big(tensor.Float16, "prod", 3000), "cas+private"},
-		{"bool max, few targets", Options{}, big(tensor.Bool, "max", 4), "cas"},
+		{"float32 sum, many targets", config{}, big(tensor.Float32, "sum", 3000), native},
+		{"float32 sum, few targets", config{}, big(tensor.Float32, "sum", 4), native + "+private"},
+		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "sum", 3000), "cas"},
+		{"float32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "sum", 4), "ordered"},
+		{"float32 sum, small plan", config{}, small, "ordered"},
+		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "max", 3000), "cas"},
+		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Int32, "sum", 3000), "native"},
+		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Int32, "sum", 3000), "cas"},
+		{"int16 mean", config{}, big(tensor.Int16, "mean", 3000), "native"},
+		{"float16 prod", config{}, big(tensor.Float16, "prod", 5000), "cas"},
+		{"float16 prod, few targets", config{}, big(tensor.Float16, "prod", 3000), "cas+private"},
+		{"bool max, few targets", config{}, big(tensor.Bool, "max", 4), "cas"},
 	} {
-		b := openTest(t, c.opts)
+		b := openTest(t, c.opts.Options, c.opts.Knobs)
 		out, _ := tensor.New(c.p.DType, c.p.Shape)
 		require.NoError(t, b.Execute(context.Background(), c.p, out))
 		assert.Equal(t, c.want, b.LastStats().Reduction, c.name)

@@ -38,26 +38,6 @@ func (p *Plan) CheckOutput(out *tensor.Tensor) error {
 	return nil
 }
 
-// BeginExecute makes the checks every Backend.Execute opens with: p is not
-// nil, out can receive p's result (CheckOutput), and ctx is not done. It
-// returns the context to use (context.Background when ctx is nil). prefix
-// starts the message of the nil-plan error, e.g. "cpuref".
-func BeginExecute(ctx context.Context, prefix string, p *Plan, out *tensor.Tensor) (context.Context, error) {
-	if p == nil {
-		return nil, &Error{Input: "plan", Err: ErrMissingInput, Msg: prefix + ": plan is nil"}
-	}
-	if err := p.CheckOutput(out); err != nil {
-		return nil, err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return ctx, nil
-}
-
 // Run validates req, allocates the output and executes it on b.
 func Run(ctx context.Context, b Backend, req Request) (*tensor.Tensor, error) {
 	p, err := Prepare(req)

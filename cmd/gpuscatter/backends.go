@@ -27,36 +27,49 @@ var backendNames = []string{backendAuto, backendCPU, backendGPU}
 // (vulkan.go sets it where cgo is on); a GPU backend plugs in by setting
 // it to its constructor, and the CLI needs no other change. An error
 // wrapping ops.ErrNoDevice means there is no usable device, which
-// --backend auto answers by running on the CPU. oneCall says that the
-// backend runs one call and closes: it then keeps no buffers for reuse,
-// and frees a large output's device memory as it reads it back.
-var newGPUBackend func(ctx context.Context, oneCall bool) (ops.Backend, error)
+// --backend auto answers by running on the CPU. s is the command line's
+// settings. oneCall says that the backend runs one call and closes: it
+// then keeps no buffers for reuse, and frees a large output's device
+// memory as it reads it back.
+var newGPUBackend func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error)
 
-// deviceSpec is the --device flag of the commands that open a backend.
-func deviceSpec() flagSpec {
+// gpuSettings is what a command line opens the GPU backend with. The cli
+// struct carries it to the command, whose --device and --deterministic
+// flags parse into it.
+type gpuSettings struct {
+	// device is the --device flag: a Vulkan device index or part of its
+	// name; empty means GPUSCATTER_DEVICE, then the best device by type.
+	device string
+	// deterministic is the --deterministic flag.
+	deterministic bool
+	// warn prints a failure to read or write the pipeline cache file as
+	// one warning line, once per command line (onceWarner): the cache
+	// only saves compile time, so the run goes on and its status is what
+	// it would have been with the cache. nil drops it.
+	warn func(error)
+}
+
+// deviceSpec is the --device flag of the commands that open a backend; it
+// sets s.device.
+func deviceSpec(s *gpuSettings) flagSpec {
 	return flagSpec{name: "device", arg: "SEL", set: func(v string) error {
-		deviceSelector = v
+		s.device = v
 		return nil
 	}, usage: "the Vulkan device: an index or part of its name, as 'gpuscatter devices' lists them " +
 		"(default: the GPUSCATTER_DEVICE variable, then the best device by type)"}
 }
 
 // deterministicSpec is the --deterministic flag: float sum, sub, prod and
-// mean reductions on the GPU fold in index order, bit-identical to the CPU.
-func deterministicSpec() flagSpec {
+// mean reductions on the GPU fold in index order, bit-identical to the
+// CPU. It sets s.deterministic.
+func deterministicSpec(s *gpuSettings) flagSpec {
 	return flagSpec{name: "deterministic", boolean: true, set: func(v string) (err error) {
-		deterministic, err = strconv.ParseBool(v)
+		s.deterministic, err = strconv.ParseBool(v)
 		return err
 	}, usage: "float sum, sub, prod and mean on the GPU fold in index order, bit-identical to the CPU (slower)"}
 }
 
-// warnPipelineCache prints a failure to read or write the pipeline cache
-// file as one warning line, once per command line (Main sets it): the
-// cache only saves compile time, so the run goes on and its status is
-// what it would have been with the cache.
-var warnPipelineCache func(error)
-
-// onceWarner returns a warnPipelineCache that writes to w.
+// onceWarner returns a gpuSettings.warn that writes to w.
 func onceWarner(w io.Writer) func(error) {
 	var once sync.Once
 	return func(err error) {
@@ -65,13 +78,6 @@ func onceWarner(w io.Writer) func(error) {
 		})
 	}
 }
-
-// deterministic is the --deterministic flag.
-var deterministic bool
-
-// deviceSelector is the --device flag: a Vulkan device index or part of its
-// name; empty means GPUSCATTER_DEVICE, then the best device by type.
-var deviceSelector string
 
 // errNoGPUBackend is the answer to --backend gpu, check and devices in a
 // build without a GPU backend.
@@ -99,19 +105,19 @@ func checkBackendName(name string) error {
 // virtual); without a usable device, or when the device is of another type
 // (a CPU device such as lavapipe), it opens the CPU backend and returns a
 // notice saying why, which the caller prints once the run has succeeded.
-// oneCall is newGPUBackend's.
-func openBackend(ctx context.Context, name string, oneCall bool) (b ops.Backend, notice string, err error) {
+// s and oneCall are newGPUBackend's.
+func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) (b ops.Backend, notice string, err error) {
 	switch name {
 	case backendCPU:
 		return cpuref.New(), "", nil
 	case backendGPU:
-		b, err := openGPU(ctx, oneCall)
+		b, err := openGPU(ctx, s, oneCall)
 		if err != nil {
 			return nil, "", fmt.Errorf("--backend gpu: %w", err)
 		}
 		return b, "", nil
 	case backendAuto:
-		b, err := openGPU(ctx, oneCall)
+		b, err := openGPU(ctx, s, oneCall)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
@@ -136,8 +142,8 @@ func openBackend(ctx context.Context, name string, oneCall bool) (b ops.Backend,
 // and returns the concrete name, cpu or gpu, with the notice openBackend
 // gives for auto. A command that runs many operators calls it first, so it
 // fails at once when the backend is unavailable and reports the choice once.
-func resolveBackend(ctx context.Context, name string) (resolved, notice string, err error) {
-	b, notice, err := openBackend(ctx, name, false)
+func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, notice string, err error) {
+	b, notice, err := openBackend(ctx, s, name, false)
 	if err != nil {
 		return "", "", err
 	}
@@ -154,12 +160,12 @@ func resolveBackend(ctx context.Context, name string) (resolved, notice string, 
 	return resolved, notice, nil
 }
 
-// openGPU opens the GPU backend, or says why there is none.
-func openGPU(ctx context.Context, oneCall bool) (ops.Backend, error) {
+// openGPU opens the GPU backend with s, or says why there is none.
+func openGPU(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
 	if newGPUBackend == nil {
 		return nil, errNoGPUBackend
 	}
-	return newGPUBackend(ctx, oneCall)
+	return newGPUBackend(ctx, s, oneCall)
 }
 
 // autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and

@@ -22,7 +22,7 @@ import (
 var benchCommand = &command{
 	name:    "bench",
 	summary: "time the scatter workloads on the GPU and the CPU and check they agree",
-	flags:   func() []flagSpec { return newBenchFlags().specs() },
+	flags:   func() []flagSpec { return newBenchFlags().specs(new(gpuSettings)) },
 	details: `Times each workload on the CPU and, with --backend gpu or auto, on the GPU,
 and checks that every output of the GPU equals the CPU's. Prints a table:
 median, min and max wall time of Execute (upload, run and download for the
@@ -120,8 +120,9 @@ func newBenchFlags() *benchFlags {
 }
 
 // specs returns the flags of the bench command: its own, then run's
-// (but --out), which the usage line sums up as "[--op NAME ...]".
-func (f *benchFlags) specs() []flagSpec {
+// (but --out), which the usage line sums up as "[--op NAME ...]";
+// --device and --deterministic set g.
+func (f *benchFlags) specs(g *gpuSettings) []flagSpec {
 	quick := f.quick.spec().with("", "a small size (scale 1/256) that runs in seconds", false)
 	quick.boolean = true // --quick alone means --quick=true
 	specs := []flagSpec{
@@ -134,7 +135,7 @@ func (f *benchFlags) specs() []flagSpec {
 		f.plot.spec().with("FILE.png", "draw GB/s per workload and backend, with the memory copy as a reference line, "+
 			"as a PNG image (atomically)", false),
 	}
-	for _, s := range f.run.specs(nil) {
+	for _, s := range f.run.specs(nil, g) {
 		switch s.name {
 		case "out":
 			continue
@@ -187,7 +188,7 @@ func checkPNGPath(v string) error {
 // backends, run, print the table, write the files.
 func benchMain(ctx context.Context, c *cli, args []string) error {
 	f := newBenchFlags()
-	if err := parseFlags(args, f.specs()); err != nil {
+	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
 		return err
 	}
 	custom, err := f.mode()
@@ -214,7 +215,7 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 
-	targets, notice, err := openTargets(ctx, f.run.backend.value)
+	targets, notice, err := openTargets(ctx, c.gpu, f.run.backend.value)
 	if err != nil {
 		return err
 	}
@@ -432,19 +433,19 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 // it is, without run's fallback to the CPU for plans it does not support:
 // those show as unsupported in the table rather than as CPU times in the
 // GPU's row.
-func openTargets(ctx context.Context, name string) (targets []bench.Target, notice string, err error) {
+func openTargets(ctx context.Context, s gpuSettings, name string) (targets []bench.Target, notice string, err error) {
 	targets = []bench.Target{{Label: backendCPU, Backend: cpuref.New()}}
 	switch name {
 	case backendCPU:
 		return targets, "", nil
 	case backendGPU:
-		b, err := openGPU(ctx, false)
+		b, err := openGPU(ctx, s, false)
 		if err != nil {
 			return nil, "", fmt.Errorf("--backend gpu: %w", err)
 		}
 		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
 	case backendAuto:
-		b, err := openGPU(ctx, false)
+		b, err := openGPU(ctx, s, false)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()

@@ -25,7 +25,7 @@ func TestBenchQuickGPU(t *testing.T) {
 	smallMemcpy(t)
 	var opened []*gpu.Backend
 	withGPU(t, func(context.Context) (ops.Backend, error) {
-		b, err := gpu.Open(gpu.Options{Device: deviceSelector, Validation: true, PipelineCacheDir: "off"})
+		b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
 		if err == nil {
 			opened = append(opened, b)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -24,7 +25,7 @@ import (
 var checkCommand = &command{
 	name:    "check",
 	summary: "qualify a Vulkan device: the GPU conformance suite, every operator through every path",
-	flags:   func() []flagSpec { return newCheckFlags().specs() },
+	flags:   func() []flagSpec { return newCheckFlags().specs(new(gpuSettings)) },
 	details: `Runs on one Vulkan device the conformance suite that 'go test ./gpu' runs
 (package internal/gpucheck) and compares every result with the CPU reference
 (cpuref): the spec examples, the validation table, out-of-range indices with
@@ -34,9 +35,9 @@ and use_init_val, through every execution path of the GPU backend (native
 atomics, compare-and-swap loops, workgroup accumulation, in-order folds,
 column walks, copy commands, chunked tensors, 64-bit positions, split
 dispatches, staged transfers, resident tensors). Each path is forced on the
-device by gpu.Options. Float sum, sub, prod and mean on atomics must lie
-within the bound of the gpu package documentation; everything else must
-match bit for bit (any NaN matching any NaN).
+device by the backend's options and internal settings. Float sum, sub,
+prod and mean on atomics must lie within the bound stated in gpu/DESIGN.md;
+everything else must match bit for bit (any NaN matching any NaN).
 
 Prints the device (name, type, driver, the features the backend uses and
 the path each reduction family takes on it), then one row per path and
@@ -53,9 +54,9 @@ cannot be opened), 2 for a malformed command line.
 }
 
 // checkFault, when set, is injected into every backend check opens
-// (gpu.Paths.Fault): tests use it to show that check catches a broken
+// (knobs.Knobs.Fault): tests use it to show that check catches a broken
 // path.
-var checkFault gpu.Fault
+var checkFault knobs.Fault
 
 // checkResult is what check --json writes.
 type checkResult struct {
@@ -104,8 +105,8 @@ func newCheckFlags() *checkFlags {
 	}
 }
 
-// specs returns the flags of the check command.
-func (f *checkFlags) specs() []flagSpec {
+// specs returns the flags of the check command; --device sets g.
+func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 	boolSpec := func(name string, p *bool, usage string) flagSpec {
 		return flagSpec{name: name, boolean: true, usage: usage, set: func(v string) (err error) {
 			*p, err = strconv.ParseBool(v)
@@ -113,7 +114,7 @@ func (f *checkFlags) specs() []flagSpec {
 		}}
 	}
 	return []flagSpec{
-		deviceSpec(),
+		deviceSpec(g),
 		boolSpec("quick", &f.quick, "about a tenth of the random requests (under a minute on lavapipe on two cores)"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
@@ -127,7 +128,7 @@ func (f *checkFlags) specs() []flagSpec {
 // checkMain is the check command.
 func checkMain(ctx context.Context, c *cli, args []string) error {
 	f := newCheckFlags()
-	if err := parseFlags(args, f.specs()); err != nil {
+	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
 		return err
 	}
 	quick, full, validate, seed, match, jsonF := f.quick, f.full, f.validate, f.seed, f.match, f.jsonF
@@ -153,7 +154,8 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 	}
-	cfg.Base = gpu.Options{Device: deviceSelector, PipelineCacheDir: "off", Paths: gpu.Paths{Fault: checkFault}}
+	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
+	cfg.Fault = checkFault
 	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
 	if validate {
 		ok, err := vk.ValidationAvailable()

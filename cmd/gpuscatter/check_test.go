@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -40,23 +40,23 @@ func TestCheckPasses(t *testing.T) {
 	}
 }
 
-// TestCheckCatchesBrokenPaths forces two broken paths (gpu.Paths.Fault)
+// TestCheckCatchesBrokenPaths forces two broken paths (knobs.Knobs.Fault)
 // and requires check to fail with exit status 1 and show the first
 // mismatch: one bit flipped in the last element of every result, and min
 // reductions run as max.
 func TestCheckCatchesBrokenPaths(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		fault gpu.Fault
+		fault knobs.Fault
 		match string
 		want  []string
 	}{
-		{"flipLast", gpu.FaultFlipLast, "none/default", []string{"first mismatch: op ", "path none/default"}},
-		{"minAsMax", gpu.FaultMinAsMax, "random/deterministic", []string{"first mismatch: op ", "reduction min", "path random/deterministic"}},
+		{"flipLast", knobs.FlipLast, "none/default", []string{"first mismatch: op ", "path none/default"}},
+		{"minAsMax", knobs.MinAsMax, "random/deterministic", []string{"first mismatch: op ", "reduction min", "path random/deterministic"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkFault = c.fault
-			t.Cleanup(func() { checkFault = gpu.NoFault })
+			t.Cleanup(func() { checkFault = knobs.NoFault })
 			out := filepath.Join(t.TempDir(), "check.json")
 			code, stdout, stderr := runCLI(t, "check", "--quick", "--match", c.match, "--json", out)
 			t.Logf("check with %s:\n%s%s", c.name, stdout, stderr)

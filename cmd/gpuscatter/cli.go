@@ -110,9 +110,11 @@ func (cmd *command) flagsHelp() string {
 	return b.String()
 }
 
-// cli carries the writers a command prints to.
+// cli carries what a command line's command runs with: the writers it
+// prints to and the settings it opens the GPU backend with.
 type cli struct {
 	stdout, stderr io.Writer
+	gpu            gpuSettings
 }
 
 // commands lists the subcommands in the order help shows them. It is filled
@@ -163,9 +165,7 @@ func mainUsageText() string {
 // "interrupted by SIGTERM" (the signal's name) and returns 128 plus the
 // signal's number.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
-	deviceSelector, deterministic = "", false // each command line sets its own
-	warnPipelineCache = onceWarner(stderr)
+	c := &cli{stdout: stdout, stderr: stderr, gpu: gpuSettings{warn: onceWarner(stderr)}}
 	if len(args) == 0 {
 		return c.exit(nil, &usageError{msg: "no command given"})
 	}

@@ -21,7 +21,7 @@ var examplesCommand = &command{
 	summary: "run every example from the operator specs and check the results",
 	flags: func() []flagSpec {
 		f := newExamplesFlags()
-		return f.specs()
+		return f.specs(new(gpuSettings))
 	},
 	details: `Runs every example printed in the operator specs (with the errata of
 specs/README.md corrected) the way 'gpuscatter run' runs an operator: the
@@ -44,12 +44,12 @@ func newExamplesFlags() examplesFlags {
 	}
 }
 
-// specs returns the flags of the examples command.
-func (f examplesFlags) specs() []flagSpec {
+// specs returns the flags of the examples command; --device sets g.
+func (f examplesFlags) specs(g *gpuSettings) []flagSpec {
 	return []flagSpec{
 		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false),
 		f.match.spec().with("TEXT", "only the examples whose name contains TEXT (case-insensitive)", false),
-		deviceSpec(),
+		deviceSpec(g),
 	}
 }
 
@@ -58,7 +58,7 @@ func (f examplesFlags) specs() []flagSpec {
 func examplesMain(ctx context.Context, c *cli, args []string) error {
 	f := newExamplesFlags()
 	backend, match := f.backend, f.match
-	if err := parseFlags(args, f.specs()); err != nil {
+	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
 		return err
 	}
 	all := examples.All()
@@ -72,14 +72,14 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 		// Before the backend, whose notice would be a second line.
 		return fmt.Errorf("--match %q: no example name contains it", match.value)
 	}
-	name, notice, err := resolveBackend(ctx, backend.value)
+	name, notice, err := resolveBackend(ctx, c.gpu, backend.value)
 	if err != nil {
 		return err
 	}
 	if notice != "" {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
-	runWith, device := name, deviceSelector // the runs reset deviceSelector
+	runWith, device := name, c.gpu.device
 	if backend.value == backendAuto && name == backendGPU {
 		// Each run may still fall back to the CPU for a plan the GPU
 		// backend cannot run; run notes that and the example shows it.

@@ -197,7 +197,7 @@ var onnxTestCommand = &command{
 	summary: "run ONNX backend node tests of the scatter operators",
 	flags: func() []flagSpec {
 		backend := newOnnxBackendArg()
-		return onnxTestSpecs(&backend)
+		return onnxTestSpecs(&backend, new(gpuSettings))
 	},
 	operands: "DIR...",
 	details: `Runs ONNX backend node tests as ONNX ships them (Debian's libonnx-testdata
@@ -222,9 +222,10 @@ func newOnnxBackendArg() stringArg {
 	return stringArg{name: "backend", value: backendAuto, check: checkBackendName}
 }
 
-// onnxTestSpecs returns the flags of the onnx-test command.
-func onnxTestSpecs(backend *stringArg) []flagSpec {
-	return []flagSpec{backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false), deviceSpec(), deterministicSpec()}
+// onnxTestSpecs returns the flags of the onnx-test command; --device and
+// --deterministic set g.
+func onnxTestSpecs(backend *stringArg, g *gpuSettings) []flagSpec {
+	return []flagSpec{backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu, as for run", false), deviceSpec(g), deterministicSpec(g)}
 }
 
 func onnxTestMain(ctx context.Context, c *cli, args []string) error {
@@ -232,7 +233,7 @@ func onnxTestMain(ctx context.Context, c *cli, args []string) error {
 	// Flags first, then DIRs: split at the first argument that is not a
 	// flag or a flag's value.
 	flagArgs, rest := splitFlags(args, map[string]bool{"backend": true, "device": true})
-	if err := parseFlags(flagArgs, onnxTestSpecs(&backend)); err != nil {
+	if err := parseFlags(flagArgs, onnxTestSpecs(&backend, &c.gpu)); err != nil {
 		return err
 	}
 	for _, a := range rest {
@@ -248,7 +249,7 @@ func onnxTestMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, notice, err := openBackend(ctx, backend.value, false)
+	b, notice, err := openBackend(ctx, c.gpu, backend.value, false)
 	if err != nil {
 		return err
 	}

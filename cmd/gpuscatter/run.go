@@ -17,7 +17,7 @@ var runCommand = &command{
 	summary: "run one scatter operator on .npy or .pb inputs and write the result",
 	flags: func() []flagSpec {
 		model := newModelArg()
-		return newRunFlags().specs(&model)
+		return newRunFlags().specs(&model, new(gpuSettings))
 	},
 	details: `Runs one scatter operator and writes its result to --out. The output is
 written atomically: a failed run leaves no output file behind and never
@@ -75,8 +75,9 @@ func newRunFlags() *runFlags {
 }
 
 // specs returns the flags of the run command; model is --model, nil for
-// the commands that take run's flags without it.
-func (f *runFlags) specs(model *stringArg) []flagSpec {
+// the commands that take run's flags without it; --device and
+// --deterministic set g.
+func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 	const list = "a comma list of integers such as 0,-1 (an int64 1-D tensor) or a path ending in .npy or .pb"
 	specs := []flagSpec{
 		f.op.spec().with("NAME", "operator and version, case-insensitive, e.g. ScatterNDUpdate-15 (see 'gpuscatter ops')", true),
@@ -105,7 +106,7 @@ func (f *runFlags) specs(model *stringArg) []flagSpec {
 			"(discrete, integrated or virtual); with no device, or a CPU device such as lavapipe (the same bits as the CPU "+
 			"reference on the same cores, slower), it runs on the CPU with a one-line notice saying why. gpu runs on any "+
 			"Vulkan device, lavapipe included", false),
-		deviceSpec(), deterministicSpec())
+		deviceSpec(g), deterministicSpec(g))
 }
 
 // newModelArg returns run's --model flag.
@@ -124,7 +125,7 @@ func nonEmptyPath(v string) error {
 func runMain(ctx context.Context, c *cli, args []string) error {
 	f := newRunFlags()
 	model := newModelArg()
-	if err := parseFlags(args, f.specs(&model)); err != nil {
+	if err := parseFlags(args, f.specs(&model, &c.gpu)); err != nil {
 		return err
 	}
 	if model.given {
@@ -194,7 +195,7 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	if err := f.checkMemory(); err != nil {
 		return err
 	}
-	b, notice, err := openBackend(ctx, f.backend.value, true)
+	b, notice, err := openBackend(ctx, c.gpu, f.backend.value, true)
 	if err != nil {
 		return err
 	}

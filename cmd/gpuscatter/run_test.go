@@ -573,7 +573,7 @@ func withGPU(t *testing.T, open func(ctx context.Context) (ops.Backend, error)) 
 	saved := newGPUBackend
 	newGPUBackend = nil // a build without a GPU backend
 	if open != nil {
-		newGPUBackend = func(ctx context.Context, _ bool) (ops.Backend, error) { return open(ctx) }
+		newGPUBackend = func(ctx context.Context, _ gpuSettings, _ bool) (ops.Backend, error) { return open(ctx) }
 	}
 	t.Cleanup(func() { newGPUBackend = saved })
 }

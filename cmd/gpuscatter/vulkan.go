@@ -4,13 +4,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
-	"github.com/gpuscatter/gpuscatter/tensor"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -18,8 +15,8 @@ import (
 // stands in for it in a build without cgo.
 
 func init() {
-	newGPUBackend = func(ctx context.Context, oneCall bool) (ops.Backend, error) {
-		opts := gpu.Options{Device: deviceSelector, Deterministic: deterministic, Warn: warnPipelineCache}
+	newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
+		opts := gpu.Options{Device: s.device, Deterministic: s.deterministic, Warn: s.warn}
 		if oneCall {
 			opts.MaxPoolBytes = -1 // nothing to reuse
 		}
@@ -71,7 +68,9 @@ func deviceTimed(b ops.Backend) ops.Backend {
 	return b
 }
 
-// gpuTimer is the Vulkan backend with its pass timings as device phases.
+// gpuTimer is the Vulkan backend with its pass timings as device phases
+// (bench.DeviceTimer); the backend's RunResident makes it a
+// bench.ResidentRunner too.
 type gpuTimer struct{ *gpu.Backend }
 
 // LastDeviceTimings returns the timed passes of the last Execute call.
@@ -82,47 +81,4 @@ func (g gpuTimer) LastDeviceTimings() []bench.Phase {
 		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
 	}
 	return phases
-}
-
-// RunResident uploads req's inputs to the device once and times the call
-// on them in place (the output is data's tensor, so no copy of data is
-// made), the way a runtime that keeps its tensors on the device runs it:
-// one untimed call, then repeats timed ones, each after data is restored
-// from the host (untimed). It downloads the last output into out
-// (bench.ResidentRunner).
-func (g gpuTimer) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
-	var open []*gpu.Tensor
-	defer func() {
-		for _, t := range open {
-			err = errors.Join(err, t.Close())
-		}
-	}()
-	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
-	for _, in := range []struct {
-		host *tensor.Tensor
-		dev  **gpu.Tensor
-	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
-		if in.host == nil {
-			continue
-		}
-		if *in.dev, err = g.Upload(ctx, in.host); err != nil {
-			return nil, err
-		}
-		open = append(open, *in.dev)
-	}
-	c.Out = c.Data
-	for i := 0; i <= repeats; i++ {
-		if err := c.Data.Write(ctx, req.Data); err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		if err := g.Run(ctx, c); err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			times = append(times, time.Since(start))
-		}
-	}
-	return times, c.Data.Read(ctx, out)
 }

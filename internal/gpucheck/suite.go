@@ -4,9 +4,10 @@
 // gpu) on one Vulkan device: the shared suite of ops/opstest (spec
 // examples, the validation table, index errors with guard regions,
 // unchanged inputs, in place, random requests against cpuref), run through
-// every execution path the backend has, each forced by gpu.Options. `go
-// test ./gpu` runs it at the Default size; `gpuscatter check` runs it on
-// any device and prints one row per operator and path.
+// every execution path the backend has, each forced by gpu.Options and
+// the knobs of package internal/knobs. `go test ./gpu` runs it at the
+// Default size; `gpuscatter check` runs it on any device and prints one
+// row per operator and path.
 package gpucheck
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -96,8 +98,9 @@ type Path struct {
 	Name string
 	// Doc says what the path forces.
 	Doc string
-	// Opts forces the path; Run adds Device and Validation.
-	Opts gpu.Options
+	// Opts and Knobs force the path; Run adds Device and Validation.
+	Opts  gpu.Options
+	Knobs knobs.Knobs
 	// Suite is the suite run: conformance, differential, none or resident.
 	Suite string
 	// N is the number of random requests at the Default size.
@@ -114,62 +117,61 @@ type Path struct {
 }
 
 var (
-	chunkPaths = gpu.Paths{ChunkBytes: 16}
-	wide       = gpu.Paths{WidePositions: true}
-	grids      = gpu.Paths{MaxWorkGroups: [3]uint32{1, 2, 65535}} // 1, 2 or more groups: 2-D, 3-D and split dispatches
-	copies     = gpu.Paths{CopyMinBytes: 1}
-	walk       = gpu.Paths{WalkMinColumns: 1}
+	chunked    = knobs.Knobs{MaxAllocationBytes: testChunk}
+	chunkPaths = knobs.Knobs{ChunkBytes: 16}
+	wide       = knobs.Knobs{WidePositions: true}
+	grids      = knobs.Knobs{MaxWorkGroups: [3]uint32{1, 2, 65535}} // 1, 2 or more groups: 2-D, 3-D and split dispatches
+	copies     = knobs.Knobs{CopyMinBytes: 1}
+	walk       = knobs.Knobs{WalkMinColumns: 1}
 )
 
 // Paths lists the paths in the order Run runs them.
 func Paths() []Path {
-	chunked := gpu.Options{MaxAllocationBytes: testChunk}
-	with := func(o gpu.Options, ps gpu.Paths) gpu.Options { o.Paths = ps; return o }
 	paths := []Path{
 		{Name: "default", Doc: "the device's own choices", Suite: suiteConformance, N: opstest.DefaultRandom},
-		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Opts: gpu.Options{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "deterministic", Doc: "float reductions folded in index order", Opts: gpu.Options{Deterministic: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
-		{Name: "chunks4KiB", Doc: "4 KiB buffers: tensors in many chunks", Opts: chunked, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "chunks4KiB", Doc: "4 KiB buffers: tensors in many chunks", Knobs: chunked, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "random/default", Doc: "random requests against cpuref", Suite: suiteDifferential, N: 4000, Seed: 0},
-		{Name: "random/cas", Doc: "compare-and-swap loops", Opts: gpu.Options{ForceCAS: true}, Suite: suiteDifferential, N: 4000, Seed: 1},
+		{Name: "random/cas", Doc: "compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteDifferential, N: 4000, Seed: 1},
 		{Name: "random/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Suite: suiteDifferential, N: 4000, Seed: 2},
-		{Name: "random/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, walk), Suite: suiteDifferential, N: 4000, Seed: 3},
+		{Name: "random/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteDifferential, N: 4000, Seed: 3},
 		{Name: "none/default", Doc: "reduction none with bad indices", Suite: suiteNone, N: 12000, Seed: 100},
 		{Name: "none/large", Doc: "larger tensors", Suite: suiteNone, N: 1500, Large: true, Seed: 107},
-		{Name: "none/chunks4KiB", Doc: "4 KiB buffers, larger tensors", Opts: chunked, Suite: suiteNone, N: 1500, Large: true, Seed: 101},
-		{Name: "none/chunks16B", Doc: "16-byte chunks", Opts: with(gpu.Options{}, chunkPaths), Suite: suiteNone, N: 3000, Seed: 102},
-		{Name: "none/wide", Doc: "64-bit positions", Opts: with(gpu.Options{}, wide), Suite: suiteNone, N: 3000, Seed: 103},
-		{Name: "none/wideChunked", Doc: "64-bit positions, 4 KiB buffers", Opts: with(chunked, wide), Suite: suiteNone, N: 600, Large: true, Seed: 108},
-		{Name: "none/run1", Doc: "one position per invocation, as on GPUs", Opts: with(gpu.Options{}, gpu.Paths{Run: 1}), Suite: suiteNone, N: 3000, Seed: 105},
-		{Name: "none/run3", Doc: "three positions per invocation, 4 KiB buffers", Opts: with(chunked, gpu.Paths{Run: 3}), Suite: suiteNone, N: 1000, Large: true, Seed: 106},
-		{Name: "none/grids", Doc: "2-D and 3-D grids, split dispatches", Opts: with(gpu.Options{}, grids), Suite: suiteNone, N: 1000, Large: true, Seed: 104},
+		{Name: "none/chunks4KiB", Doc: "4 KiB buffers, larger tensors", Knobs: chunked, Suite: suiteNone, N: 1500, Large: true, Seed: 101},
+		{Name: "none/chunks16B", Doc: "16-byte chunks", Knobs: chunkPaths, Suite: suiteNone, N: 3000, Seed: 102},
+		{Name: "none/wide", Doc: "64-bit positions", Knobs: wide, Suite: suiteNone, N: 3000, Seed: 103},
+		{Name: "none/wideChunked", Doc: "64-bit positions, 4 KiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, WidePositions: true}, Suite: suiteNone, N: 600, Large: true, Seed: 108},
+		{Name: "none/run1", Doc: "one position per invocation, as on GPUs", Knobs: knobs.Knobs{Run: 1}, Suite: suiteNone, N: 3000, Seed: 105},
+		{Name: "none/run3", Doc: "three positions per invocation, 4 KiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, Run: 3}, Suite: suiteNone, N: 1000, Large: true, Seed: 106},
+		{Name: "none/grids", Doc: "2-D and 3-D grids, split dispatches", Knobs: grids, Suite: suiteNone, N: 1000, Large: true, Seed: 104},
 		{Name: "none/staging", Doc: "staged transfers, no buffer pool", Opts: gpu.Options{NoUnifiedMemory: true, MaxPoolBytes: -1}, Suite: suiteNone, N: 1500, Seed: 109},
-		{Name: "none/copies", Doc: "contiguous slices by copy commands", Opts: with(gpu.Options{}, copies), Suite: suiteNone, N: 3000, Seed: 113},
-		{Name: "none/copiesChunked", Doc: "copy regions split at 4 KiB chunks", Opts: with(chunked, copies), Suite: suiteNone, N: 1000, Large: true, Seed: 114},
-		{Name: "none/copies16B", Doc: "copy regions split at 16-byte chunks", Opts: with(gpu.Options{}, gpu.Paths{CopyMinBytes: 1, ChunkBytes: 16}), Suite: suiteNone, N: 1000, Seed: 115},
-		{Name: "none/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, walk), Suite: suiteNone, N: 3000, Seed: 110},
-		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Opts: with(chunked, gpu.Paths{WalkMinColumns: 1, WidePositions: true}), Suite: suiteNone, N: 600, Large: true, Seed: 111},
-		{Name: "none/walkGrids", Doc: "walks in split dispatches", Opts: with(gpu.Options{}, gpu.Paths{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}), Suite: suiteNone, N: 1000, Large: true, Seed: 112},
-		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 300},
-		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteReduce, N: 1000, Seed: 301},
+		{Name: "none/copies", Doc: "contiguous slices by copy commands", Knobs: copies, Suite: suiteNone, N: 3000, Seed: 113},
+		{Name: "none/copiesChunked", Doc: "copy regions split at 4 KiB chunks", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, CopyMinBytes: 1}, Suite: suiteNone, N: 1000, Large: true, Seed: 114},
+		{Name: "none/copies16B", Doc: "copy regions split at 16-byte chunks", Knobs: knobs.Knobs{CopyMinBytes: 1, ChunkBytes: 16}, Suite: suiteNone, N: 1000, Seed: 115},
+		{Name: "none/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteNone, N: 3000, Seed: 110},
+		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, WalkMinColumns: 1, WidePositions: true}, Suite: suiteNone, N: 600, Large: true, Seed: 111},
+		{Name: "none/walkGrids", Doc: "walks in split dispatches", Knobs: knobs.Knobs{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}, Suite: suiteNone, N: 1000, Large: true, Seed: 112},
+		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 300},
+		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 301},
 	}
 	paths = append(paths, reduceShapes()...)
 	return append(paths, []Path{
-		{Name: "contention/native", Doc: "thousands of updates per target on native atomics", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 400},
-		{Name: "contention/native-global", Doc: "native atomics without workgroup accumulation", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 401},
-		{Name: "contention/cas", Doc: "compare-and-swap loops", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 402},
-		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteContention, N: 2000, Seed: 403},
-		{Name: "contention/deterministic", Doc: "in-order folds", Opts: with(gpu.Options{Deterministic: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
-		{Name: "contention/walk", Doc: "every Element plan walks its columns", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, WalkMinColumns: 1}), Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
+		{Name: "contention/native", Doc: "thousands of updates per target on native atomics", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 400},
+		{Name: "contention/native-global", Doc: "native atomics without workgroup accumulation", Knobs: knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteContention, N: 2000, Seed: 401},
+		{Name: "contention/cas", Doc: "compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 402},
+		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteContention, N: 2000, Seed: 403},
+		{Name: "contention/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
+		{Name: "contention/walk", Doc: "every Element plan walks its columns", Knobs: knobs.Knobs{NoOrderedSmall: true, WalkMinColumns: 1}, Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
 		{Name: "scale/default", Doc: "long columns, many updates per element, rank-64 tuples, NaN signs", Suite: suiteScale, N: 1, Seed: 600},
-		{Name: "scale/native-global", Doc: "as scale/default, native atomics without workgroup accumulation", Opts: with(gpu.Options{}, gpu.Paths{NoOrderedSmall: true, NoWorkgroupAccumulation: true}), Suite: suiteScale, N: 1, Seed: 601},
-		{Name: "scale/cas", Doc: "as scale/default, compare-and-swap loops", Opts: with(gpu.Options{ForceCAS: true}, gpu.Paths{NoOrderedSmall: true}), Suite: suiteScale, N: 1, Seed: 602},
+		{Name: "scale/native-global", Doc: "as scale/default, native atomics without workgroup accumulation", Knobs: knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteScale, N: 1, Seed: 601},
+		{Name: "scale/cas", Doc: "as scale/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteScale, N: 1, Seed: 602},
 		{Name: "scale/deterministic", Doc: "as scale/default, folded in order", Opts: gpu.Options{Deterministic: true}, Suite: suiteScale, N: 1, Seed: 603},
-		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Opts: with(gpu.Options{}, walk), Suite: suiteScale, N: 1, Seed: 604},
+		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Knobs: walk, Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
-		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Opts: chunked, Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "big/default", Doc: "tensors beyond the storage binding limit", Suite: suiteBig, N: 1, Seed: 500, FullOnly: true},
-		{Name: "big/chunks64MiB", Doc: "tensors beyond the storage binding limit in 64 MiB buffers", Opts: gpu.Options{MaxAllocationBytes: 64 << 20}, Suite: suiteBig, N: 1, Seed: 501, FullOnly: true},
+		{Name: "big/chunks64MiB", Doc: "tensors beyond the storage binding limit in 64 MiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: 64 << 20}, Suite: suiteBig, N: 1, Seed: 501, FullOnly: true},
 	}...)
 }
 
@@ -181,27 +183,28 @@ func reduceShapes() []Path {
 	var out []Path
 	for i, shape := range []struct {
 		name, doc string
-		opts      gpu.Options
+		knobs     knobs.Knobs
 	}{
-		{"chunks16B", "16-byte chunks", gpu.Options{Paths: chunkPaths}},
-		{"wide", "64-bit positions, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: wide}},
-		{"run1", "one position per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 1}}},
-		{"run3", "three positions per invocation, 4 KiB buffers", gpu.Options{MaxAllocationBytes: testChunk, Paths: gpu.Paths{Run: 3}}},
-		{"grids", "2-D and 3-D grids, split dispatches", gpu.Options{Paths: grids}},
+		{"chunks16B", "16-byte chunks", chunkPaths},
+		{"wide", "64-bit positions, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, WidePositions: true}},
+		{"run1", "one position per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 1}},
+		{"run3", "three positions per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 3}},
+		{"grids", "2-D and 3-D grids, split dispatches", grids},
 	} {
 		for _, mode := range []string{"atomics", "deterministic", "walk"} {
-			o := shape.opts
-			o.Paths.NoOrderedSmall = true
+			var o gpu.Options
+			k := shape.knobs
+			k.NoOrderedSmall = true
 			doc := shape.doc + ", on atomics"
 			switch mode {
 			case "deterministic":
 				o.Deterministic = true
 				doc = shape.doc + ", folded in order"
 			case "walk":
-				o.Paths.WalkMinColumns = 1
+				k.WalkMinColumns = 1
 				doc = shape.doc + ", Element plans walking"
 			}
-			out = append(out, Path{Name: "reduce/" + shape.name + "/" + mode, Doc: doc, Opts: o, Suite: suiteReduce, N: 250, Large: true, Seed: 310 + int64(i)})
+			out = append(out, Path{Name: "reduce/" + shape.name + "/" + mode, Doc: doc, Opts: o, Knobs: k, Suite: suiteReduce, N: 250, Large: true, Seed: 310 + int64(i)})
 		}
 	}
 	return out
@@ -210,8 +213,11 @@ func reduceShapes() []Path {
 // Config is what Run runs.
 type Config struct {
 	// Base holds the device selector and Validation; each path's options
-	// are added to it (its Paths.Fault is kept, for mutation tests).
+	// are added to it.
 	Base gpu.Options
+	// Fault is injected into every backend opened (mutation tests: check
+	// must catch it); the zero value injects none.
+	Fault knobs.Fault
 	// Size scales the random requests.
 	Size Size
 	// Seed is the base of every path's seed.
@@ -252,13 +258,12 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = cfg.Base.PipelineCacheDir
 	}
-	if cfg.Base.Paths.Fault != gpu.NoFault {
-		opts.Paths.Fault = cfg.Base.Paths.Fault
-	}
+	k := p.Knobs
+	k.Fault = cfg.Fault
 	var opened []*gpu.Backend
 	open := func(t opstest.T) *gpu.Backend {
 		t.Helper()
-		b, err := gpu.Open(opts)
+		b, err := knobs.Open[gpu.Options, *gpu.Backend](opts, k)
 		if err != nil {
 			t.Fatalf("no usable Vulkan device: %v", err)
 		}

@@ -88,8 +88,8 @@ func targetsOf(t TB, p *ops.Plan) []int {
 // CheckReduction compares a backend's result with the CPU reference's. Integer,
 // bool, min and max results, and every result of the in-order fold, must
 // be equal (any NaN matching any NaN). Float sum, sub, prod and mean
-// computed with atomics must lie within the bound of the package
-// documentation, element by element:
+// computed with atomics must lie within the bound gpu/DESIGN.md states,
+// element by element:
 //
 //	sum, sub: |gpu - ref| <= 2*g(n)*S
 //	prod:     |gpu - ref| <= 2*g(n)*P

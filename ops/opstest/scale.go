@@ -243,8 +243,7 @@ func spoilNaN(rng *rand.Rand, req ops.Request) {
 // the NaN cases, where exact reports that b promised the reference's bits
 // for the plan it just ran (always, for a backend that folds in index
 // order); else equal for integers, bool, min and max, and within the
-// package documentation's bound (CheckReduction) for float sum, sub, prod
-// and mean. Requests with Err must fail with it, naming the limit.
+// bound of CheckReduction for float sum, sub, prod and mean. Requests with Err must fail with it, naming the limit.
 func Scale(t T, b ops.Backend, ref func(ops.Request) (*tensor.Tensor, error), cases []ScaleCase, exact func(p *ops.Plan) bool) {
 	t.Helper()
 	ctx := context.Background()

@@ -1,0 +1,77 @@
+//go:build cgo
+
+package gpu
+
+import "github.com/gpuscatter/gpuscatter/internal/knobs"
+
+// Package internal/knobs opens a Backend with knobs through open, which
+// this package registers there; nothing outside the module can.
+func init() { knobs.Register(open) }
+
+// tuning is the part of a Backend's state that picks execution paths where
+// the device type and the plan's size would: Open sets it for the device,
+// package internal/knobs overrides it (force), tests set fields directly.
+// It also holds the counters tests read. Backend embeds it.
+type tuning struct {
+	// walkMin is the least number of columns for which Element plans
+	// walk them (planWalk): cpuWalkMin or gpuWalkMin.
+	walkMin uint64
+	// copyMin, when not 0, makes Slice plans whose contiguous runs hold
+	// at least copyMin bytes move them with copy commands (planCopies): on
+	// CPU devices, where a copy command is a memcpy and a shader's memory
+	// accesses run lane by lane, copyMinRun.
+	copyMin uint64
+	// forceWide makes every job use 64-bit positions.
+	forceWide bool
+	// forceCAS makes reductions use compare-and-swap loops where the
+	// device has an atomic instruction for the step.
+	forceCAS bool
+	// orderedMax is the largest number of update elements for which float
+	// sum, sub, prod and mean fold in order even without deterministic
+	// (orderedSmall; 0 reaches the atomics with small plans).
+	orderedMax uint64
+	// noPrivate turns off the workgroup-memory accumulation.
+	noPrivate bool
+	// noInt64Atomics makes reductions act as on a device without 64-bit
+	// atomics.
+	noInt64Atomics bool
+	// fault is the deliberate error Execute injects (knobs.Fault).
+	fault knobs.Fault
+	// budget, when not 0, caps the device memory a call may take below
+	// what the device has free (checkFits).
+	budget uint64
+	// streamMin, when not 0, replaces the constant streamMin.
+	streamMin uint64
+	// freedEarly counts the output chunks download freed as it read them.
+	freedEarly int
+}
+
+// force applies the knobs of k that are not zero (MaxAllocationBytes
+// already went to vk.Open).
+func (b *Backend) force(k knobs.Knobs) {
+	if k.ChunkBytes != 0 {
+		b.shift = min(chunkShift(k.ChunkBytes), b.maxShift)
+	}
+	b.forceWide = k.WidePositions
+	b.forceCAS = k.ForceCAS
+	if k.Run != 0 {
+		b.run = min(k.Run, maxRun)
+	}
+	for i, n := range k.MaxWorkGroups {
+		if n != 0 && n < b.maxGroups[i] {
+			b.maxGroups[i] = n
+		}
+	}
+	if k.WalkMinColumns != 0 {
+		b.walkMin = k.WalkMinColumns
+	}
+	if k.CopyMinBytes != 0 {
+		b.copyMin = k.CopyMinBytes
+	}
+	if k.NoOrderedSmall {
+		b.orderedMax = 0
+	}
+	b.noPrivate = k.NoWorkgroupAccumulation
+	b.noInt64Atomics = k.NoInt64Atomics
+	b.fault = k.Fault
+}

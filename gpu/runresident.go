@@ -1,0 +1,59 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// RunResident times req's call on inputs already in device memory, the
+// way a runtime that keeps its tensors on the device runs it: it uploads
+// req's inputs once, runs the call in place (the output is data's tensor,
+// so no copy of data is made) once untimed and then repeats times timed,
+// each after data is restored from the host (untimed), and downloads the
+// last output into out. It returns the wall time of each timed call (it
+// is bench.ResidentRunner). Every tensor it made is closed on return.
+func (b *Backend) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	var open []*Tensor
+	defer func() {
+		for _, t := range open {
+			err = errors.Join(err, t.Close())
+		}
+	}()
+	c := Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	for _, in := range []struct {
+		host *tensor.Tensor
+		dev  **Tensor
+	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
+		if in.host == nil {
+			continue
+		}
+		if *in.dev, err = b.Upload(ctx, in.host); err != nil {
+			return nil, err
+		}
+		open = append(open, *in.dev)
+	}
+	if c.Data == nil {
+		return nil, &ops.Error{Op: req.Op, Input: "data", Err: ops.ErrMissingInput, Msg: "data is missing"}
+	}
+	c.Out = c.Data
+	for i := 0; i <= repeats; i++ {
+		if err := c.Data.Write(ctx, req.Data); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := b.Run(ctx, c); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			times = append(times, time.Since(start))
+		}
+	}
+	return times, c.Data.Read(ctx, out)
+}

@@ -1,0 +1,96 @@
+// Package knobs forces the execution paths that the GPU backend (package
+// gpu) otherwise chooses by device type and plan size, so that one device
+// can run them all: internal/gpucheck, behind `gpuscatter check`, and the
+// tests. Results do not depend on the knobs, only the work the device does
+// to reach them, except Fault.
+//
+// Design: package gpu exports no knob. At init it registers its unexported
+// open-with-knobs function here (Register), and Open calls it; that
+// registration is the only package-level variable involved.
+package knobs
+
+import "fmt"
+
+// Knobs are the settings Open applies on top of gpu.Options. Each zero
+// field keeps the backend's own choice.
+type Knobs struct {
+	// MaxAllocationBytes caps the size of one buffer, and so the chunk
+	// size of tensors on the device (the largest power of two not above
+	// it, at least 16 bytes). Zero means the device's limit.
+	MaxAllocationBytes uint64
+	// ForceCAS makes reductions update elements with compare-and-swap
+	// loops even where the device has an atomic instruction for the step
+	// (integer add, min and max; float add with float atomics).
+	ForceCAS bool
+	// ChunkBytes sets the chunk size of tensors on the device (the largest
+	// power of two not above it, at least 16 bytes, at most the device's
+	// allocation limit) without lowering the size of other buffers, as
+	// MaxAllocationBytes does.
+	ChunkBytes uint64
+	// WidePositions makes every kernel use 64-bit positions, which the
+	// backend otherwise takes only for tensors of 2^32 elements or more.
+	WidePositions bool
+	// Run is the number of consecutive positions one invocation handles
+	// (16 on CPU devices, 1 on GPUs; at most 64).
+	Run uint32
+	// MaxWorkGroups lowers the device's workgroup-count limits, per
+	// dimension (a zero entry keeps the device's), so that passes use 2-D
+	// and 3-D grids and split into several dispatches.
+	MaxWorkGroups [3]uint32
+	// WalkMinColumns is the least number of columns for which an Element
+	// plan walks its columns in index order (1024 on CPU devices, 65536
+	// on GPUs); 1 makes every Element plan walk.
+	WalkMinColumns uint64
+	// CopyMinBytes makes Slice plans whose contiguous runs hold at least
+	// this many bytes move them with copy commands (CPU devices: 256;
+	// GPUs: never).
+	CopyMinBytes uint64
+	// NoOrderedSmall makes small float sum, sub, prod and mean plans use
+	// atomics as large ones do, instead of folding in index order. Their
+	// results then differ from cpuref's by rounding.
+	NoOrderedSmall bool
+	// NoWorkgroupAccumulation turns off the accumulation of reductions in
+	// workgroup memory before the atomics on the output.
+	NoWorkgroupAccumulation bool
+	// NoInt64Atomics makes reductions act as on a device without 64-bit
+	// atomics.
+	NoInt64Atomics bool
+	// Fault makes the backend deliberately wrong, to show that a
+	// qualification run catches a broken kernel.
+	Fault Fault
+}
+
+// Fault is a deliberate error Knobs.Fault injects into results.
+type Fault int
+
+// The faults.
+const (
+	// NoFault leaves results alone.
+	NoFault Fault = iota
+	// FlipLast flips the lowest bit of the last element of the output of
+	// every Execute call that succeeds with a numeric output.
+	FlipLast
+	// MinAsMax runs every min reduction of Execute as max.
+	MinAsMax
+)
+
+// opener is the function Register was given: package gpu's
+// func(gpu.Options, Knobs) (*gpu.Backend, error).
+var opener any
+
+// Register records the backend's open-with-knobs function; package gpu
+// calls it once, at init.
+func Register[O, B any](open func(O, Knobs) (B, error)) { opener = open }
+
+// Open opens a backend with options opts and knobs k through the
+// registered function, whose option and backend types O and B must be:
+// Open[gpu.Options, *gpu.Backend]. It fails when no such function is
+// registered (a build without cgo has no Vulkan backend).
+func Open[O, B any](opts O, k Knobs) (B, error) {
+	open, ok := opener.(func(O, Knobs) (B, error))
+	if !ok {
+		var none B
+		return none, fmt.Errorf("knobs: no backend registered to open %T with knobs", opts)
+	}
+	return open(opts, k)
+}
