@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -37,6 +38,7 @@ type abiGroup struct {
 	unsigned bool   // GLSL: uint literals (for uint expressions)
 	hex      bool   // GLSL and Go: hexadecimal
 	shift    bool   // Go: 1 << n (flags)
+	limits   bool   // not an enumeration: values may repeat
 	consts   []abiConst
 }
 
@@ -228,7 +230,7 @@ var abiGroups = []abiGroup{
 			"plans: each update looks at the index of the at most LATER_MAX-1\n" +
 			"updates after it along the index dimension instead of claiming owner\n" +
 			"words, which take 4 bytes per slot of the output.",
-		pkg: "gpu", unsigned: true,
+		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
 			cv("SEGMENT", "segment", 1<<14, ""),
@@ -405,4 +407,46 @@ func pushLayout() (offsets []uint32, size uint32) {
 		size += elem * n
 	}
 	return offsets, size
+}
+
+// checkABI rejects a table with a name used twice (a macro, or a Go
+// constant of one package), two constants of an enumeration with one
+// value, or a push block over abiPushMax bytes.
+func checkABI(groups []abiGroup, fields []pushField) error {
+	macros := map[string]bool{}
+	goNames := map[string]bool{}
+	for _, g := range groups {
+		values := map[uint64]string{}
+		for _, k := range g.consts {
+			if k.glsl != "" {
+				if macros[k.glsl] {
+					return fmt.Errorf("abi: macro %s declared twice", k.glsl)
+				}
+				macros[k.glsl] = true
+			}
+			if k.goName != "" {
+				if goNames[g.pkg+"."+k.goName] {
+					return fmt.Errorf("abi: %s.%s declared twice", g.pkg, k.goName)
+				}
+				goNames[g.pkg+"."+k.goName] = true
+			}
+			name := k.glsl + k.goName
+			if other, ok := values[k.value]; ok && !g.limits {
+				return fmt.Errorf("abi: %s and %s have the same value %d", other, name, k.value)
+			}
+			values[k.value] = name
+		}
+	}
+	size := uint32(0)
+	for _, f := range fields {
+		elem := uint32(4)
+		if f.wide {
+			elem = 8
+		}
+		size = (size+elem-1)/elem*elem + elem*uint32(max(f.count, 1))
+	}
+	if size > abiPushMax {
+		return fmt.Errorf("abi: the push constants take %d bytes, more than the %d every device offers", size, abiPushMax)
+	}
+	return nil
 }

@@ -268,6 +268,9 @@ func main() {
 }
 
 func run(dir, out, gpuDir, glslc string) error {
+	if err := checkABI(abiGroups, abiPush); err != nil {
+		return err
+	}
 	src, err := writeABI(dir, out, gpuDir)
 	if err != nil {
 		return err
