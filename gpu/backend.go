@@ -59,10 +59,6 @@ type Options struct {
 // neighbouring invocations on neighbouring memory, so they run 1.
 const cpuRun = 16
 
-// maxRun caps knobs.Knobs.Run: MAX_RUN in shaders/src/common.glsl, the
-// bound of every kernel's loop over an invocation's run.
-const maxRun = 64
-
 // The least number of columns for which an Element plan walks its columns
 // (Backend.walks): on a CPU device, four workgroups is enough to keep a
 // few threads busy (lavapipe runs a workgroup per thread); a GPU wants

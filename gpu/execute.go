@@ -65,36 +65,6 @@ type execution struct {
 	waiting bool
 }
 
-// pushSize is the size of the push-constant block (Push in
-// shaders/src/common.glsl).
-const pushSize = 128
-
-// push is the push-constant block of one dispatch.
-type push struct {
-	params, base, end               uint64
-	outT, updT, idxT, normT, ownerT uint32 // chunk tables, in the parameter buffer
-	errAt, shift, errShift, run     uint32
-	hot                             [hotWords]uint32
-	seg                             uint32 // the walk's segment (scatter.comp)
-}
-
-func (p *push) bytes() []byte {
-	b := make([]byte, pushSize)
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], p.params)
-	le.PutUint64(b[8:], p.base)
-	le.PutUint64(b[16:], p.end)
-	fixed := []uint32{p.outT, p.updT, p.idxT, p.normT, p.ownerT, p.errAt, p.shift, p.errShift, p.run}
-	for i, v := range fixed {
-		le.PutUint32(b[24+4*i:], v)
-	}
-	for i, v := range p.hot {
-		le.PutUint32(b[24+4*len(fixed)+4*i:], v)
-	}
-	le.PutUint32(b[24+4*len(fixed)+4*hotWords:], p.seg)
-	return b
-}
-
 // Execute writes the result of p into out (ops.Backend). out may share
 // storage with p.Data. The call uploads data (straight into the output's
 // device buffers), updates and indices, records every pass into one

@@ -8,9 +8,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
-// noError is the error word's value when every index is in range.
-const noError = 0xFFFFFFFF
-
 // badIndex returns the error for the first out-of-range index. The resolve
 // kernel lowered the error word to (position >> shift) for every bad index
 // position, so every position below word<<shift is in range and the first

@@ -12,63 +12,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// The parameter array of Block and Element plans, as P_* in
-// shaders/src/common.glsl.
-const (
-	pJ = iota
-	pMagicJ
-	pInner
-	pMagicInner
-	pVStride
-	pOStride
-	pIStride
-	pRows
-	pMagicRows
-	pOutputs
-	pTuple
-	pTupleAt
-	pNOuter
-	pNInner
-	pMapsAt
-	pXT         // where the table offsets of the reduction tensors are listed
-	paramHeader // first word after the fixed header
-)
-
-// The parameter array of Slice plans, as S_* in shaders/src/common.glsl.
-const (
-	sNDims = iota
-	sBase
-	sDimsAt
-)
-
-// hotWords is the number of leading parameter words also pushed as 32-bit
-// push constants (Push.hot in shaders/src/common.glsl).
-const hotWords = 16
-
-// Flags of a call, as FLAG_* in shaders/src/common.glsl: the kernels'
-// specialization constant shaders.FlagsConstant.
-const (
-	flagNegative = 1 << 0
-	flagOwner    = 1 << 1
-	flagMaps     = 1 << 2
-	flagOneChunk = 1 << 3
-	flagCount    = 1 << 4
-	flagTarget   = 1 << 5
-	flagXTables  = 1 << 6
-	flagUseInit  = 1 << 7
-	flagPrivate  = 1 << 8
-	flagWalk     = 1 << 9
-	flagLater    = 1 << 10
-)
-
-// laterMax is the largest J for which a plan whose updates may collide
-// claims no owner words (FLAG_LATER, LATER_MAX in shaders/src/common.glsl):
-// each update looks at the index of the at most laterMax-1 updates after
-// it along the index dimension instead, and writes when none has its
-// index. The owner words take 4 bytes per slot of the output, so a large
-// tensor patched in a few places would need four times its size in them.
-const laterMax = 64
-
 // narrowLimit is the largest count for which kernels use 32-bit positions:
 // with every count at most 2^31, position arithmetic, including the slack of
 // a rounded-up dispatch grid, stays below 2^32.

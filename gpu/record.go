@@ -7,14 +7,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
-// Arguments of the reduce and sort kernels, which read them from the push
-// constants' hot words (A_* in shaders/src/reduce.comp and sort.comp).
-const (
-	phasePrepare = 1
-	phaseFinish  = 2
-	phaseFold    = 3
-)
-
 // sortKey returns the variant of a Sort stage.
 func sortKey(s shaders.Stage) shaders.Key {
 	return shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s}

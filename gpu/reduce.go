@@ -28,32 +28,6 @@ const (
 	privateShare    = 16
 )
 
-// Tensor slots of a call, as T_* in shaders/src/common.glsl.
-const (
-	tOut = iota
-	tUpd
-	tIdx
-	tNorm
-	tOwner
-	tAcc
-	tK1
-	tV1
-	tK2
-	tV2
-	tHist
-	tScan
-	tList
-	numTensors
-	tNone = 0xFFFFFFFF
-)
-
-// radixBits is the digit width of the sort (sort.comp: 16 buckets).
-const radixBits = 4
-
-// groupSize is the workgroup size of every kernel (internal/shadergen's
-// localSize; each variant's table entry repeats it).
-const groupSize = 256
-
 // reduction is how a plan with a reduction runs on this device. Atomic
 // plans resolve, optionally prepare (use_init_val false, mean), scatter
 // with atomics and optionally finish (mean); ordered plans resolve with
@@ -89,18 +63,13 @@ type reduction struct {
 	listWords uint64
 }
 
-// segment is the most updates one invocation walks (a column, FLAG_WALK)
-// or folds (a slot's list, the in-order fold) in one pass: SEGMENT in
-// shaders/src/common.glsl. Longer chains take further passes.
-const segment = 1 << 14
-
 // planReduction decides how the reduction of p runs and sets j.red, the
 // owner (count) words and the flags. It fails with ops.ErrUnsupported
 // where the in-order fold is needed but the plan is too large for its
 // 32-bit positions.
 func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 	caps := b.dev.Capabilities()
-	r := &reduction{dtype: p.DType, red: shaders.Reduction(p.Reduction), useInit: p.UseInitVal}
+	r := &reduction{dtype: p.DType, red: shaders.ReductionOf(p.Reduction), useInit: p.UseInitVal}
 	j.red = r
 	j.flags |= flagXTables
 	if r.useInit {

@@ -16,6 +16,14 @@
 // the module needs no shader compiler; TestGeneratedUpToDate fails when the
 // committed files differ from what the sources compile to.
 //
+// The interface between the kernels and the host code (kinds, reductions,
+// stages, flags, parameter and tensor slots, kernel arguments, limits,
+// specialization constant IDs and the push-constant block) is one table,
+// internal/shadergen/abi.go, from which the generator writes both sides:
+// src/abi_gen.glsl, which common.glsl includes, abi_gen.go here (Kind,
+// Reduction and Stage constants, PrivateWords, FlagsConstant) and
+// gpu/abi_gen.go. A flag or a slot is one line there and `go generate`.
+//
 // Lookup returns the variant for a Key; Variant.SPIRV returns its code.
 //
 // # Loop bounds
@@ -24,16 +32,16 @@
 // runs at most a fixed number of times, whatever the tensors' sizes. Work
 // that grows goes to more invocations; a chain that must stay in order (a
 // column walked in index order, the in-order fold of one target's
-// updates) is cut into segments of at most SEGMENT (2^14) steps, one pass
+// updates) is cut into segments of at most SEGMENT steps, one pass
 // each, the partial result carried in memory from one pass to the next.
 // (Lavapipe, besides, stops a loop silently once one invocation has run it
 // 65535 times in all, over every position of its run: the passes that
 // walk or fold segments run one position per invocation.) The loops:
 //
-//	common.glsl  loadChunks            NUM_TENSORS (13)
+//	common.glsl  loadChunks            NUM_TENSORS
 //	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
-//	             laterWins             the later positions along J: < LATER_MAX (64)
-//	every kernel the positions of a run  pc.run <= MAX_RUN (64); the host passes 1 or 16
+//	             laterWins             the later positions along J: < LATER_MAX
+//	every kernel the positions of a run  pc.run <= MAX_RUN; the host passes 1 or 16
 //	resolve.comp resolveOne (Block)    a tuple's components: <= ops.MaxRank
 //	scatter.comp walkColumn            one segment of a column: <= SEGMENT
 //	             sliceRun              the positions of the run

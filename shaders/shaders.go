@@ -52,56 +52,15 @@ func (f Family) String() string {
 	return fmt.Sprintf("family(%d)", uint8(f))
 }
 
-// Kind says how updates map onto the output (KIND_* in src/common.glsl).
+// Kind says how updates map onto the output (KIND_* in the kernels). Its
+// constants, Block, Element and Slice, are generated (abi_gen.go).
 type Kind uint8
 
-// The kinds.
-const (
-	// Block: an index, or an index tuple, picks a block of contiguous
-	// output elements (ScatterUpdate, ScatterNDUpdate, ScatterND).
-	Block Kind = iota + 1
-	// Element: every index picks one element along the axis
-	// (ScatterElementsUpdate, Scatter, ScatterElements).
-	Element
-	// Slice: updates fill a strided slice (SliceScatter); no indices.
-	Slice
-)
-
-func (k Kind) String() string {
-	switch k {
-	case Block:
-		return "block"
-	case Element:
-		return "element"
-	case Slice:
-		return "slice"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
-
 // Reduction is the reduction a Scatter or Reduce variant applies (RED_* in
-// src/common.glsl; the numbers of ops.Reduction).
+// the kernels). Its constants (RedNone, RedSum, RedSub, RedProd, RedMin,
+// RedMax, RedMean) are generated (abi_gen.go) with the numbers of
+// ops.Reduction; ReductionOf converts.
 type Reduction uint8
-
-// The reductions.
-const (
-	RedNone Reduction = iota
-	RedSum
-	RedSub
-	RedProd
-	RedMin
-	RedMax
-	RedMean
-)
-
-var reductionNames = [...]string{"none", "sum", "sub", "prod", "min", "max", "mean"}
-
-func (r Reduction) String() string {
-	if int(r) < len(reductionNames) {
-		return reductionNames[r]
-	}
-	return fmt.Sprintf("reduction(%d)", uint8(r))
-}
 
 // Atomics says how a Scatter variant with a reduction updates the output.
 type Atomics uint8
@@ -127,39 +86,10 @@ func (a Atomics) String() string {
 	return fmt.Sprintf("atomics(%d)", uint8(a))
 }
 
-// Stage is a kernel of the Sort family.
+// Stage is a kernel of the Sort family (STAGE_* in the kernels). Its
+// constants, RadixCount, RadixScatter, ScanUp and ScanDown, are generated
+// (abi_gen.go).
 type Stage uint8
-
-// The Sort stages (STAGE_* in src/sort.comp).
-const (
-	// RadixCount counts the digits of each tile of keys.
-	RadixCount Stage = iota + 1
-	// RadixScatter moves keys and values to their sorted positions.
-	RadixScatter
-	// ScanUp scans blocks in place and writes their totals.
-	ScanUp
-	// ScanDown adds the scanned totals back into the blocks.
-	ScanDown
-)
-
-func (s Stage) String() string {
-	switch s {
-	case RadixCount:
-		return "radix-count"
-	case RadixScatter:
-		return "radix-scatter"
-	case ScanUp:
-		return "scan-up"
-	case ScanDown:
-		return "scan-down"
-	}
-	return fmt.Sprintf("stage(%d)", uint8(s))
-}
-
-// PrivateWords is the workgroup memory, in 32-bit words, of Scatter
-// variants with Private set: outputs of up to PrivateWords*4 bytes are
-// accumulated per workgroup before they reach the output.
-const PrivateWords = 2048
 
 // Key selects a variant. Fields that do not apply to the family stay zero:
 // IndexBytes and IndexSigned for Resolve; ElemBytes and Reduction for
@@ -204,11 +134,6 @@ type Variant struct {
 	// workgroup memory in words); several variants share one File.
 	SpecConstants []uint32
 }
-
-// FlagsConstant is the ID of the specialization constant that holds a
-// call's flags (FLAG_* in src/common.glsl): every kernel reads them as a
-// constant, so a pipeline serves one set of flags.
-const FlagsConstant = 2
 
 // Specialize returns the specialization constants of a pipeline of v for
 // a call with the given flags: v's own, then the flags at FlagsConstant.

@@ -11,14 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
-// TestGeneratedUpToDate compiles every variant again into a temporary
-// directory and requires the committed spv/ files and variants_gen.go to be
-// identical, so that a change to src/ cannot ship without its SPIR-V. It
-// needs glslc (Debian package glslc); without it the test fails.
+// TestGeneratedUpToDate runs the generator again into a temporary
+// directory and requires the committed spv/ files, variants_gen.go and the
+// interface files generated from internal/shadergen/abi.go
+// (src/abi_gen.glsl, abi_gen.go, ../gpu/abi_gen.go) to be identical, so
+// that a change to src/ or to the interface cannot ship without its
+// SPIR-V and the other side's copy. It needs glslc (Debian package glslc);
+// without it the test fails.
 func TestGeneratedUpToDate(t *testing.T) {
 	if _, err := exec.LookPath("glslc"); err != nil {
 		t.Fatalf("glslc is needed to check the committed SPIR-V (Debian package glslc): %v", err)
@@ -32,11 +36,19 @@ func TestGeneratedUpToDate(t *testing.T) {
 	hint := "run `go generate ./shaders` and commit the result (glslc here: " +
 		strings.TrimSpace(strings.SplitN(string(version), "\n", 2)[0]) + ")"
 
-	want, err := os.ReadFile(filepath.Join(tmp, "variants_gen.go"))
-	require.NoError(t, err)
-	got, err := os.ReadFile("variants_gen.go")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "variants_gen.go is stale: %s", hint)
+	for committed, fresh := range map[string]string{
+		"variants_gen.go":   "variants_gen.go",
+		"abi_gen.go":        "abi_gen.go",
+		"src/abi_gen.glsl":  "src/abi_gen.glsl",
+		"../gpu/abi_gen.go": "gpu/abi_gen.go",
+	} {
+		want, err := os.ReadFile(filepath.Join(tmp, fresh))
+		require.NoError(t, err)
+		got, err := os.ReadFile(committed)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "%s is stale: %s", committed, hint)
+		assert.True(t, strings.HasPrefix(string(got), "// Code generated "), "%s: no generated-code header", committed)
+	}
 
 	fresh, err := filepath.Glob(filepath.Join(tmp, "spv", "*.spv"))
 	require.NoError(t, err)
@@ -178,4 +190,27 @@ func TestSPIRVValidates(t *testing.T) {
 		out, err := exec.Command("spirv-val", "--target-env", "vulkan1.2", path).CombinedOutput()
 		assert.NoError(t, err, "%s: %s", v.Name, out)
 	}
+}
+
+// TestReductionOf pins the conversion from ops.Reduction: every reduction
+// an operator takes maps to the kernels' reduction of the same name and
+// number (the number is what the kernels compare RED with), and one the
+// kernels do not know maps to no variant.
+func TestReductionOf(t *testing.T) {
+	seen := map[ops.Reduction]bool{}
+	for _, op := range ops.All() {
+		for _, r := range op.Reductions {
+			seen[r] = true
+		}
+	}
+	require.Len(t, seen, 7)
+	for r := range seen {
+		got := shaders.ReductionOf(r)
+		assert.Equal(t, r.String(), got.String(), "%v", r)
+		assert.Equal(t, uint8(r), uint8(got), "%v", r)
+	}
+	bad := shaders.ReductionOf(ops.Reduction(200))
+	assert.Equal(t, "reduction(255)", bad.String())
+	_, err := shaders.Lookup(shaders.Key{Family: shaders.Reduce, PosBits: 32, ElemBytes: 4, Reduction: bad, DType: tensor.Float32})
+	assert.ErrorIs(t, err, shaders.ErrNoVariant)
 }

@@ -1,14 +1,22 @@
 // Command gen compiles every variant of the gpuscatter compute shaders with
-// glslc and writes the SPIR-V files and the Go table that describes them:
+// glslc and writes the SPIR-V files and the Go table that describes them,
+// and the interface the kernels share with the host code (abi.go), for
+// both sides:
 //
 //	<dir>/spv/<variant>.spv
 //	<dir>/variants_gen.go
+//	<dir>/src/abi_gen.glsl
+//	<dir>/abi_gen.go
+//	<dir>/../gpu/abi_gen.go
 //
 // where <dir> is the shaders package directory. Run it through
 // `go generate ./shaders` (or `go run ./internal/shadergen -dir shaders` from the module root).
 // Flags: -dir names the shaders directory (default: "." when it holds
 // src/common.glsl, else "shaders"), -out writes the output elsewhere (the
-// up-to-date test in package shaders uses it), -glslc names the compiler.
+// up-to-date test in package shaders uses it; the sources are then
+// compiled from a copy in <out>/src beside the fresh abi_gen.glsl, and
+// gpu's file goes to <out>/gpu), -gpu names the gpu package directory,
+// -glslc names the compiler.
 //
 // A variant is one source (src/<family>.comp) compiled with one set of
 // macros, and for reduction kernels one set of specialization constants
@@ -29,15 +37,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 )
-
-// localSize is the workgroup size of every kernel. Large groups suit CPU
-// devices (one group runs on one thread, in SIMD batches) and are a
-// multiple of every GPU's subgroup size.
-const localSize = 256
 
 // variant is one compilation of one source. Reduction kernels take the
 // reduction as a specialization constant, so one file serves several keys.
@@ -68,26 +72,30 @@ type specKey struct {
 	spec    []uint32
 }
 
-// kinds maps kind names to their GLSL macro and Go constant.
-var kinds = map[string][2]string{
-	"block":   {"KIND_BLOCK", "Block"},
-	"element": {"KIND_ELEMENT", "Element"},
-	"slice":   {"KIND_SLICE", "Slice"},
+// enumByName maps the names of an enumeration of abi.go ("block",
+// "radix-count", "sum") to its constants.
+func enumByName(goType string) map[string]abiConst {
+	m := map[string]abiConst{}
+	for _, k := range abiGroupOf(goType).consts {
+		m[abiName(k)] = k
+	}
+	return m
 }
 
-// reductions maps reduction names to their number (RED_* in
-// src/common.glsl, ops.Reduction) and Go constant.
-var reductions = map[string]struct {
-	num    uint32
-	goName string
-}{
-	"none": {0, "RedNone"},
-	"sum":  {1, "RedSum"},
-	"sub":  {2, "RedSub"},
-	"prod": {3, "RedProd"},
-	"min":  {4, "RedMin"},
-	"max":  {5, "RedMax"},
-	"mean": {6, "RedMean"},
+// kinds, reductions and stages are abi.go's enumerations by name.
+var (
+	kinds      = enumByName("Kind")
+	reductions = enumByName("Reduction")
+	stages     = enumByName("Stage")
+)
+
+// spec returns the specialization constants of a reduction variant: the
+// reduction and the workgroup memory, at their IDs.
+func spec(red string, privWords uint64) []uint32 {
+	s := make([]uint32, max(abiValue("SPEC_RED"), abiValue("SPEC_PRIV_WORDS"))+1)
+	s[abiValue("SPEC_RED")] = uint32(reductions[red].value)
+	s[abiValue("SPEC_PRIV_WORDS")] = uint32(privWords)
+	return s
 }
 
 // dtype is an element type of the reduction kernels.
@@ -131,10 +139,6 @@ func kindReductions(kind string, dt *dtype) []string {
 	return []string{"sum", "prod", "min", "max", "mean"}
 }
 
-// privateWords is the workgroup memory of Private scatter variants
-// (shaders.PrivateWords).
-const privateWords = 2048
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -164,7 +168,7 @@ func allVariants() []*variant {
 					if signed {
 						sgn = 1
 					}
-					v.defines = []string{"KIND=" + kinds[kind][0], fmt.Sprintf("INDEX_BYTES=%d", ib), fmt.Sprintf("INDEX_SIGNED=%d", sgn)}
+					v.defines = []string{"KIND=" + kinds[kind].glsl, fmt.Sprintf("INDEX_BYTES=%d", ib), fmt.Sprintf("INDEX_SIGNED=%d", sgn)}
 					out = append(out, v)
 				}
 			}
@@ -179,7 +183,7 @@ func allVariants() []*variant {
 			for _, eb := range []int{1, 2, 4, 8, 16} {
 				v := &variant{family: "scatter", kind: kind, elem: eb, red: "none", posBits: pos}
 				v.name = fmt.Sprintf("scatter-%s-e%d-none-p%d", kind, eb, pos)
-				v.defines = []string{"KIND=" + kinds[kind][0], fmt.Sprintf("ELEM_BYTES=%d", eb)}
+				v.defines = []string{"KIND=" + kinds[kind].glsl, fmt.Sprintf("ELEM_BYTES=%d", eb)}
 				out = append(out, v)
 			}
 		}
@@ -193,10 +197,9 @@ func allVariants() []*variant {
 						if at == "native" && !contains(dt.native, red) {
 							continue
 						}
-						num := reductions[red].num
-						v.keys = append(v.keys, specKey{red: red, spec: []uint32{num, 1}})
+						v.keys = append(v.keys, specKey{red: red, spec: spec(red, 1)})
 						if dt.size <= 4 && dt.name != "bool" && red != "mean" {
-							v.keys = append(v.keys, specKey{red: red, private: true, spec: []uint32{num, privateWords}})
+							v.keys = append(v.keys, specKey{red: red, private: true, spec: spec(red, abiValue("PrivateWords"))})
 						}
 					}
 					if len(v.keys) == 0 {
@@ -207,7 +210,7 @@ func allVariants() []*variant {
 						native = 1
 					}
 					v.name = fmt.Sprintf("scatter-%s-%s-%s-p%d", kind, dt.name, at, pos)
-					v.defines = []string{"KIND=" + kinds[kind][0], "DTYPE=" + dt.macro, fmt.Sprintf("ATOMICS_NATIVE=%d", native)}
+					v.defines = []string{"KIND=" + kinds[kind].glsl, "DTYPE=" + dt.macro, fmt.Sprintf("ATOMICS_NATIVE=%d", native)}
 					out = append(out, v)
 				}
 			}
@@ -218,28 +221,29 @@ func allVariants() []*variant {
 				if red == "mean" && dt.name == "bool" {
 					continue
 				}
-				v.keys = append(v.keys, specKey{red: red, spec: []uint32{reductions[red].num, 1}})
+				v.keys = append(v.keys, specKey{red: red, spec: spec(red, 1)})
 			}
 			v.name = fmt.Sprintf("reduce-%s-p%d", dt.name, pos)
 			v.defines = []string{"DTYPE=" + dt.macro}
 			out = append(out, v)
 		}
 	}
-	for i, stage := range []string{"radix-count", "radix-scatter", "scan-up", "scan-down"} {
-		v := &variant{family: "sort", stage: stage, posBits: 32}
-		v.name = "sort-" + stage
-		v.defines = []string{fmt.Sprintf("STAGE=%d", i+1)}
+	for _, st := range abiGroupOf("Stage").consts {
+		v := &variant{family: "sort", stage: abiName(st), posBits: 32}
+		v.name = "sort-" + v.stage
+		v.defines = []string{fmt.Sprintf("STAGE=%d", st.value)}
 		out = append(out, v)
 	}
 	for _, v := range out {
-		v.defines = append(v.defines, fmt.Sprintf("POS_BITS=%d", v.posBits), fmt.Sprintf("LOCAL_SIZE=%d", localSize))
+		v.defines = append(v.defines, fmt.Sprintf("POS_BITS=%d", v.posBits))
 	}
 	return out
 }
 
 func main() {
 	dir := flag.String("dir", "", "the shaders package directory (default: . or ./shaders)")
-	out := flag.String("out", "", "where to write spv/ and variants_gen.go (default: -dir)")
+	out := flag.String("out", "", "where to write spv/, src/abi_gen.glsl, variants_gen.go and abi_gen.go (default: -dir)")
+	gpu := flag.String("gpu", "", "where to write gpu's abi_gen.go (default: <dir>/../gpu, or <out>/gpu with -out)")
 	glslc := flag.String("glslc", "glslc", "the glslc compiler")
 	flag.Parse()
 	if *dir == "" {
@@ -248,17 +252,29 @@ func main() {
 			*dir = "shaders"
 		}
 	}
+	if *gpu == "" {
+		*gpu = filepath.Join(*dir, "..", "gpu")
+		if *out != "" {
+			*gpu = filepath.Join(*out, "gpu")
+		}
+	}
 	if *out == "" {
 		*out = *dir
 	}
-	if err := run(*dir, *out, *glslc); err != nil {
+	if err := run(*dir, *out, *gpu, *glslc); err != nil {
 		fmt.Fprintln(os.Stderr, "shadergen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, out, glslc string) error {
-	src := filepath.Join(dir, "src")
+func run(dir, out, gpuDir, glslc string) error {
+	if err := checkABI(abiGroups, abiPush); err != nil {
+		return err
+	}
+	src, err := writeABI(dir, out, gpuDir)
+	if err != nil {
+		return err
+	}
 	spvDir := filepath.Join(out, "spv")
 	if err := os.MkdirAll(spvDir, 0o755); err != nil {
 		return err
@@ -308,6 +324,50 @@ func run(dir, out, glslc string) error {
 	return os.WriteFile(filepath.Join(out, "variants_gen.go"), code, 0o644)
 }
 
+// writeABI writes the interface files (abi.go) and returns the directory
+// to compile the sources from: <dir>/src, or with a separate output a copy
+// of it in <out>/src, so that the sources include the fresh abi_gen.glsl.
+func writeABI(dir, out, gpuDir string) (string, error) {
+	src := filepath.Join(out, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	if filepath.Clean(out) != filepath.Clean(dir) {
+		entries, err := os.ReadDir(filepath.Join(dir, "src"))
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if e.IsDir() || e.Name() == "abi_gen.glsl" {
+				continue
+			}
+			code, err := os.ReadFile(filepath.Join(dir, "src", e.Name()))
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(src, e.Name()), code, 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "abi_gen.glsl"), glslABI(), 0o644); err != nil {
+		return "", err
+	}
+	for pkg, path := range map[string]string{"shaders": filepath.Join(out, "abi_gen.go"), "gpu": filepath.Join(gpuDir, "abi_gen.go")} {
+		code, err := goABI(pkg)
+		if err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, code, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return src, nil
+}
+
 // compile runs glslc for v and reads the workgroup and push-constant sizes
 // back from the SPIR-V.
 func compile(v *variant, src, spvDir, glslc string) error {
@@ -331,19 +391,14 @@ func compile(v *variant, src, spvDir, glslc string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", file, err)
 	}
-	if info.localSize != [3]uint32{localSize, 1, 1} {
-		return fmt.Errorf("%s: workgroup size %v, want [%d 1 1]", file, info.localSize, localSize)
+	if want := [3]uint32{uint32(abiValue("LOCAL_SIZE")), 1, 1}; info.localSize != want {
+		return fmt.Errorf("%s: workgroup size %v, want %v", file, info.localSize, want)
+	}
+	if offsets, size := pushLayout(); !slices.Equal(info.pushOffsets, offsets) || info.pushSize != size || size > abiPushMax {
+		return fmt.Errorf("%s: push constants at %v (%d bytes), want %v (%d bytes, at most %d)", file, info.pushOffsets, info.pushSize, offsets, size, abiPushMax)
 	}
 	v.localX, v.pushSize = info.localSize[0], info.pushSize
 	return nil
-}
-
-// stages maps Sort stage names to their Go constant.
-var stages = map[string]string{
-	"radix-count":   "RadixCount",
-	"radix-scatter": "RadixScatter",
-	"scan-up":       "ScanUp",
-	"scan-down":     "ScanDown",
 }
 
 // entry is one line of the table.
@@ -360,13 +415,13 @@ func table(vs []*variant) ([]byte, error) {
 	for _, v := range vs {
 		key := fmt.Sprintf("Family: %s, PosBits: %d", fam[v.family], v.posBits)
 		if v.kind != "" {
-			key = fmt.Sprintf("Family: %s, Kind: %s, PosBits: %d", fam[v.family], kinds[v.kind][1], v.posBits)
+			key = fmt.Sprintf("Family: %s, Kind: %s, PosBits: %d", fam[v.family], kinds[v.kind].goName, v.posBits)
 		}
 		switch {
 		case v.family == "resolve":
 			key += fmt.Sprintf(", IndexBytes: %d, IndexSigned: %t", v.index, v.signed)
 		case v.family == "sort":
-			key += ", Stage: " + stages[v.stage]
+			key += ", Stage: " + stages[v.stage].goName
 		case v.dtype == nil:
 			key += fmt.Sprintf(", ElemBytes: %d, Reduction: %s", v.elem, reductions[v.red].goName)
 		}

@@ -28,8 +28,9 @@ const (
 
 // shaderInfo is what the table records from a module.
 type shaderInfo struct {
-	localSize [3]uint32
-	pushSize  uint32
+	localSize   [3]uint32
+	pushSize    uint32
+	pushOffsets []uint32 // of the block's members, in order
 }
 
 // inspect reads the workgroup size and the size of the push-constant block
@@ -121,7 +122,9 @@ func inspect(code []byte) (shaderInfo, error) {
 		if !ok {
 			return info, fmt.Errorf("push-constant member %d has a type this reader does not size", m)
 		}
-		if end := offsets[[2]uint32{ptr[1], uint32(m)}] + size; end > info.pushSize {
+		off := offsets[[2]uint32{ptr[1], uint32(m)}]
+		info.pushOffsets = append(info.pushOffsets, off)
+		if end := off + size; end > info.pushSize {
 			info.pushSize = end
 		}
 	}

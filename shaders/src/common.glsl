@@ -11,23 +11,25 @@
 //
 // One small buffer per call, the parameter buffer, holds the parameter
 // array (uint64 words, read through param()), the chunk tables and the
-// error word. Its first 16 words are also pushed as 32-bit push constants
-// (pc.hot) when positions are 32-bit: push constants are uniform for
+// error word. Its first HOT_WORDS words are also pushed as 32-bit push
+// constants (pc.hot) when positions are 32-bit: push constants are uniform for
 // certain, while loading the same global address from every invocation
 // costs a gather per SIMD batch on CPU devices.
 //
-// Variant macros (set by the generator, shaders/gen):
-//   LOCAL_SIZE   workgroup size (x only)
+// Variant macros (set by the generator, internal/shadergen):
 //   POS_BITS     32 or 64: the width of element positions. 32 when every
 //                count of the plan is at most 2^31, which keeps index
 //                arithmetic in 32 bits; byte offsets are always 64-bit.
+//
+// Every number the kernels share with the host code (kinds, reductions,
+// flags, parameter and tensor slots, limits, the workgroup size LOCAL_SIZE
+// and the push-constant block) comes from abi_gen.glsl, which the
+// generator writes from internal/shadergen/abi.go along with the host's
+// copy.
 
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
-#ifndef LOCAL_SIZE
-#define LOCAL_SIZE 256
-#endif
 #ifndef POS_BITS
 #define POS_BITS 32
 #endif
@@ -38,74 +40,14 @@
 #define pos_t uint
 #endif
 
-// Kinds, shared with gpu/plan.go. BLOCK: an index (ScatterUpdate) or an
-// index tuple (ScatterNDUpdate, ScatterND) picks a block of Inner
-// contiguous output units. ELEMENT: every index picks one element along
-// the axis (ScatterElementsUpdate, Scatter, ScatterElements). SLICE:
-// SliceScatter, no indices.
-#define KIND_BLOCK 1
-#define KIND_ELEMENT 2
-#define KIND_SLICE 3
+#include "abi_gen.glsl"
 
-// Reductions, shared with gpu/plan.go and ops.Reduction (same numbers).
-#define RED_NONE 0
-#define RED_SUM 1
-#define RED_SUB 2
-#define RED_PROD 3
-#define RED_MIN 4
-#define RED_MAX 5
-#define RED_MEAN 6
-
-// The call's flags (FLAG_*) are specialization constant 2, not a push
-// constant: the driver folds them and drops the code of the flags a call
-// does not set. On CPU devices a branch is not skipped when no invocation
-// takes it: both sides run under a mask, so code behind an unset flag
-// would cost as much as the work itself.
-layout(constant_id = 2) const uint FLAGS = 0u;
-
-// Flags, shared with gpu/plan.go.
-#define FLAG_NEGATIVE 1u // indices may count from the end: [-s, s-1]
-#define FLAG_OWNER 2u    // updates may collide: the last one wins
-#define FLAG_MAPS 4u     // ELEMENT: the outer and inner maps are lists
-#define FLAG_ONE_CHUNK 8u // every tensor fits in one chunk
-#define FLAG_COUNT 16u    // resolve counts the updates per slot (owner words)
-#define FLAG_TARGET 32u   // ELEMENT resolve stores targets, not index values
-#define FLAG_XTABLES 64u  // the reduction tensors (T_ACC ...) are present
-#define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
-#define FLAG_PRIVATE 256u // scatter: accumulate in workgroup memory first
-#define FLAG_WALK 512u    // ELEMENT scatter: one position per column (walkColumn)
-#define FLAG_LATER 1024u  // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
-
-// The parameter array of BLOCK and ELEMENT plans (uint64 words), shared
-// with gpu/plan.go. An update position u splits as u = (o*J + j)*Inner + k;
-// it lands on o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised
-// index (the row of a tuple for BLOCK). ELEMENT plans whose outer or inner
-// index space does not collapse to one dimension (FLAG_MAPS) map o and k
-// through lists of (size, magic, stride) triples instead.
-#define P_J 0           // the j extent
-#define P_MAGIC_J 1     // fast-division constant for J (see udiv)
-#define P_INNER 2       // the k extent
-#define P_MAGIC_INNER 3
-#define P_VSTRIDE 4
-#define P_OSTRIDE 5
-#define P_ISTRIDE 6
-#define P_ROWS 7        // BLOCK: rows the tuples address; ELEMENT: the axis size
-#define P_MAGIC_ROWS 8
-#define P_OUTPUTS 9     // output units
-#define P_TUPLE 10      // BLOCK: components per index tuple (k of ND)
-#define P_TUPLE_AT 11   // BLOCK: where the k dimension sizes start
-#define P_NOUTER 12     // FLAG_MAPS: dimensions of the outer map
-#define P_NINNER 13     // FLAG_MAPS: dimensions of the inner map
-#define P_MAPS_AT 14    // FLAG_MAPS: the outer map's triples, then the inner map's
-#define P_XT 15         // FLAG_XTABLES: where the byte offsets of the chunk
-                        // tables of T_ACC ... T_SCAN are listed
-
-// The parameter array of SLICE plans: update position u lands on
-// BASE + sum of its coordinates times the strides, over NDIMS dimensions
-// listed innermost first as (size, magic, stride) triples from S_DIMS_AT.
-#define S_NDIMS 0
-#define S_BASE 1
-#define S_DIMS_AT 2
+// The call's flags (FLAG_*) are specialization constant SPEC_FLAGS, not a
+// push constant: the driver folds them and drops the code of the flags a
+// call does not set. On CPU devices a branch is not skipped when no
+// invocation takes it: both sides run under a mask, so code behind an
+// unset flag would cost as much as the work itself.
+layout(constant_id = SPEC_FLAGS) const uint FLAGS = 0u;
 
 layout(local_size_x = LOCAL_SIZE, local_size_y = 1, local_size_z = 1) in;
 
@@ -122,67 +64,24 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Word4 {
 	uvec4 v;
 };
 
-// The push constants of every kernel (128 bytes, the least every
-// device offers; gpu/execute.go packs them).
-layout(push_constant, std430) uniform Push {
-	uint64_t params; // address of the parameter buffer
-	uint64_t base;   // first position of this dispatch
-	uint64_t end;    // one past the last position of this dispatch
-	// Byte offsets, within the parameter buffer, of the chunk tables and
-	// of the error word.
-	uint outT;
-	uint updT;
-	uint idxT;
-	uint normT;  // normalised indices (uint32 each)
-	uint ownerT; // owner words (uint32 each)
-	uint errAt;
-	uint shift;    // log2 of the chunk size in bytes
-	uint errShift; // the error word holds (first bad position) >> errShift
-	uint run;    // consecutive positions per invocation, at most MAX_RUN
-	uint hot[16]; // the parameter array's first 16 words (POS_BITS 32)
-	uint seg;     // scatter.comp FLAG_WALK: the segment of J this dispatch walks
-} pc;
-
 // Loop bounds. No invocation's work grows with the input: every loop of
 // every kernel runs at most a fixed number of times (shaders/doc.go lists
 // them). Work that grows goes to more invocations, and chains that must
 // stay in order (a column walked in index order, the in-order fold of a
 // target's updates) to further passes of at most SEGMENT steps each, which
-// carry the partial result in memory from one pass to the next.
-#define MAX_RUN 64u     // pc.run: the host passes 1 (GPUs) or 16 (CPU devices)
+// carry the partial result in memory from one pass to the next (MAX_RUN,
+// SEGMENT).
 #define RUN min(pc.run, MAX_RUN)
-#define SEGMENT 16384u  // steps of one walk or fold segment (gpu/record.go: segment)
-#define LATER_MAX 64u   // J of FLAG_LATER plans (gpu/plan.go: laterMax)
 
 // param returns word i of the parameter array.
 uint64_t param(uint i) {
 #if POS_BITS == 32
-	if (i < 16u) {
+	if (i < uint(HOT_WORDS)) {
 		return uint64_t(pc.hot[i]);
 	}
 #endif
 	return U64s(pc.params).v[i];
 }
-
-// The tensors a kernel addresses, by their chunk tables. The first five
-// have their table offsets in the push constants; the reduction tensors
-// (FLAG_XTABLES) list theirs in the parameter array, from word
-// params[P_XT] on.
-#define T_OUT 0
-#define T_UPD 1
-#define T_IDX 2
-#define T_NORM 3   // normalised indices, or targets (uint32 each)
-#define T_OWNER 4  // owner words, or update counts per slot (uint32 each)
-#define T_ACC 5    // mean: 64-bit sums of integers of 32 bits or less
-#define T_K1 6     // sort: keys and values, two ping-pong pairs
-#define T_V1 7
-#define T_K2 8
-#define T_V2 9
-#define T_HIST 10  // sort: digit counts per tile
-#define T_SCAN 11  // scan: block sums of every level
-#define T_LIST 12  // fold: the count, then the slots, of slots with more than SEGMENT updates
-#define NUM_TENSORS 13
-#define T_NONE 0xFFFFFFFFu
 
 uint tableAt(uint t) {
 	switch (t) {
@@ -198,7 +97,7 @@ uint tableAt(uint t) {
 		return pc.ownerT;
 	}
 	U64s p = U64s(pc.params);
-	return uint(p.v[uint(p.v[P_XT]) + t - 5u]);
+	return uint(p.v[uint(p.v[P_XT]) + t - uint(T_ACC)]);
 }
 
 // firstChunk holds each tensor's first chunk address when every tensor has
@@ -208,7 +107,7 @@ uint64_t firstChunk[NUM_TENSORS];
 
 void loadChunks() {
 	if ((FLAGS & FLAG_ONE_CHUNK) != 0u) {
-		uint n = (FLAGS & FLAG_XTABLES) != 0u ? uint(NUM_TENSORS) : 5u;
+		uint n = (FLAGS & FLAG_XTABLES) != 0u ? uint(NUM_TENSORS) : uint(T_ACC);
 		for (uint t = 0u; t < n; t++) {
 			firstChunk[t] = U64s(pc.params + uint64_t(tableAt(t))).v[0];
 		}
@@ -238,7 +137,7 @@ uint64_t errorAddress() {
 
 // errorSet reports whether an earlier pass found a bad index.
 bool errorSet() {
-	return Word(errorAddress()).w != 0xFFFFFFFFu;
+	return Word(errorAddress()).w != NO_ERROR;
 }
 
 // invocation returns this invocation's linear index in its dispatch's 1-D,

@@ -38,16 +38,8 @@
 #include "common.glsl"
 #include "reduce.glsl"
 
-#define A_PHASE 0
-#define A_INNER_LO 1 // fold: elements per slot
-#define A_INNER_HI 2
-#define A_PERM 3     // fold: tensor of sorted positions; T_NONE: in order
-#define A_SEG 4      // fold: the segment of every slot's list this pass folds
-#define A_LIST 5     // fold: the tensor of slots with more than one segment, or T_NONE
-
-#define PHASE_PREPARE 1u
-#define PHASE_FINISH 2u
-#define PHASE_FOLD 3u
+// The arguments (A_PHASE ... A_LIST) and phases (PHASE_*) are in
+// abi_gen.glsl.
 
 bool useInit() {
 	return (FLAGS & FLAG_USE_INIT) != 0u;

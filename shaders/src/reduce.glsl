@@ -18,8 +18,9 @@
 //             float32 and float64 add with GL_EXT_shader_atomic_float);
 //             0: compare-and-swap loops for everything.
 // Specialization constants:
-//   0  RED         the reduction (RED_SUM ... RED_MEAN)
-//   1  PRIV_WORDS  workgroup memory for FLAG_PRIVATE, in 32-bit words
+//   SPEC_RED         RED: the reduction (RED_SUM ... RED_MEAN)
+//   SPEC_PRIV_WORDS  PRIV_WORDS: workgroup memory for FLAG_PRIVATE, in
+//                    32-bit words
 
 #define DT_BOOL 1
 #define DT_I8 2
@@ -81,8 +82,8 @@
 #extension GL_EXT_shader_atomic_float : require
 #endif
 
-layout(constant_id = 0) const uint RED = RED_SUM;
-layout(constant_id = 1) const uint PRIV_WORDS = 1u;
+layout(constant_id = SPEC_RED) const uint RED = RED_SUM;
+layout(constant_id = SPEC_PRIV_WORDS) const uint PRIV_WORDS = 1u;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer WordI {
 	int w;

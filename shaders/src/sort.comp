@@ -29,24 +29,9 @@
 
 #include "common.glsl"
 
-#define STAGE_RADIX_COUNT 1
-#define STAGE_RADIX_SCATTER 2
-#define STAGE_SCAN_UP 3
-#define STAGE_SCAN_DOWN 4
-
-// Radix arguments.
-#define A_N 0      // items
-#define A_SHIFT 1  // the digit's lowest bit
-#define A_TILES 2  // tiles (workgroups) over all items
-#define A_KIN 3    // tensor of the keys read
-#define A_VIN 4    // tensor of the values read; T_NONE: value = position
-#define A_KOUT 5   // tensor the keys go to; T_NONE: not written (last pass)
-#define A_VOUT 6   // tensor the values go to
-// Scan arguments (A_N: words).
-#define A_X 1      // tensor scanned
-#define A_XOFF 2   // its first word
-#define A_Y 3      // tensor of the block totals; T_NONE: the top level
-#define A_YOFF 4
+// The stages (STAGE_*), the arguments of the radix stages (A_N ...
+// A_VOUT) and of the scan stages (A_N, A_X ... A_YOFF), and the digit
+// width RADIX_BITS are in abi_gen.glsl.
 
 #define TILE (uint(LOCAL_SIZE) * RUN)
 
@@ -117,16 +102,16 @@ void scan2(inout uvec4 a, inout uvec4 b) {
 
 #if STAGE == STAGE_RADIX_COUNT || STAGE == STAGE_RADIX_SCATTER
 uint digitOf(uint i) {
-	return (loadAt(arg(A_KIN), i) >> arg(A_SHIFT)) & 15u;
+	return (loadAt(arg(A_KIN), i) >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
 }
 #endif
 
 #if STAGE == STAGE_RADIX_COUNT
-shared uint hist[16];
+shared uint hist[RADIX_DIGITS];
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
-	if (lid < 16u) {
+	if (lid < uint(RADIX_DIGITS)) {
 		hist[lid] = 0u;
 	}
 	barrier();
@@ -140,13 +125,16 @@ void stage() {
 		}
 	}
 	barrier();
-	if (lid < 16u) {
+	if (lid < uint(RADIX_DIGITS)) {
 		storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
 	}
 }
 #elif STAGE == STAGE_RADIX_SCATTER
 // Digit counts packed 16 bits each: digits 0-7 in lo, 8-15 in hi. A tile
 // holds at most LOCAL_SIZE * 16 = 4096 items, so no field overflows.
+#if RADIX_DIGITS != 16
+#error sort.comp: bump and field pack exactly 16 digit counts
+#endif
 void bump(inout uvec4 lo, inout uvec4 hi, uint d) {
 	uint inc = 1u << ((d & 1u) * 16u);
 	uint c = (d >> 1) & 3u;
@@ -162,14 +150,14 @@ uint field(uvec4 lo, uvec4 hi, uint d) {
 	return (w >> ((d & 1u) * 16u)) & 0xFFFFu;
 }
 
-shared uint base[16];
+shared uint base[RADIX_DIGITS];
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
 	uint tile = group();
 	uint n = arg(A_N);
 	uint tiles = arg(A_TILES);
-	if (lid < 16u) {
+	if (lid < uint(RADIX_DIGITS)) {
 		// The tile's first output position per digit (scan2's barriers
 		// publish it).
 		base[lid] = loadAt(T_HIST, lid * tiles + tile);
@@ -189,7 +177,7 @@ void stage() {
 			break;
 		}
 		uint key = loadAt(arg(A_KIN), i);
-		uint d = (key >> arg(A_SHIFT)) & 15u;
+		uint d = (key >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
 		uint dest = base[d] + field(lo, hi, d);
 		bump(lo, hi, d);
 		storeAt(vout, dest, vin == T_NONE ? i : loadAt(vin, i));
