@@ -1,11 +1,13 @@
 package npy
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 	"slices"
 
+	"github.com/gpuscatter/gpuscatter/atomicfile"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -140,24 +142,59 @@ func (f *File) Close() error { return f.f.Close() }
 // before writing anything, for what Write cannot write; strings, whose
 // header depends on their values, are ErrUnsupported.
 func WriteHeader(w io.Writer, dt tensor.DType, shape []int) error {
+	h, err := fixedHeader(dt, shape)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(h); err != nil {
+		return wrapErr(err, "writing the header")
+	}
+	return nil
+}
+
+// WriteFilePayload writes an .npy file of dt and shape at path atomically,
+// as WriteFileContext writes a tensor: WriteHeader's header, then the
+// payload that payload writes to w (Tensor.Data's bytes, bools as 0 or
+// 1; it must write exactly the payload's size). Its errors are
+// WriteFileContext's, naming path; an error of payload is "writing the
+// payload". On any failure path is left as it was.
+func WriteFilePayload(ctx context.Context, path string, dt tensor.DType, shape []int, payload func(w io.Writer) error) error {
+	h, err := fixedHeader(dt, shape)
+	if err == nil {
+		err = atomicfile.Write(ctx, path, func(w io.Writer) error {
+			if _, err := w.Write(h); err != nil {
+				return wrapErr(err, "writing the header")
+			}
+			if err := payload(w); err != nil {
+				return wrapErr(err, "writing the payload")
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return withPath(path, err)
+	}
+	return nil
+}
+
+// fixedHeader returns the header of a fixed-width array of dt and shape,
+// or Write's error for one it cannot write.
+func fixedHeader(dt tensor.DType, shape []int) ([]byte, error) {
 	desc := &tensor.Tensor{DType: dt, Shape: shape}
 	if err := desc.CheckShape(); err != nil {
-		return &npyError{kind: err, msg: err.Error()}
+		return nil, &npyError{kind: err, msg: err.Error()}
 	}
 	if len(shape) > maxRank {
-		return unsupportedErr("rank %d is over the %d-dimension limit", len(shape), maxRank)
+		return nil, unsupportedErr("rank %d is over the %d-dimension limit", len(shape), maxRank)
 	}
 	descr, ok := descrs[dt]
 	switch {
 	case dt == tensor.BFloat16:
-		return unsupportedErr("bfloat16 has no standard NPY dtype; convert it to float32 (or reinterpret it as uint16) first")
+		return nil, unsupportedErr("bfloat16 has no standard NPY dtype; convert it to float32 (or reinterpret it as uint16) first")
 	case dt == tensor.String:
-		return unsupportedErr("a string array's header depends on its strings; use Write")
+		return nil, unsupportedErr("a string array's header depends on its strings; use Write")
 	case !ok:
-		return unsupportedErr("no NPY dtype for %v", dt)
+		return nil, unsupportedErr("no NPY dtype for %v", dt)
 	}
-	if _, err := w.Write(encodeHeader(descr, shape)); err != nil {
-		return wrapErr(err, "writing the header")
-	}
-	return nil
+	return encodeHeader(descr, shape), nil
 }

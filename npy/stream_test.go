@@ -2,6 +2,7 @@ package npy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -181,4 +182,44 @@ func TestFileReadError(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrClosed), err.Error())
 	assert.Contains(t, err.Error(), path)
 	assert.Contains(t, err.Error(), "reading the payload")
+}
+
+// TestWriteFilePayload: the file is WriteFile's for the same tensor; a
+// failing payload or a cancelled context leaves nothing, with errors
+// worded as WriteFileContext's.
+func TestWriteFilePayload(t *testing.T) {
+	dir := t.TempDir()
+	x := tensor.MustFromSlice([]int{2, 3}, []int16{1, -2, 3, -4, 5, -6})
+	want := filepath.Join(dir, "want.npy")
+	require.NoError(t, WriteFile(want, x))
+	path := filepath.Join(dir, "got.npy")
+	require.NoError(t, WriteFilePayload(context.Background(), path, x.DType, x.Shape, func(w io.Writer) error {
+		_, err := w.Write(x.Data)
+		return err
+	}))
+	a, err := os.ReadFile(want)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+
+	boom := errors.New("boom")
+	fail := filepath.Join(dir, "fail.npy")
+	err = WriteFilePayload(context.Background(), fail, x.DType, x.Shape, func(w io.Writer) error {
+		w.Write(x.Data[:3])
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, "npy: "+fail+": writing the payload: boom", err.Error())
+	err = WriteFilePayload(context.Background(), fail, tensor.BFloat16, []int{1}, func(io.Writer) error { return nil })
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), fail)
+	ctx, cancel := context.WithCancel(context.Background())
+	err = WriteFilePayload(ctx, fail, x.DType, x.Shape, func(w io.Writer) error {
+		cancel()
+		_, err := w.Write(x.Data)
+		return err
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ElementsMatch(t, []string{"want.npy", "got.npy"}, entries(t, dir), "nothing left of the failed writes")
 }
