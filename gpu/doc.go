@@ -72,6 +72,13 @@
 // on the device as in Execute, and a bad index is read back to give the
 // CPU reference's error text. Strings cannot be resident.
 //
+// Backend.ReadTensor, Tensor.CopyFrom and Tensor.CopyTo move a payload
+// between a tensor and an io.Reader or io.Writer (a file's body) without
+// a host copy of it: where device memory is host-visible, straight
+// through its mapping, else through the staging buffer a few MiB at a
+// time. Backend.CheckResident refuses, before any input is read, a call
+// the device cannot run or has no memory for.
+//
 // # Passes
 //
 // One Execute records every pass into one command buffer and submits it

@@ -23,6 +23,10 @@ var runCommand = &command{
 written atomically: a failed run leaves no output file behind and never
 replaces an existing one.
 
+On the Vulkan backend, .npy inputs of fixed-width dtypes are read
+straight into device memory and the .npy output is written from there,
+without host copies of the tensors.
+
 Every FILE.npy may be an ONNX TensorProto file instead: a path ending in
 .pb is read and written as one, any other path as .npy. bfloat16 tensors
 have no .npy form; write them to a .pb file.

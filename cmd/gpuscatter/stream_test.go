@@ -54,6 +54,10 @@ func TestStreamedRunIsTheCPUs(t *testing.T) {
 	i32Data := writeNPY(t, dir, "i32.npy", i32([]int{5}, 1, 2, 3, 4, 5))
 	collide := writeNPY(t, dir, "collide.npy", i64([]int{3, 1}, 1, 1, 4))
 	i32Upd := writeNPY(t, dir, "i32-updates.npy", i32([]int{3}, 10, 20, 30))
+	emptyData := writeNPY(t, dir, "empty.npy", f32([]int{0, 3}))
+	emptyIdx := writeNPY(t, dir, "empty-indices.npy", i64([]int{0, 1}))
+	emptyUpd := writeNPY(t, dir, "empty-updates.npy", f32([]int{0, 3}))
+	noUpdates := writeNPY(t, dir, "no-updates.npy", f32([]int{0}))
 
 	nd := func(op, data, indices, updates string, extra ...string) []string {
 		return append([]string{"run", "--op", op, "--data", data, "--indices", indices, "--updates", updates}, extra...)
@@ -73,6 +77,8 @@ func TestStreamedRunIsTheCPUs(t *testing.T) {
 		{"bools", nd15(boolData, fx.f("indices"), boolUpd), "out.npy", true},
 		{"reduction", nd("ScatterND-18", i32Data, collide, i32Upd, "--reduction", "add"), "out.npy", true},
 		{"slice", slice, "out.npy", true},
+		{"empty data", nd15(emptyData, emptyIdx, emptyUpd), "out.npy", true},
+		{"no updates", nd15(fx.f("data"), emptyIdx, noUpdates), "out.npy", true},
 		{"axis file", upd3, "out.npy", true},
 		{"big-endian data", nd15(bigEndian, fx.f("indices"), fx.f("updates")), "out.npy", false},
 		{"pb output", nd15(fx.f("data"), fx.f("indices"), fx.f("updates")), "out.pb", false},
