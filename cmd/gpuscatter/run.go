@@ -242,8 +242,8 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 // streamRun, where it is not nil, runs run's operator (f.opRun) on b
 // with its inputs read straight into the device's memory and the output
 // written from there, without host copies of the tensors, and reports
-// done. It declines (false, nil) for a run it does not take, having read
-// no input's payload and written nothing; the run then takes the host
+// done. It declines (false, nil) for a run it does not take, having
+// written nothing and released what it made; the run then takes the host
 // path. A build with cgo sets it (stream.go).
 var streamRun func(ctx context.Context, b ops.Backend, f *runFlags) (done bool, err error)
 

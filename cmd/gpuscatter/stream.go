@@ -38,9 +38,9 @@ var streamedRuns atomic.Int64
 // memory itself), runs the call in place on data's tensor (the input
 // files are never written), and writes the output file from that tensor.
 // The errors are the host path's for the same input. It declines a run
-// that the device refuses before any work (unsupported, out of memory),
-// so that the host path gives its refusal, or, under auto, runs it on
-// the CPU with its notice.
+// that the device refuses before any work (unsupported, out of memory) or
+// has no memory for when its tensors are made, so that the host path
+// gives its refusal, or, under auto, runs it on the CPU with its notice.
 func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) {
 	g, ok := b.(*gpu.Backend)
 	if a, isAuto := b.(*autoBackend); isAuto {
@@ -96,10 +96,16 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 		}
 		r := &readerErr{r: h}
 		t, err := g.ReadTensor(ctx, h.DType, h.Shape, r)
-		if err != nil {
-			if r.err != nil && errors.Is(err, r.err) {
-				err = fileError(args[i].name, args[i].path, r.err)
-			}
+		switch {
+		case err == nil:
+		case r.err != nil && errors.Is(err, r.err):
+			return true, fileError(args[i].name, args[i].path, r.err)
+		case errors.Is(err, ops.ErrOutOfMemory):
+			// The device could not allocate what CheckResident counted
+			// on: the host path meets the same shortage and says so, or
+			// under auto runs on the CPU.
+			return false, nil
+		default:
 			return true, err
 		}
 		in.tensors = append(in.tensors, t)
