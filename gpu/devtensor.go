@@ -71,6 +71,14 @@ func (b *Backend) releaseTensor(t *devTensor) {
 	t.bufs, t.addrs = nil, nil
 }
 
+// piece is a range of one chunk of a tensor, and for a host copy the host
+// bytes it moves to or from.
+type piece struct {
+	buf      *vk.Buffer
+	off, len uint64
+	host     []byte
+}
+
 // copyPiece is the unit of parallel host copies: large enough that
 // goroutine overhead vanishes, small enough to spread a chunk over CPUs.
 const copyPiece = 32 << 20
@@ -80,11 +88,6 @@ const copyPiece = 32 << 20
 // mapped (unified) memory each piece is a memcpy, and one core cannot
 // saturate memory bandwidth. It checks ctx between pieces.
 func (t *devTensor) transfer(ctx context.Context, host []byte, upload bool) error {
-	type piece struct {
-		buf      *vk.Buffer
-		off, len uint64
-		host     []byte
-	}
 	var pieces []piece
 	var at uint64
 	for i, n := range t.sizes {

@@ -37,7 +37,9 @@
 // device memory until its Close; Backend.Run runs a Call on resident
 // tensors, in place when Out is Data, and a Batch submits several calls at
 // once, each seeing the results of those before it. Strings cannot be
-// resident.
+// resident. Backend.ReadTensor, Tensor.CopyFrom and Tensor.CopyTo move a
+// tensor's payload between the device and an io.Reader or io.Writer (a
+// file's body) without a host copy of it.
 //
 // How the backend works (chunk tables, passes, owner words, the sort, push
 // constants, workgroup accumulation, the rounding bound) is in DESIGN.md

@@ -88,11 +88,11 @@ func hostSizes(p *ops.Plan, j *job) (data, upd, idx uint64) {
 		if p.DType == tensor.String {
 			data, upd = 4*uint64(p.Data.Len()), 4*uint64(p.Updates.Len())
 		} else {
-			data, upd = uint64(len(p.Data.Data)), uint64(len(p.Updates.Data))
+			data, upd = payloadBytes(p.Data), payloadBytes(p.Updates)
 		}
 	}
 	if j.kind != shaders.Slice && p.Indices != nil {
-		idx = uint64(len(p.Indices.Data))
+		idx = payloadBytes(p.Indices)
 	}
 	return data, upd, idx
 }

@@ -3,7 +3,6 @@
 package vk
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -476,56 +475,15 @@ func (d *Device) destroyTransfer() {
 // stagedCopy moves data between host memory and b through the staging
 // buffer, one chunk per submission.
 func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) error {
-	d.xferMu.Lock()
-	defer d.xferMu.Unlock()
-	chunk := stagingChunk
-	if chunk > d.limits.MaxAllocationBytes {
-		chunk = d.limits.MaxAllocationBytes
-	}
-	if n := uint64(len(data)); n < chunk {
-		chunk = n
-	}
-	if err := d.ensureTransfer(chunk); err != nil {
-		return err
-	}
-	x := d.xfer
-	for done := uint64(0); done < uint64(len(data)); {
-		n := uint64(len(data)) - done
-		if n > x.staging.size {
-			n = x.staging.size
-		}
+	at := 0
+	return d.staged(b, offset, uint64(len(data)), upload, func(stage []byte) (int, error) {
+		var n int
 		if upload {
-			copy(x.staging.mapped, data[done:done+n])
-		}
-		if err := check("vkResetCommandPool", vulkan.ResetCommandPool(d.handle, x.pool, 0)); err != nil {
-			return err
-		}
-		bi := vulkan.CommandBufferBeginInfo{
-			SType: vulkan.StructureTypeCommandBufferBeginInfo,
-			Flags: vulkan.CommandBufferUsageFlags(vulkan.CommandBufferUsageOneTimeSubmitBit),
-		}
-		r := vulkan.BeginCommandBuffer(x.cmd, &bi)
-		bi.Free()
-		if err := check("vkBeginCommandBuffer", r); err != nil {
-			return err
-		}
-		if upload {
-			d.cmdCopyBuffer(x.cmd, x.staging.handle, b.handle, []CopyRegion{{0, offset + done, n}})
+			n = copy(stage, data[at:])
 		} else {
-			d.cmdCopyBuffer(x.cmd, b.handle, x.staging.handle, []CopyRegion{{offset + done, 0, n}})
+			n = copy(data[at:], stage)
 		}
-		d.memoryBarrier(x.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
-			vulkan.AccessFlags(vulkan.AccessTransferWriteBit), allAccess|hostAccess)
-		if err := check("vkEndCommandBuffer", vulkan.EndCommandBuffer(x.cmd)); err != nil {
-			return err
-		}
-		if err := d.submit(context.Background(), x.cmd, x.fence); err != nil {
-			return err
-		}
-		if !upload {
-			copy(data[done:done+n], x.staging.mapped)
-		}
-		done += n
-	}
-	return nil
+		at += n
+		return n, nil
+	})
 }

@@ -23,6 +23,10 @@ var runCommand = &command{
 written atomically: a failed run leaves no output file behind and never
 replaces an existing one.
 
+On the Vulkan backend, .npy inputs of fixed-width dtypes are read
+straight into device memory and the .npy output is written from there,
+without host copies of the tensors.
+
 Every FILE.npy may be an ONNX TensorProto file instead: a path ending in
 .pb is read and written as one, any other path as .npy. bfloat16 tensors
 have no .npy form; write them to a .pb file.
@@ -53,6 +57,8 @@ type runFlags struct {
 	start, stop, step, axes      tensorArg
 	useInitVal                   boolArg
 	model                        string // run --model's file, or ""
+	// opRun is run's --op once looked up; nil for run --model.
+	opRun *ops.Op
 }
 
 // newRunFlags returns the run flags with their defaults and parsers.
@@ -160,6 +166,7 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 	if err := checkOutPath("out", f.out.value); err != nil {
 		return err
 	}
+	f.opRun = op
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) { return f.request(op) })
 }
 
@@ -199,6 +206,21 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	if err != nil {
 		return err
 	}
+	if streamRun != nil && f.opRun != nil {
+		done, err := streamRun(ctx, b, f)
+		if done {
+			if cerr := b.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
+			}
+			if err != nil {
+				return err
+			}
+			if notice != "" {
+				fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
+			}
+			return nil
+		}
+	}
 	result, err := execute(ctx, b, f, load)
 	if cerr := b.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
@@ -217,6 +239,14 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	}
 	return nil
 }
+
+// streamRun, where it is not nil, runs run's operator (f.opRun) on b
+// with its inputs read straight into the device's memory and the output
+// written from there, without host copies of the tensors, and reports
+// done. It declines (false, nil) for a run it does not take, having
+// written nothing and released what it made; the run then takes the host
+// path. A build with cgo sets it (stream.go).
+var streamRun func(ctx context.Context, b ops.Backend, f *runFlags) (done bool, err error)
 
 // execute loads the request with load, checks that its update strings fit
 // data's string dtype, and runs it on b.
