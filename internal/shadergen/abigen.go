@@ -70,6 +70,7 @@ func glslABI() []byte {
 			}
 		}
 	}
+	glslDTypes(&b)
 	_, size := pushLayout()
 	fmt.Fprintf(&b, "\n// The push constants of every kernel (%d bytes; gpu/abi_gen.go packs\n// them). outT ... errAt are byte offsets within the parameter buffer.\n", size)
 	b.WriteString("layout(push_constant, std430) uniform Push {\n")

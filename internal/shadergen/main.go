@@ -125,20 +125,6 @@ var dtypes = []*dtype{
 	{"f64", "Float64", "DT_F64", 8, []string{"sum", "sub", "mean"}},
 }
 
-// kindReductions lists the reductions the operators of a kind take:
-// ScatterNDUpdate-15 and ScatterND (block) sum, sub, prod, min, max;
-// ScatterElementsUpdate-12 and ScatterElements (element) sum, prod, min,
-// max, mean. Mean does not apply to bool.
-func kindReductions(kind string, dt *dtype) []string {
-	if kind == "block" {
-		return []string{"sum", "sub", "prod", "min", "max"}
-	}
-	if dt.name == "bool" {
-		return []string{"sum", "prod", "min", "max"}
-	}
-	return []string{"sum", "prod", "min", "max", "mean"}
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -217,10 +203,7 @@ func allVariants() []*variant {
 		}
 		for _, dt := range dtypes {
 			v := &variant{family: "reduce", elem: dt.size, dtype: dt, posBits: pos}
-			for _, red := range []string{"sum", "sub", "prod", "min", "max", "mean"} {
-				if red == "mean" && dt.name == "bool" {
-					continue
-				}
+			for _, red := range foldReductions(dt) {
 				v.keys = append(v.keys, specKey{red: red, spec: spec(red, 1)})
 			}
 			v.name = fmt.Sprintf("reduce-%s-p%d", dt.name, pos)

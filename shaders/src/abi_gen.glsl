@@ -163,6 +163,53 @@
 #define RADIX_BITS 4
 #define RADIX_DIGITS 16
 
+// Element types of the reduction kernels (the DTYPE macro of a variant).
+#define DT_BOOL 1
+#define DT_I8 2
+#define DT_U8 3
+#define DT_I16 4
+#define DT_U16 5
+#define DT_I32 6
+#define DT_U32 7
+#define DT_I64 8
+#define DT_U64 9
+#define DT_F16 10
+#define DT_BF16 11
+#define DT_F32 12
+#define DT_F64 13
+
+// NEUTRAL_BITS(r): the bits an element of DTYPE starts from under
+// reduction r when use_init_val is false (ops.Reduction.NeutralBits).
+#ifdef DTYPE
+#if DTYPE == DT_BOOL
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0x1u : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_I8
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0x7Fu : (r) == RED_MAX ? 0x80u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_U8
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_I16
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0x7FFFu : (r) == RED_MAX ? 0x8000u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_U16
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_I32
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0x7FFFFFFFu : (r) == RED_MAX ? 0x80000000u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_U32
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_I64
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0x7FFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x8000000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
+#elif DTYPE == DT_U64
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0xFFFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x0ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
+#elif DTYPE == DT_F16
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3C00u : (r) == RED_MIN ? 0x7C00u : (r) == RED_MAX ? 0xFC00u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_BF16
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3F80u : (r) == RED_MIN ? 0x7F80u : (r) == RED_MAX ? 0xFF80u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_F32
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3F800000u : (r) == RED_MIN ? 0x7F800000u : (r) == RED_MAX ? 0xFF800000u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_F64
+#define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x3FF0000000000000ul : (r) == RED_MIN ? 0x7FF0000000000000ul : (r) == RED_MAX ? 0xFFF0000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
+#endif
+#endif
+
 // The push constants of every kernel (128 bytes; gpu/abi_gen.go packs
 // them). outT ... errAt are byte offsets within the parameter buffer.
 layout(push_constant, std430) uniform Push {

@@ -22,19 +22,7 @@
 //   SPEC_PRIV_WORDS  PRIV_WORDS: workgroup memory for FLAG_PRIVATE, in
 //                    32-bit words
 
-#define DT_BOOL 1
-#define DT_I8 2
-#define DT_U8 3
-#define DT_I16 4
-#define DT_U16 5
-#define DT_I32 6
-#define DT_U32 7
-#define DT_I64 8
-#define DT_U64 9
-#define DT_F16 10
-#define DT_BF16 11
-#define DT_F32 12
-#define DT_F64 13
+// DT_BOOL ... DT_F64 and NEUTRAL_BITS come from abi_gen.glsl.
 
 #ifndef ATOMICS_NATIVE
 #define ATOMICS_NATIVE 0
@@ -393,30 +381,11 @@ E_T combine(E_T a, E_T b) {
 }
 
 // initNeutral is the value an element that receives updates starts from
-// when use_init_val is false: the CPU reference's neutralBits (sum 0, prod
-// 1, min +inf or the type's maximum, max -inf or the type's minimum; bool
-// false for OR, true for AND).
+// when use_init_val is false: ops.Reduction.NeutralBits, generated into
+// abi_gen.glsl (sum 0, prod 1, min +inf or the type's maximum, max -inf or
+// the type's minimum; bool false for OR, true for AND).
 E_T initNeutral() {
-	if (RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN) {
-		return E_ZERO;
-	}
-#if DTYPE == DT_BOOL
-	return RED == RED_MAX ? 0u : 1u;
-#elif IS_INT
-	if (RED == RED_PROD) {
-		return E_ONE;
-	}
-#if IS_SIGNED
-	return RED == RED_MIN ? (E_SIGN - E_ONE) : E_SIGN;
-#else
-	return RED == RED_MIN ? E_MASK : E_ZERO;
-#endif
-#else
-	if (RED == RED_PROD) {
-		return E_T(F_BIAS) << (F_P - 1); // 1.0
-	}
-	return RED == RED_MIN ? F_INF : (F_INF | E_SIGN);
-#endif
+	return E_T(NEUTRAL_BITS(RED));
 }
 
 // identity is a value that every step leaves the other operand of, bit for
