@@ -98,17 +98,17 @@ func (f *facts) planCall(p *ops.Plan) (*callPlan, error) {
 	}
 	pl := &callPlan{p: p, j: j, f: *f}
 	if j.updates > 0 {
-		if p.DType == tensor.String {
-			if uint64(len(p.Data.Strings))+uint64(len(p.Updates.Strings)) > math.MaxUint32 {
-				return nil, unsupported(p, "more than 2^32 strings in data and updates")
-			}
-			pl.host[0], pl.host[1] = 4*uint64(p.Data.Len()), 4*uint64(p.Updates.Len())
-		} else {
-			pl.host[0], pl.host[1] = uint64(len(p.Data.Data)), uint64(len(p.Updates.Data))
+		// Strings move as 32-bit handles.
+		size := uint64(4)
+		if p.DType != tensor.String {
+			size = uint64(p.DType.Size())
+		} else if uint64(p.Data.Len())+uint64(p.Updates.Len()) > math.MaxUint32 {
+			return nil, unsupported(p, "more than 2^32 strings in data and updates")
 		}
+		pl.host[0], pl.host[1] = size*uint64(p.Data.Len()), size*uint64(p.Updates.Len())
 	}
 	if j.kind != shaders.Slice && p.Indices != nil {
-		pl.host[2] = uint64(len(p.Indices.Data))
+		pl.host[2] = uint64(p.Indices.Len() * p.Indices.DType.Size())
 	}
 	pl.shift = f.callShift(pl.host[0])
 	pl.sizes = []uint64{pl.host[0], pl.host[1], pl.host[2], 4 * j.resolve, 4 * j.owners}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -34,6 +35,8 @@ type Stats struct {
 	Dispatches int
 	// Variants names the kernels used.
 	Variants []string
+	// plans are the calls' plans (Plan).
+	plans []*callPlan
 	// Reduction says how a reduction ran: "ordered" (the in-order fold),
 	// "walk" (column by column in index order), "native" or "cas"
 	// (atomics; "+private" when workgroups accumulated in their own memory
@@ -52,7 +55,20 @@ func (b *Backend) LastStats() Stats {
 	s := b.stats
 	s.Passes = append([]vk.Timing(nil), s.Passes...)
 	s.Variants = append([]string(nil), s.Variants...)
+	s.plans = append([]*callPlan(nil), s.plans...)
 	return s
+}
+
+// Plan describes what the device was asked to do, as planned before
+// anything was recorded: for each operator call (several for a batch) its
+// path, its tensors and its passes, each with its kernel, positions, run
+// and dispatches. The passes are those Passes times.
+func (s Stats) Plan() string {
+	var parts []string
+	for _, pl := range s.plans {
+		parts = append(parts, pl.String())
+	}
+	return strings.Join(parts, "\n")
 }
 
 // execution holds the device resources of one Execute call.
@@ -229,7 +245,11 @@ func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor,
 	host := hostImages(pl)
 	var io [3]*devTensor
 	for i := range io {
-		t, err := b.acquireChunks(uint64(len(host[i])), pl.shift)
+		if uint64(len(host[i])) != pl.host[i] {
+			return &ops.Error{Op: p.Op.Name, Input: [3]string{"data", "updates", "indices"}[i], Err: ops.ErrInvalidTensor,
+				Msg: fmt.Sprintf("vulkan: %d bytes, the shape needs %d", len(host[i]), pl.host[i])}
+		}
+		t, err := b.acquireChunks(pl.host[i], pl.shift)
 		if err != nil {
 			return err
 		}
@@ -327,7 +347,7 @@ func (b *Backend) readBack(p *ops.Plan, t *devTensor, out *tensor.Tensor) error 
 }
 
 // pipelines creates (or finds) the pipelines of c's dispatches, for its
-// flags.
+// flags, and notes the call's plan in st.
 func (b *Backend) pipelines(c *call, st *Stats) error {
 	c.pipes = map[shaders.Key]*vk.Pipeline{}
 	for _, ps := range c.plan.passes {
@@ -344,6 +364,7 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 	if c.plan.reduction != "" {
 		st.Reduction = c.plan.reduction
 	}
+	st.plans = append(st.plans, c.plan)
 	return nil
 }
 
