@@ -242,19 +242,16 @@ func handles(n int, first uint32) []byte {
 // indices and read the output back into out.
 func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor, r *execution, st *Stats) error {
 	p := pl.p
-	host := hostImages(pl)
+	host, err := hostImages(pl)
+	if err != nil {
+		return err
+	}
 	var io [3]*devTensor
 	for i := range io {
-		if uint64(len(host[i])) != pl.host[i] {
-			return &ops.Error{Op: p.Op.Name, Input: [3]string{"data", "updates", "indices"}[i], Err: ops.ErrInvalidTensor,
-				Msg: fmt.Sprintf("vulkan: %d bytes, the shape needs %d", len(host[i]), pl.host[i])}
-		}
-		t, err := b.acquireChunks(pl.host[i], pl.shift)
-		if err != nil {
+		if io[i], err = b.acquireChunks(pl.host[i], pl.shift); err != nil {
 			return err
 		}
-		r.tensors = append(r.tensors, t)
-		io[i] = t
+		r.tensors = append(r.tensors, io[i])
 	}
 	c, err := b.newCall(pl, io, nil, r)
 	if err != nil {
@@ -300,7 +297,7 @@ func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor,
 // hostImages returns the host images of data, updates and indices as
 // pl moves them to the device: strings as handles, data's first. Without
 // updates only the indices go, to be checked.
-func hostImages(pl *callPlan) [3][]byte {
+func hostImages(pl *callPlan) ([3][]byte, error) {
 	p := pl.p
 	var h [3][]byte
 	if pl.j.updates > 0 {
@@ -313,7 +310,13 @@ func hostImages(pl *callPlan) [3][]byte {
 	if pl.host[2] > 0 {
 		h[2] = p.Indices.Data
 	}
-	return h
+	for i, name := range []string{"data", "updates", "indices"} {
+		if uint64(len(h[i])) != pl.host[i] {
+			return h, &ops.Error{Op: p.Op.Name, Input: name, Err: ops.ErrInvalidTensor,
+				Msg: fmt.Sprintf("vulkan: %s holds %d bytes, its shape %d", name, len(h[i]), pl.host[i])}
+		}
+	}
+	return h, nil
 }
 
 // readBack downloads the output tensor t into out; string handles are
@@ -356,7 +359,7 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 		}
 		pipe, err := b.pipeline(ps.key, c.plan.flags)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: pass %s: %w", c.p.Op.Name, ps.String(), err)
 		}
 		c.pipes[ps.key] = pipe
 		st.Variants = append(st.Variants, variantName(ps.key))
@@ -405,7 +408,8 @@ func (b *Backend) newCall(pl *callPlan, io [3]*devTensor, copyFrom *devTensor, r
 	words := append([]uint64(nil), pl.params...)
 	for i, t := range c.tensors {
 		if len(t.addrs) != pl.chunks(i) {
-			return nil, fmt.Errorf("vulkan: %s: tensor %d has %d chunks, its plan %d", pl.p.Op.Name, i, len(t.addrs), pl.chunks(i))
+			return nil, fmt.Errorf("vulkan: %s: the %s take %d chunks where the plan has %d; the plan:\n%v",
+				pl.p.Op.Name, tensorNames[i], len(t.addrs), pl.chunks(i), pl)
 		}
 		copy(words[pl.tableAt[i]/8:], t.addrs)
 	}

@@ -93,10 +93,10 @@ type job struct {
 	// walk: an Element plan whose scatter pass runs one invocation per
 	// column (o, k), walking its J updates in index order, instead of
 	// claiming owner words (reduction none) or folding with atomics or the
-	// sort (reductions); see Backend.walks.
+	// sort (reductions); see facts.walks.
 	walk bool
 	// copies: a Slice plan whose contiguous runs (rowRun) the backend
-	// moves with copy commands (Backend.planCopies).
+	// moves with copy commands (facts.planCopies).
 	copies    bool
 	posBits   int
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen
@@ -114,7 +114,7 @@ type job struct {
 	params      []uint64
 
 	// red describes how a reduction runs (nil for reduction none); the
-	// backend sets it (Backend.planReduction).
+	// planner sets it (facts.planReduction).
 	red *reduction
 }
 
