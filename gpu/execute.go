@@ -7,7 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+	"strings"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/internal/backendkit"
@@ -37,6 +37,8 @@ type Stats struct {
 	Dispatches int
 	// Variants names the kernels used.
 	Variants []string
+	// plans are the calls' plans (Plan).
+	plans []*callPlan
 	// Reduction says how a reduction ran: "ordered" (the in-order fold),
 	// "walk" (column by column in index order), "native" or "cas"
 	// (atomics; "+private" when workgroups accumulated in their own memory
@@ -55,7 +57,20 @@ func (b *Backend) LastStats() Stats {
 	s := b.stats
 	s.Passes = append([]vk.Timing(nil), s.Passes...)
 	s.Variants = append([]string(nil), s.Variants...)
+	s.plans = append([]*callPlan(nil), s.plans...)
 	return s
+}
+
+// Plan describes what the device was asked to do, as planned before
+// anything was recorded: for each operator call (several for a batch) its
+// path, its tensors and its passes, each with its kernel, positions, run
+// and dispatches. The passes are those Passes times.
+func (s Stats) Plan() string {
+	var parts []string
+	for _, pl := range s.plans {
+		parts = append(parts, pl.String())
+	}
+	return strings.Join(parts, "\n")
 }
 
 // execution holds the device resources of one Execute call.
@@ -111,9 +126,11 @@ func (b *Backend) faulty(ctx context.Context, start time.Time, p *ops.Plan, out 
 	return err
 }
 
-// executeLocked is Execute once the backend is locked and open.
+// executeLocked is Execute once the backend is locked and open: plan
+// (pure), then, unless the result is data, check the plan fits and run it.
 func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Plan, out *tensor.Tensor) error {
-	j, err := b.jobFor(p)
+	f := b.facts(true)
+	pl, err := f.planCall(p)
 	if err != nil {
 		return err
 	}
@@ -122,22 +139,16 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 			return err
 		}
 	}
-	if j.updates == 0 && j.resolve == 0 {
+	if pl.hostOnly() {
 		// Nothing to check or move: the result is data.
 		copyData(p, out)
 		return nil
 	}
-	data, _, _ := hostSizes(p, j)
-	if shift := b.callShift(data); shift != b.shift {
-		saved := b.shift
-		b.shift = shift
-		defer func() { b.shift = saved }()
-	}
-	if err := b.checkFits(p, b.needs(p, j)); err != nil {
+	if err := b.checkFits(p, pl.needs()); err != nil {
 		return err
 	}
 	return b.track(start, func(r *execution, st *Stats) error {
-		return b.execute(ctx, p, j, out, r, st)
+		return b.execute(ctx, pl, out, r, st)
 	})
 }
 
@@ -164,62 +175,6 @@ func (b *Backend) track(start time.Time, f func(r *execution, st *Stats) error) 
 	st.Total = time.Since(start)
 	b.stats = st
 	return nil
-}
-
-// jobFor translates p into a job for this device, its reduction planned;
-// b.mu is held.
-func (b *Backend) jobFor(p *ops.Plan) (*job, error) {
-	j, err := newJob(p)
-	if err != nil {
-		return nil, err
-	}
-	if b.forceWide {
-		j.posBits = 64
-	}
-	if p.Reduction != ops.None {
-		if err := b.planReduction(p, j); err != nil {
-			return nil, err
-		}
-	}
-	b.planWalk(j)
-	b.planCopies(j)
-	return j, nil
-}
-
-// planCopies makes a Slice plan move its contiguous runs with copy
-// commands where the device prefers them (Backend.copyMin) and the runs
-// are long and few enough (copyMaxRuns).
-func (b *Backend) planCopies(j *job) {
-	run := j.rowRun()
-	if b.copyMin == 0 || run == 0 || j.updates == 0 {
-		return
-	}
-	j.copies = run*uint64(j.elemBytes) >= b.copyMin && j.updates/run <= copyMaxRuns
-}
-
-// walks reports whether Element plan j has enough columns (o, k) to keep
-// the device busy with one scatter invocation per column: at least
-// b.walkMin. Such a plan's scatter walks each column's J updates in index
-// order (updates of different columns never meet), which needs neither
-// the owner words of reduction none, nor atomics for a reduction, nor the
-// sort of the in-order fold. Plans with few columns (a long 1-D index
-// tensor) spread the work over every update instead.
-func (b *Backend) walks(j *job) bool {
-	return j.kind == shaders.Element && j.updates > 0 && j.columns() >= b.walkMin
-}
-
-// planWalk makes an Element plan with reduction none and colliding updates
-// walk its columns where walks allows: the last update wins without the
-// owner words, their clearing, and the atomicMax per index in resolve,
-// whose random accesses dominate the plan on every device. (planReduction
-// decides for reductions.)
-func (b *Backend) planWalk(j *job) {
-	if j.red != nil || j.flags&(flagOwner|flagLater) == 0 || !b.walks(j) {
-		return
-	}
-	j.walk = true
-	j.flags = j.flags&^(flagOwner|flagLater) | flagWalk
-	j.owners = 0
 }
 
 // finish waits for an execution whose Submit returned early and releases its
@@ -254,47 +209,36 @@ func handles(n int, first uint32) []byte {
 	return h
 }
 
-func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.Tensor, r *execution, st *Stats) error {
-	// Host images of the tensors: strings move as handles, data's first.
-	// Without updates only the indices go to the device, to be checked.
-	var dataHost, updHost, idxHost []byte
-	if j.updates > 0 {
-		dataHost, updHost = p.Data.Data, p.Updates.Data
-		if p.DType == tensor.String {
-			if uint64(len(p.Data.Strings))+uint64(len(p.Updates.Strings)) > math.MaxUint32 {
-				return unsupported(p, "more than 2^32 strings in data and updates")
-			}
-			dataHost = handles(len(p.Data.Strings), 0)
-			updHost = handles(len(p.Updates.Strings), uint32(len(p.Data.Strings)))
-		}
+// execute runs plan pl of an Execute call: acquire its device tensors,
+// create its pipelines, upload, record and submit its passes, check the
+// indices and read the output back into out.
+func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor, r *execution, st *Stats) error {
+	p := pl.p
+	host, err := hostImages(pl)
+	if err != nil {
+		return err
 	}
-	if j.kind != shaders.Slice {
-		idxHost = p.Indices.Data
-	}
-
-	// Device tensors: data goes straight into the output's buffers.
 	var io [3]*devTensor
-	var err error
-	for i, size := range []uint64{uint64(len(dataHost)), uint64(len(updHost)), uint64(len(idxHost))} {
-		if io[i], err = b.acquire(size); err != nil {
+	for i := range io {
+		if io[i], err = b.acquireChunks(pl.host[i], pl.shift); err != nil {
 			return err
 		}
 		r.tensors = append(r.tensors, io[i])
 	}
-	c, err := b.newCall(p, j, io, nil, r)
+	c, err := b.newCall(pl, io, nil, r)
 	if err != nil {
 		return err
 	}
 	// Pipelines before the uploads: creating one can take long on a cold
 	// cache.
 	t0 := time.Now()
-	if c.keys, err = b.pipelines(j, c.flags, st); err != nil {
+	if err := b.pipelines(c, st); err != nil {
 		return err
 	}
 	st.Pipelines = time.Since(t0)
 	t0 = time.Now()
-	for i, host := range [][]byte{dataHost, updHost, idxHost} {
-		if err := io[i].transfer(ctx, host, true); err != nil {
+	for i, h := range host {
+		if err := io[i].transfer(ctx, h, true); err != nil {
 			return err
 		}
 	}
@@ -302,205 +246,157 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, j *job, out *tensor.
 		return err
 	}
 	st.Upload = time.Since(t0)
-
 	if err := b.submit(ctx, []*call{c}, r, st); err != nil {
 		return err
 	}
 	if err := c.checkIndices(); err != nil {
 		return err
 	}
-	if j.updates == 0 {
+	if pl.j.updates == 0 {
 		copyData(p, out)
 		return nil
 	}
-
 	// The result is complete on the device: the download ignores ctx, so
 	// that out never holds part of it.
 	t0 = time.Now()
-	outT := io[0]
-	if p.DType == tensor.String {
-		h := make([]byte, len(dataHost))
-		if err := outT.transfer(context.Background(), h, false); err != nil {
-			return err
-		}
-		res := make([]string, len(p.Data.Strings))
-		n := uint32(len(p.Data.Strings))
-		for i := range res {
-			v := binary.LittleEndian.Uint32(h[4*i:])
-			switch {
-			case v < n:
-				res[i] = p.Data.Strings[v]
-			case int(v-n) < len(p.Updates.Strings):
-				res[i] = p.Updates.Strings[v-n]
-			default:
-				return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrDeviceLost,
-					Msg: fmt.Sprintf("vulkan: the device returned string handle %d of %d", v, n+uint32(len(p.Updates.Strings)))}
-			}
-		}
-		copy(out.Strings, res)
-	} else if err := b.download(outT, out.Data); err != nil {
-		// Data was uploaded already, so out may be data itself. Only a
-		// device fault makes a download fail.
+	if err := b.readBack(p, io[tOut], out); err != nil {
 		return err
 	}
 	st.Download = time.Since(t0)
 	return nil
 }
 
-// callKeys are the kernel variants of one call: resolve (nil without
-// one), scatter (or gather) and the reduction's (reduce, sort), with their
-// pipelines for the call's flags.
-type callKeys struct {
-	resolve *shaders.Key
-	scatter shaders.Key
-	pipes   map[shaders.Key]*vk.Pipeline
+// hostImages returns the host images of data, updates and indices as
+// pl moves them to the device: strings as handles, data's first. Without
+// updates only the indices go, to be checked.
+func hostImages(pl *callPlan) ([3][]byte, error) {
+	p := pl.p
+	var h [3][]byte
+	if pl.j.updates > 0 {
+		h[0], h[1] = p.Data.Data, p.Updates.Data
+		if p.DType == tensor.String {
+			h[0] = handles(len(p.Data.Strings), 0)
+			h[1] = handles(len(p.Updates.Strings), uint32(len(p.Data.Strings)))
+		}
+	}
+	if pl.host[2] > 0 {
+		h[2] = p.Indices.Data
+	}
+	for i, name := range []string{"data", "updates", "indices"} {
+		if uint64(len(h[i])) != pl.host[i] {
+			return h, &ops.Error{Op: p.Op.Name, Input: name, Err: ops.ErrInvalidTensor,
+				Msg: fmt.Sprintf("vulkan: %s holds %d bytes, its shape %d", name, len(h[i]), pl.host[i])}
+		}
+	}
+	return h, nil
 }
 
-// pipelines creates (or finds) the pipelines j runs with the given flags.
-func (b *Backend) pipelines(j *job, flags uint32, st *Stats) (callKeys, error) {
-	var ck callKeys
-	ck.pipes = map[shaders.Key]*vk.Pipeline{}
-	need := func(k shaders.Key) error {
-		if _, ok := ck.pipes[k]; ok {
-			return nil
+// readBack downloads the output tensor t into out; string handles are
+// turned back into data's and updates' strings.
+func (b *Backend) readBack(p *ops.Plan, t *devTensor, out *tensor.Tensor) error {
+	if p.DType != tensor.String {
+		// Data was uploaded already, so out may be data itself. Only a
+		// device fault makes a download fail.
+		return b.download(t, out.Data)
+	}
+	h := make([]byte, t.size)
+	if err := t.transfer(context.Background(), h, false); err != nil {
+		return err
+	}
+	res := make([]string, len(p.Data.Strings))
+	n := uint32(len(p.Data.Strings))
+	for i := range res {
+		v := binary.LittleEndian.Uint32(h[4*i:])
+		switch {
+		case v < n:
+			res[i] = p.Data.Strings[v]
+		case int(v-n) < len(p.Updates.Strings):
+			res[i] = p.Updates.Strings[v-n]
+		default:
+			return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrDeviceLost,
+				Msg: fmt.Sprintf("vulkan: the device returned string handle %d of %d", v, n+uint32(len(p.Updates.Strings)))}
 		}
-		pipe, err := b.pipeline(k, flags)
+	}
+	copy(out.Strings, res)
+	return nil
+}
+
+// pipelines creates (or finds) the pipelines of c's dispatches, for its
+// flags, and notes the call's plan in st.
+func (b *Backend) pipelines(c *call, st *Stats) error {
+	c.pipes = map[shaders.Key]*vk.Pipeline{}
+	for _, ps := range c.plan.passes {
+		if _, ok := c.pipes[ps.key]; ok || ps.kind != passDispatch {
+			continue
+		}
+		pipe, err := b.pipeline(ps.key, c.plan.flags)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: pass %s: %w", c.p.Op.Name, ps.String(), err)
 		}
-		ck.pipes[k] = pipe
-		st.Variants = append(st.Variants, variantName(k))
-		return nil
+		c.pipes[ps.key] = pipe
+		st.Variants = append(st.Variants, variantName(ps.key))
 	}
-	ck.resolve, ck.scatter = j.keys()
-	if ck.resolve != nil && j.resolve > 0 {
-		if err := need(*ck.resolve); err != nil {
-			return ck, err
-		}
+	if c.plan.reduction != "" {
+		st.Reduction = c.plan.reduction
 	}
-	if j.updates == 0 {
-		return ck, nil
-	}
-	red := j.red
-	var keys []shaders.Key
-	switch {
-	case red == nil && j.copies:
-		// Copy commands only.
-	case red == nil:
-		keys = append(keys, ck.scatter)
-	case red.ordered:
-		keys = append(keys, sortKey(shaders.ScanUp), sortKey(shaders.ScanDown))
-		if red.passes > 0 {
-			keys = append(keys, sortKey(shaders.RadixCount), sortKey(shaders.RadixScatter))
-		}
-		keys = append(keys, red.reduceKey(j))
-	default:
-		keys = append(keys, ck.scatter)
-		if red.prepare || red.finish {
-			keys = append(keys, red.reduceKey(j))
-		}
-	}
-	for _, k := range keys {
-		if err := need(k); err != nil {
-			return ck, err
-		}
-	}
-	if red != nil {
-		st.Reduction = red.describe(j)
-	}
-	return ck, nil
+	st.plans = append(st.plans, c.plan)
+	return nil
 }
 
-// call is one operator call ready to record: its plan and job, its kernels,
-// its device tensors by slot (T_OUT ... T_SCAN), and its parameter buffer,
-// which holds the parameter array, the chunk tables and the error word.
+// call is one operator call being lowered: its plan, its device tensors
+// by slot (T_OUT ... T_LIST), its parameter buffer (the parameter array,
+// the chunk tables and the error word) and its pipelines.
 type call struct {
-	p       *ops.Plan
-	j       *job
-	keys    callKeys
-	tensors []*devTensor
+	p    *ops.Plan
+	plan *callPlan
 	// copyFrom, when not nil, is a tensor of data's size copied into the
-	// output before the passes (a resident data tensor that is not the
-	// output).
+	// output first (a resident data tensor that is not the output).
 	copyFrom *devTensor
 	// indices, when not nil, is the resident indices tensor, read back to
 	// name a bad index.
 	indices   *devTensor
+	tensors   []*devTensor
 	params    *devTensor
 	paramHost []byte
-	errAt     uint64
 	pc        push
-	flags     uint32 // FLAG_*: the kernels' specialization (pipelines)
+	pipes     map[shaders.Key]*vk.Pipeline
 	label     string // prefix of the call's timestamp labels in a batch
 }
 
-// newCall acquires the scratch tensors of j (normalised indices, owner
-// words, the reduction's) into r and builds the parameter buffer. io holds
-// the output (with data in it, or to receive copyFrom), the updates and
-// the indices.
-func (b *Backend) newCall(p *ops.Plan, j *job, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
-	c := &call{p: p, j: j, copyFrom: copyFrom, tensors: io[:]}
-	sizes := []uint64{4 * j.resolve, 4 * j.owners}
-	red := j.red
-	if red != nil {
-		extra := red.tensorSizes()
-		sizes = append(sizes, extra[:]...)
-	}
-	oneChunk := true
-	for _, size := range sizes {
-		t, err := b.acquire(size)
+// newCall acquires the scratch tensors of pl (normalised indices, owner
+// words, the reduction's) into r and fills in the parameter buffer. io
+// holds the output (with data in it, or to receive copyFrom), the updates
+// and the indices.
+func (b *Backend) newCall(pl *callPlan, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
+	c := &call{p: pl.p, plan: pl, copyFrom: copyFrom, tensors: io[:]}
+	for _, size := range pl.sizes[len(io):] {
+		t, err := b.acquireChunks(size, pl.shift)
 		if err != nil {
 			return nil, err
 		}
 		r.tensors = append(r.tensors, t)
 		c.tensors = append(c.tensors, t)
 	}
-	for _, t := range c.tensors {
-		oneChunk = oneChunk && len(t.bufs) <= 1
-	}
-	c.flags = j.flags
-	if oneChunk {
-		c.flags |= flagOneChunk
-	}
-	words := append([]uint64(nil), j.params...)
-	if red != nil {
-		// The table offsets of T_ACC ... go in a list at params[P_XT].
-		words[pXT] = uint64(len(words))
-		words = append(words, make([]uint64, len(c.tensors)-tAcc)...)
-	}
-	tableAt := make([]uint32, len(c.tensors))
+	words := append([]uint64(nil), pl.params...)
 	for i, t := range c.tensors {
-		tableAt[i] = uint32(8 * len(words))
-		words = append(words, t.addrs...)
-		if i >= tAcc {
-			words[int(words[pXT])+i-tAcc] = uint64(tableAt[i])
+		if len(t.addrs) != pl.chunks(i) {
+			return nil, fmt.Errorf("vulkan: %s: the %s take %d chunks where the plan has %d; the plan:\n%v",
+				pl.p.Op.Name, tensorNames[i], len(t.addrs), pl.chunks(i), pl)
 		}
+		copy(words[pl.tableAt[i]/8:], t.addrs)
 	}
-	c.errAt = uint64(len(words)) * 8
-	c.paramHost = make([]byte, c.errAt+8)
+	c.paramHost = make([]byte, pl.paramBytes())
 	for i, w := range words {
 		binary.LittleEndian.PutUint64(c.paramHost[8*i:], w)
 	}
-	binary.LittleEndian.PutUint32(c.paramHost[c.errAt:], noError)
-	if uint64(len(c.paramHost)) > 1<<b.maxShift {
-		return nil, unsupported(p, "the chunk tables need %d bytes, more than one buffer of %d bytes, the device's allocation limit", len(c.paramHost), uint64(1)<<b.maxShift)
-	}
+	binary.LittleEndian.PutUint32(c.paramHost[pl.errAt:], noError)
 	var err error
-	if c.params, err = b.acquireWhole(uint64(len(c.paramHost))); err != nil {
+	if c.params, err = b.acquireWhole(pl.paramBytes()); err != nil {
 		return nil, err
 	}
 	r.tensors = append(r.tensors, c.params)
-	c.pc = push{
-		params: c.params.addrs[0],
-		outT:   tableAt[tOut], updT: tableAt[tUpd], idxT: tableAt[tIdx], normT: tableAt[tNorm], ownerT: tableAt[tOwner],
-		errAt: uint32(c.errAt), shift: uint32(b.shift), errShift: j.errShift, run: b.run,
-	}
-	if j.posBits == 32 {
-		c.pc.hot = j.hot()
-		if red != nil {
-			c.pc.hot[pXT] = uint32(words[pXT])
-		}
-	}
+	c.pc = pl.push
+	c.pc.params = c.params.addrs[0]
 	return c, nil
 }
 
@@ -521,7 +417,7 @@ func (b *Backend) submit(ctx context.Context, calls []*call, r *execution, st *S
 	} else if err := b.seq.Reset(); err != nil {
 		return wrapVK(err)
 	}
-	rec := &recorder{b: b, seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps}
+	rec := &recorder{seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps}
 	for _, c := range calls {
 		if err := rec.record(c); err != nil {
 			return err
@@ -548,7 +444,7 @@ func (b *Backend) submit(ctx context.Context, calls []*call, r *execution, st *S
 // to name the bad one (only when there is one).
 func (c *call) checkIndices() error {
 	var word [4]byte
-	if err := c.params.bufs[0].Download(c.errAt, word[:]); err != nil {
+	if err := c.params.bufs[0].Download(c.plan.errAt, word[:]); err != nil {
 		return wrapVK(err)
 	}
 	w := binary.LittleEndian.Uint32(word[:])
@@ -568,7 +464,7 @@ func (c *call) checkIndices() error {
 		q.Indices = idx
 		p = &q
 	}
-	return badIndex(p, w, c.j.errShift)
+	return badIndex(p, w, c.plan.j.errShift)
 }
 
 func variantName(k shaders.Key) string {

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -173,4 +175,87 @@ func TestLargeOutputsStreamBack(t *testing.T) {
 	assert.Equal(t, want.Data, out.Data)
 	require.NoError(t, b.Execute(context.Background(), p, out), "a second call after the pool lost buffers")
 	assert.Equal(t, want.Data, out.Data)
+}
+
+// filled gives a shape-only request of planCases values: random data and
+// updates, and indices within the axis (Element plans, axis 0) or the
+// rows (ND plans).
+func filled(t *testing.T, rng *rand.Rand, req ops.Request) ops.Request {
+	t.Helper()
+	fill := func(d *tensor.Tensor) *tensor.Tensor {
+		// Small integers: sums stay exact in any order.
+		x, err := tensor.New(d.DType, d.Shape)
+		require.NoError(t, err)
+		if d.DType == tensor.Float32 {
+			for i, v := range tensor.View[float32](x) {
+				tensor.View[float32](x)[i] = v + float32(rng.Intn(8))
+			}
+			return x
+		}
+		for i := range x.Data {
+			x.Data[i] = byte(rng.Intn(8))
+		}
+		return x
+	}
+	req.Data, req.Updates = fill(req.Data), fill(req.Updates)
+	if req.Indices != nil {
+		idx, err := tensor.New(req.Indices.DType, req.Indices.Shape)
+		require.NoError(t, err)
+		for i := 0; i < idx.Len(); i++ {
+			setRaw(idx, i, uint64(rng.Intn(req.Data.Shape[0])))
+		}
+		req.Indices = idx
+	}
+	return req
+}
+
+// TestExecuteRecordsThePlan: what Needs reports and what Execute records
+// are one plan: for every path of planCases, on backends that change the
+// facts (walks, atomics for small float sums, one position per
+// invocation with tiny grids), Needs is the plan's, and Execute records
+// its passes (labels), its dispatches and its kernels, allocates its
+// memory, reports its reduction path and its description, and returns
+// the CPU reference's result.
+func TestExecuteRecordsThePlan(t *testing.T) {
+	rng := rand.New(rand.NewSource(testSeed(t, 1)))
+	for name, k := range map[string]knobs.Knobs{
+		"defaults": {}, "walks": {WalkMinColumns: 64}, "atomics": {NoOrderedSmall: true},
+		"tiny grids": {Run: 1, MaxWorkGroups: [3]uint32{3, 2, 2}},
+	} {
+		b := openTest(t, Options{}, k)
+		cases := planCases()
+		cases = append(cases, planCase{name: "long walk", req: elementsReq("", tensor.Float32, []int{4, 3}, []int{segment + 5, 3})})
+		for _, c := range cases {
+			p, err := ops.Prepare(filled(t, rng, c.req))
+			require.NoError(t, err)
+			f := b.facts(true)
+			pl, err := f.planCall(p)
+			require.NoError(t, err)
+			n, err := b.Needs(p)
+			require.NoError(t, err)
+			require.Equal(t, pl.needs(), n, "%s %s", name, c.name)
+
+			b.Device().TrimPool()
+			held := b.Device().Memory().Held
+			got, want := runBoth(t, b, p)
+			require.Empty(t, opstest.Diff(got, want), "%s %s", name, c.name)
+			if pl.hostOnly() {
+				continue
+			}
+			st := b.LastStats()
+			assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "%s %s: bytes allocated", name, c.name)
+			var ran []string
+			for _, tm := range st.Passes {
+				ran = append(ran, tm.Label)
+			}
+			assert.Equal(t, labels(pl), ran, "%s %s: passes", name, c.name)
+			dispatches := 0
+			for _, ps := range pl.passes {
+				dispatches += len(ps.dispatches)
+			}
+			assert.Equal(t, dispatches, st.Dispatches, "%s %s: dispatches", name, c.name)
+			assert.Equal(t, pl.reduction, st.Reduction, "%s %s", name, c.name)
+			assert.Equal(t, pl.String(), st.Plan(), "%s %s", name, c.name)
+		}
+	}
 }

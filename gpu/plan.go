@@ -36,10 +36,10 @@ type job struct {
 	// walk: an Element plan whose scatter pass runs one invocation per
 	// column (o, k), walking its J updates in index order, instead of
 	// claiming owner words (reduction none) or folding with atomics or the
-	// sort (reductions); see Backend.walks.
+	// sort (reductions); see facts.walks.
 	walk bool
 	// copies: a Slice plan whose contiguous runs (rowRun) the backend
-	// moves with copy commands (Backend.planCopies).
+	// moves with copy commands (facts.planCopies).
 	copies    bool
 	posBits   int
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen
@@ -57,7 +57,7 @@ type job struct {
 	params      []uint64
 
 	// red describes how a reduction runs (nil for reduction none); the
-	// backend sets it (Backend.planReduction).
+	// planner sets it (facts.planReduction).
 	red *reduction
 }
 
@@ -120,13 +120,12 @@ func widen(elemBytes int, runs ...uint64) uint64 {
 // Block and Slice plans move contiguous runs; where their lengths allow,
 // the job moves units of several elements (widen), and every count and
 // stride below is in units. Reductions combine element by element: their
-// units are elements, and they claim no owner words (the backend's
+// units are elements, and they claim no owner words (the planner's
 // planReduction decides what they need instead).
 func newJob(p *ops.Plan) (*job, error) {
 	if p.Reduction != ops.None && p.Kind != ops.KindND && p.Kind != ops.KindElements {
 		return nil, unsupported(p, "reduction %q on operator kind %v", p.Reduction, p.Kind)
 	}
-	moves := p.Reduction == ops.None
 	j := &job{
 		elemBytes: p.DType.Size(),
 		updates:   uint64(p.NumUpdates()),
@@ -142,131 +141,159 @@ func newJob(p *ops.Plan) (*job, error) {
 	if p.Op.NegativeIndices {
 		j.flags |= flagNegative
 	}
-	J, inner := uint64(p.J), uint64(p.Inner)
-	if J > maxOwner {
+	if J := uint64(p.J); J > maxOwner {
 		return nil, unsupported(p, "%d updates along one index dimension; at most %d", J, uint64(maxOwner))
 	}
-	// unit applies a widening factor to the element counts.
-	unit := func(vw uint64) {
-		j.elemBytes *= int(vw)
-		j.updates /= vw
-		j.outputs /= vw
-	}
-
-	var outer, innerMap []dim
+	var err error
 	switch p.Kind {
 	case ops.KindAxis, ops.KindND:
-		j.kind = shaders.Block
-		// ScatterUpdate-3 is a tuple of one component into the axis, with
-		// blocks of Inner elements; ScatterNDUpdate addresses rows of the
-		// leading TupleLen dimensions.
-		tuple := []int{p.Shape[p.Axis]}
-		if p.Kind == ops.KindND {
-			tuple = p.Shape[:p.TupleLen]
-		}
-		rows := uint64(1)
-		for _, s := range tuple {
-			rows *= uint64(s)
-		}
-		if rows > 1<<32 {
-			return nil, unsupported(p, "indices address %d rows of data; at most 2^32", rows)
-		}
-		vw := uint64(1)
-		if moves {
-			vw = widen(j.elemBytes, inner)
-		}
-		unit(vw)
-		inner /= vw
-		j.resolve = J
-		if J > 1 && moves {
-			j.flags |= flagOwner
-			j.owners = rows
-			// Output-major when that visits fewer elements: the owner
-			// words say which update each row keeps.
-			j.gather = j.updates > j.outputs
-			if J <= laterMax && !j.gather {
-				j.flags = j.flags&^flagOwner | flagLater
-				j.owners = 0
-			}
-		}
-		j.setCommon(J, inner, rows)
-		// Unit (o, v, k) of the output is (o*rows + v)*inner + k; ND
-		// plans have one o.
-		j.params[pVStride], j.params[pIStride] = inner, 1
-		if p.Kind == ops.KindAxis {
-			j.params[pOStride] = rows * inner
-		}
-		j.params[pTuple] = uint64(len(tuple))
-		j.params[pTupleAt] = uint64(len(j.params))
-		for _, s := range tuple {
-			j.params = append(j.params, uint64(s))
-		}
+		err = j.block(p)
 	case ops.KindElements:
-		j.kind = shaders.Element
-		s := uint64(p.Shape[p.Axis])
-		if s > 1<<32 {
-			return nil, unsupported(p, "axis %d has %d elements; at most 2^32", p.Axis, s)
-		}
-		j.resolve = j.indices
-		if J > 1 && moves {
-			j.flags |= flagOwner
-			j.owners = j.outputs
-			if J <= laterMax {
-				j.flags = j.flags&^flagOwner | flagLater
-				j.owners = 0
-			}
-		}
-		j.setCommon(J, inner, s)
-		j.params[pVStride] = uint64(p.Strides[p.Axis])
-		for d := 0; d < p.Axis; d++ {
-			outer = append(outer, dim{size: uint64(p.IndicesShape[d]), stride: int64(p.Strides[d])})
-		}
-		for d := p.Axis + 1; d < len(p.Shape); d++ {
-			innerMap = append(innerMap, dim{size: uint64(p.IndicesShape[d]), stride: int64(p.Strides[d])})
-		}
-		outer, innerMap = collapse(outer), collapse(innerMap)
-		if len(outer) <= 1 && len(innerMap) <= 1 {
-			// One dimension each (or none): o and k are coordinates.
-			if len(outer) == 1 {
-				j.params[pOStride] = uint64(outer[0].stride)
-			}
-			if len(innerMap) == 1 {
-				j.params[pIStride] = uint64(innerMap[0].stride)
-			}
-		} else {
-			j.flags |= flagMaps
-			j.params[pNOuter], j.params[pNInner] = uint64(len(outer)), uint64(len(innerMap))
-			j.params[pMapsAt] = uint64(len(j.params))
-			j.putDims(outer)
-			j.putDims(innerMap)
-		}
+		err = j.element(p)
 	case ops.KindSlice:
-		j.kind = shaders.Slice
-		// The innermost dimension is a contiguous run when its step is 1.
-		last := len(p.Shape) - 1
-		vw := uint64(1)
-		if p.SliceStep[last] == 1 {
-			vw = widen(j.elemBytes, uint64(p.SliceCount[last]), uint64(p.SliceStart[last]), uint64(p.Shape[last]))
-		}
-		unit(vw)
-		var base int64
-		var dims []dim
-		for d := range p.Shape {
-			start, count, stride := int64(p.SliceStart[d]), uint64(p.SliceCount[d]), int64(p.Strides[d])/int64(vw)
-			if d == last {
-				start, count, stride = start/int64(vw), count/vw, 1
-			}
-			base += start * stride
-			dims = append(dims, dim{size: count, stride: int64(p.SliceStep[d]) * stride})
-		}
-		dims = collapse(dims)
-		j.params = j.params[:sDimsAt]
-		j.params[sNDims], j.params[sBase] = uint64(len(dims)), uint64(base)
-		j.putDims(dims)
+		j.slice(p)
 	default:
-		return nil, unsupported(p, "operator kind %v", p.Kind)
+		err = unsupported(p, "operator kind %v", p.Kind)
 	}
+	if err != nil {
+		return nil, err
+	}
+	j.settle()
+	return j, nil
+}
 
+// unit applies a widening factor vw (widen) to the element counts.
+func (j *job) unit(vw uint64) {
+	j.elemBytes *= int(vw)
+	j.updates /= vw
+	j.outputs /= vw
+}
+
+// block fills in a Block plan: ScatterUpdate-3 is a tuple of one
+// component into the axis, with blocks of Inner elements; ScatterNDUpdate
+// addresses rows of the leading TupleLen dimensions.
+func (j *job) block(p *ops.Plan) error {
+	j.kind = shaders.Block
+	moves := p.Reduction == ops.None
+	J, inner := uint64(p.J), uint64(p.Inner)
+	tuple := []int{p.Shape[p.Axis]}
+	if p.Kind == ops.KindND {
+		tuple = p.Shape[:p.TupleLen]
+	}
+	rows := uint64(1)
+	for _, s := range tuple {
+		rows *= uint64(s)
+	}
+	if rows > 1<<32 {
+		return unsupported(p, "indices address %d rows of data; at most 2^32", rows)
+	}
+	vw := uint64(1)
+	if moves {
+		vw = widen(j.elemBytes, inner)
+	}
+	j.unit(vw)
+	inner /= vw
+	j.resolve = J
+	if J > 1 && moves {
+		j.flags |= flagOwner
+		j.owners = rows
+		// Output-major when that visits fewer elements: the owner
+		// words say which update each row keeps.
+		j.gather = j.updates > j.outputs
+		if J <= laterMax && !j.gather {
+			j.flags = j.flags&^flagOwner | flagLater
+			j.owners = 0
+		}
+	}
+	j.setCommon(J, inner, rows)
+	// Unit (o, v, k) of the output is (o*rows + v)*inner + k; ND
+	// plans have one o.
+	j.params[pVStride], j.params[pIStride] = inner, 1
+	if p.Kind == ops.KindAxis {
+		j.params[pOStride] = rows * inner
+	}
+	j.params[pTuple] = uint64(len(tuple))
+	j.params[pTupleAt] = uint64(len(j.params))
+	for _, s := range tuple {
+		j.params = append(j.params, uint64(s))
+	}
+	return nil
+}
+
+// element fills in an Element plan.
+func (j *job) element(p *ops.Plan) error {
+	j.kind = shaders.Element
+	J, inner := uint64(p.J), uint64(p.Inner)
+	s := uint64(p.Shape[p.Axis])
+	if s > 1<<32 {
+		return unsupported(p, "axis %d has %d elements; at most 2^32", p.Axis, s)
+	}
+	j.resolve = j.indices
+	if J > 1 && p.Reduction == ops.None {
+		j.flags |= flagOwner
+		j.owners = j.outputs
+		if J <= laterMax {
+			j.flags = j.flags&^flagOwner | flagLater
+			j.owners = 0
+		}
+	}
+	j.setCommon(J, inner, s)
+	j.params[pVStride] = uint64(p.Strides[p.Axis])
+	var outer, innerMap []dim
+	for d := 0; d < p.Axis; d++ {
+		outer = append(outer, dim{size: uint64(p.IndicesShape[d]), stride: int64(p.Strides[d])})
+	}
+	for d := p.Axis + 1; d < len(p.Shape); d++ {
+		innerMap = append(innerMap, dim{size: uint64(p.IndicesShape[d]), stride: int64(p.Strides[d])})
+	}
+	outer, innerMap = collapse(outer), collapse(innerMap)
+	if len(outer) <= 1 && len(innerMap) <= 1 {
+		// One dimension each (or none): o and k are coordinates.
+		if len(outer) == 1 {
+			j.params[pOStride] = uint64(outer[0].stride)
+		}
+		if len(innerMap) == 1 {
+			j.params[pIStride] = uint64(innerMap[0].stride)
+		}
+		return nil
+	}
+	j.flags |= flagMaps
+	j.params[pNOuter], j.params[pNInner] = uint64(len(outer)), uint64(len(innerMap))
+	j.params[pMapsAt] = uint64(len(j.params))
+	j.putDims(outer)
+	j.putDims(innerMap)
+	return nil
+}
+
+// slice fills in a Slice plan. The innermost dimension is a contiguous
+// run when its step is 1.
+func (j *job) slice(p *ops.Plan) {
+	j.kind = shaders.Slice
+	last := len(p.Shape) - 1
+	vw := uint64(1)
+	if p.SliceStep[last] == 1 {
+		vw = widen(j.elemBytes, uint64(p.SliceCount[last]), uint64(p.SliceStart[last]), uint64(p.Shape[last]))
+	}
+	j.unit(vw)
+	var base int64
+	var dims []dim
+	for d := range p.Shape {
+		start, count, stride := int64(p.SliceStart[d]), uint64(p.SliceCount[d]), int64(p.Strides[d])/int64(vw)
+		if d == last {
+			start, count, stride = start/int64(vw), count/vw, 1
+		}
+		base += start * stride
+		dims = append(dims, dim{size: count, stride: int64(p.SliceStep[d]) * stride})
+	}
+	dims = collapse(dims)
+	j.params = j.params[:sDimsAt]
+	j.params[sNDims], j.params[sBase] = uint64(len(dims)), uint64(base)
+	j.putDims(dims)
+}
+
+// settle settles what every kind shares: a plan without updates resolves
+// alone, the position width, and the error word's shift.
+func (j *job) settle() {
 	if j.updates == 0 {
 		// No update lands anywhere, but every index is still checked
 		// (cpuref and opstest.Naive agree): resolve runs alone.
@@ -293,7 +320,6 @@ func newJob(p *ops.Plan) (*job, error) {
 			j.errShift = uint32(n - 31)
 		}
 	}
-	return j, nil
 }
 
 // setCommon fills the header words every Block and Element kernel reads.
@@ -320,22 +346,6 @@ func (j *job) hot() [hotWords]uint32 {
 		h[i] = uint32(j.params[i])
 	}
 	return h
-}
-
-// keys returns the variants the job runs: resolve (when it has one) and
-// scatter or gather.
-func (j *job) keys() (resolve *shaders.Key, scatter shaders.Key) {
-	scatter = shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
-	if j.red != nil && !j.red.ordered {
-		scatter = j.red.scatterKey(j, j.red.atomics)
-	}
-	if j.gather {
-		scatter.Family = shaders.Gather
-	}
-	if j.kind != shaders.Slice {
-		resolve = &shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
-	}
-	return resolve, scatter
 }
 
 // rowRun returns, for a Slice plan whose innermost dimension is

@@ -55,20 +55,20 @@ type reduction struct {
 	passes              int
 	tiles               uint64
 	scanWords           uint64 // T_SCAN
-	// segments is the number of fold passes: one per segment of the
-	// longest list a slot can have; listWords the size of T_LIST, which
+	// chain is the longest list a slot can have, segments the number of
+	// fold passes: one per segment of it; listWords the size of T_LIST, which
 	// names the slots whose lists take more than one (a count, then at
 	// most items/(segment+1) slots).
+	chain     uint64
 	segments  uint64
 	listWords uint64
 }
 
-// planReduction decides how the reduction of p runs and sets j.red, the
-// owner (count) words and the flags. It fails with ops.ErrUnsupported
-// where the in-order fold is needed but the plan is too large for its
-// 32-bit positions.
-func (b *Backend) planReduction(p *ops.Plan, j *job) error {
-	caps := b.dev.Capabilities()
+// planReduction decides how the reduction of p runs on a device with
+// facts f and sets j.red, the owner (count) words and the flags. It fails
+// with ops.ErrUnsupported where the in-order fold is needed but the plan
+// is too large for its 32-bit positions.
+func (f *facts) planReduction(p *ops.Plan, j *job) error {
 	r := &reduction{dtype: p.DType, red: shaders.ReductionOf(p.Reduction), useInit: p.UseInitVal}
 	j.red = r
 	j.flags |= flagXTables
@@ -79,15 +79,15 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 		return nil // resolve alone checks the indices
 	}
 	elem := uint64(p.DType.Size())
-	no64 := elem == 8 && (!caps.Int64BufferAtomics || b.noInt64Atomics)
+	no64 := elem == 8 && !f.int64Atomics
 	switch {
-	case b.walks(j) && !no64:
+	case f.walks(j) && !no64:
 		// Folds in index order with no atomics, so deterministic modes
 		// need nothing more; but the kernel is a variant of the atomic
 		// scatter, whose 8-byte code declares 64-bit atomics.
 		j.walk = true
 		j.flags |= flagWalk
-	case p.Reduction.OrderSensitive(p.DType) && (b.deterministic || j.updates <= b.orderedMax):
+	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax):
 		r.ordered = true
 	case no64:
 		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in
@@ -95,22 +95,9 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 		r.ordered = true
 	}
 	if r.ordered {
-		return b.planOrdered(p, j, r)
+		return f.planOrdered(p, j, r)
 	}
-
-	r.atomics = shaders.CAS
-	if !b.forceCAS {
-		native := true
-		switch p.DType {
-		case tensor.Float32:
-			native = caps.Float32AtomicAdd
-		case tensor.Float64:
-			native = caps.Float64AtomicAdd
-		}
-		if _, err := shaders.Lookup(r.scatterKey(j, shaders.Native)); native && err == nil {
-			r.atomics = shaders.Native
-		}
-	}
+	r.atomics = f.atomics(p, j, r)
 	if p.Kind == ops.KindElements && (p.Reduction == ops.Mean || !r.useInit) {
 		r.counts = true
 		r.prepare = true
@@ -123,22 +110,48 @@ func (b *Backend) planReduction(p *ops.Plan, j *job) error {
 			r.accBytes = 8 * j.outputs
 		}
 	}
-	// Workgroup-memory accumulation when many updates share few outputs.
-	tile := groupSize * uint64(b.run)
-	if !j.walk && !b.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
+	f.planPrivate(p, j, r)
+	return nil
+}
+
+// atomics returns how the atomic path updates an element: with the
+// device's atomic instruction where it has one for the step and a variant
+// uses it, else with compare-and-swap loops.
+func (f *facts) atomics(p *ops.Plan, j *job, r *reduction) shaders.Atomics {
+	if f.forceCAS {
+		return shaders.CAS
+	}
+	native := true
+	switch p.DType {
+	case tensor.Float32:
+		native = f.float32Add
+	case tensor.Float64:
+		native = f.float64Add
+	}
+	if _, err := shaders.Lookup(r.scatterKey(j, shaders.Native)); native && err == nil {
+		return shaders.Native
+	}
+	return shaders.CAS
+}
+
+// planPrivate turns on the workgroup-memory accumulation where many
+// updates share few outputs.
+func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
+	elem := uint64(p.DType.Size())
+	tile := groupSize * uint64(f.run)
+	if !j.walk && !f.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
 		j.outputs*elem <= shaders.PrivateWords*4 && j.updates >= privateMinRatio*j.outputs {
 		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
-		if groups <= uint64(b.maxGroups[0]) {
+		if groups <= uint64(f.maxGroups[0]) {
 			r.private = true
 			r.groups = uint32(groups)
 			j.flags |= flagPrivate
 		}
 	}
-	return nil
 }
 
 // planOrdered fills in the in-order fold.
-func (b *Backend) planOrdered(p *ops.Plan, j *job, r *reduction) error {
+func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	r.counts = true
 	j.flags |= flagCount
 	r.items = j.resolve
@@ -156,11 +169,11 @@ func (b *Backend) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	j.owners = r.slots + 1 // counts, then scanned into starts
 	// The longest list a slot can have: an Element target receives the
 	// updates of its own column only, a row any index tuple.
-	chain := r.items
+	r.chain = r.items
 	if p.Kind == ops.KindElements {
-		chain = min(chain, uint64(p.J))
+		r.chain = min(r.chain, uint64(p.J))
 	}
-	r.segments = ceilDiv(chain, segment)
+	r.segments = ceilDiv(r.chain, segment)
 	if r.segments > 1 {
 		r.listWords = 1 + r.items/(segment+1)
 		if p.Reduction == ops.Mean && p.DType.IsInteger() && p.DType.Size() <= 4 {
@@ -170,7 +183,7 @@ func (b *Backend) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	if keyBits := bits.Len64(r.slots - 1); keyBits > 0 {
 		r.passes = (keyBits + radixBits - 1) / radixBits
 	}
-	tile := groupSize * uint64(b.run)
+	tile := groupSize * uint64(f.run)
 	r.tiles = ceilDiv(r.items, tile)
 	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(16*r.tiles, tile))
 	if r.passes > 0 && 16*r.tiles > narrowLimit {

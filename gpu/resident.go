@@ -416,7 +416,8 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 				return callError(k, len(calls), &ops.Error{Op: bc.p.Op.Name, Err: ops.ErrInvalidTensor, Msg: err.Error()})
 			}
 		}
-		j, err := b.jobFor(bc.p)
+		f := b.facts(false)
+		pl, err := f.planCall(bc.p)
 		if err != nil {
 			return callError(k, len(calls), err)
 		}
@@ -425,14 +426,18 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 			io[2] = c.Indices.dev
 		}
 		var from *devTensor
+		var fromBytes uint64
 		if c.Data != c.Out {
-			from = c.Data.dev
+			from, fromBytes = c.Data.dev, c.Data.dev.size
 		}
-		call, err := b.newCall(bc.p, j, io, from, r)
+		if err := pl.resident([3]uint64{io[0].size, io[1].size, io[2].size}, fromBytes); err != nil {
+			return callError(k, len(calls), err)
+		}
+		call, err := b.newCall(pl, io, from, r)
 		if err != nil {
 			return callError(k, len(calls), err)
 		}
-		if call.keys, err = b.pipelines(j, call.flags, st); err != nil {
+		if err := b.pipelines(call, st); err != nil {
 			return callError(k, len(calls), err)
 		}
 		if c.Indices != nil {

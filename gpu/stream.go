@@ -140,19 +140,10 @@ func (b *Backend) CheckResident(p *ops.Plan) error {
 	if b.closed {
 		return closedPlanError(p)
 	}
-	j, err := b.jobFor(p)
+	f := b.facts(false)
+	pl, err := f.planCall(p)
 	if err != nil {
 		return err
 	}
-	return b.checkFits(p, b.needs(p, j))
-}
-
-// payloadBytes returns the size of the payload of a tensor of t's dtype
-// and shape, which may be a description without one (ops.PrepareShapes).
-func payloadBytes(t *tensor.Tensor) uint64 {
-	n, err := tensor.NumElements(t.Shape)
-	if err != nil {
-		return 0
-	}
-	return uint64(n) * uint64(t.DType.Size())
+	return b.checkFits(p, pl.needs())
 }

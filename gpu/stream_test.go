@@ -221,9 +221,10 @@ func TestCheckResident(t *testing.T) {
 			assert.Equal(t, full, n, "Needs of the shapes alone")
 
 			b.mu.Lock()
-			j, err := b.jobFor(shapes)
+			f := b.facts(false)
+			pl, err := f.planCall(shapes)
 			require.NoError(t, err)
-			need := b.needs(shapes, j).DeviceBytes
+			need := pl.needs().DeviceBytes
 			b.mu.Unlock()
 			b.budget = need - 1
 			err = b.CheckResident(shapes)

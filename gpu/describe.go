@@ -1,0 +1,93 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// path names the way the call runs: "data" (nothing to do on the device),
+// "resolve" (no updates: the indices are checked only), the reduction's
+// path (Stats.Reduction), or for reduction none "copy" (copy regions),
+// "walk", "gather", "owner" (owner words), "later" (updates look at the
+// later ones along J) or "scatter" (updates cannot collide).
+func (pl *callPlan) path() string {
+	j := pl.j
+	switch {
+	case pl.hostOnly():
+		return "data"
+	case j.updates == 0:
+		return "resolve"
+	case pl.reduction != "":
+		return pl.reduction
+	case j.copies:
+		return "copy"
+	case j.walk:
+		return "walk"
+	case j.gather:
+		return "gather"
+	case j.flags&flagOwner != 0:
+		return "owner"
+	case j.flags&flagLater != 0:
+		return "later"
+	}
+	return "scatter"
+}
+
+// String describes the call: its operator and path, its tensors, and
+// every pass with its kernel, positions, run, arguments and dispatches.
+func (pl *callPlan) String() string {
+	var sb strings.Builder
+	p, j := pl.p, pl.j
+	fmt.Fprintf(&sb, "%s %v%s", p.Op.Name, p.DType, tensor.FormatShape(p.Shape))
+	if p.Reduction.String() != "none" {
+		fmt.Fprintf(&sb, " reduction %v", p.Reduction)
+	}
+	fmt.Fprintf(&sb, ": %s, %d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
+		pl.path(), j.posBits, j.elemBytes, pl.shift, pl.flags)
+	sb.WriteString("  tensors:")
+	for i, size := range pl.sizes {
+		if size > 0 {
+			fmt.Fprintf(&sb, " %s %d,", tensorNames[i], size)
+		}
+	}
+	fmt.Fprintf(&sb, " parameters %d bytes\n", pl.paramBytes())
+	for i := range pl.passes {
+		fmt.Fprintf(&sb, "  %2d %s\n", i+1, pl.passes[i].String())
+	}
+	return strings.TrimSuffix(sb.String(), "\n")
+}
+
+// String describes one pass.
+func (ps *pass) String() string {
+	label := ps.label
+	if label == "" {
+		label = "-"
+	}
+	switch ps.kind {
+	case passFill:
+		return fmt.Sprintf("%-13s fill %s", label, tensorNames[ps.slot])
+	case passCopyData:
+		return fmt.Sprintf("%-13s copy data into the output, %d bytes", label, ps.read)
+	case passCopyRuns:
+		n := 0
+		for _, c := range ps.copies {
+			n += len(c.regions)
+		}
+		return fmt.Sprintf("%-13s %d copy commands, %d regions, %d bytes", label, len(ps.copies), n, ps.read)
+	}
+	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d dispatches", label, variantName(ps.key), ps.n, ps.run, len(ps.dispatches))
+	if len(ps.dispatches) > 0 {
+		s += fmt.Sprintf(" %v", ps.dispatches[0].groups)
+	}
+	if ps.args != nil {
+		s += fmt.Sprintf(", args %v", ps.args)
+	}
+	if ps.chain > 0 {
+		s += fmt.Sprintf(", segment %d of at most %d steps", ps.seg, ps.chain)
+	}
+	return s
+}

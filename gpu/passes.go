@@ -1,0 +1,291 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// sortKey returns the variant of a Sort stage.
+func sortKey(s shaders.Stage) shaders.Key {
+	return shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s}
+}
+
+// planPasses lists the call's passes: the clearing of the owner words,
+// resolve, and the scatter (or gather, or copy regions, or the
+// reduction's passes), each with the device bytes it moves (estimated
+// from the plan's counts; the index values decide how many targets an
+// update really meets).
+func (pl *callPlan) planPasses() error {
+	j := pl.j
+	if j.owners > 0 {
+		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tOwner, written: 4 * j.owners})
+	}
+	if j.resolve > 0 && j.kind != shaders.Slice {
+		read, written := uint64(j.indexBytes)*j.indices, 4*j.resolve
+		if j.flags&(flagOwner|flagCount) != 0 {
+			read, written = read+4*j.resolve, written+4*j.resolve
+		}
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+	}
+	e := uint64(j.elemBytes)
+	switch r := j.red; {
+	case j.updates == 0:
+	case r == nil && j.copies:
+		pl.passes = append(pl.passes, pass{label: "scatter", kind: passCopyRuns, copies: j.chunkCopies(pl.shift),
+			read: j.updates * e, written: j.updates * e})
+	case r == nil:
+		read := j.updates*e + 4*j.resolve
+		if j.owners > 0 {
+			read += 4 * j.resolve
+		}
+		if j.gather {
+			pl.scatter(4*j.owners+j.outputs*e, j.outputs*e) // output-major
+		} else {
+			pl.scatter(read, j.updates*e)
+		}
+	case r.ordered:
+		pl.ordered()
+	default:
+		pl.atomic()
+	}
+	for i := range pl.passes {
+		if err := pl.split(&pl.passes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// split splits a dispatch pass into the dispatches its kernel's workgroup
+// size and the device's limits need, unless it has them already. It
+// fails with ops.ErrUnsupported when the kernel has no variant, as
+// creating its pipeline would.
+func (pl *callPlan) split(ps *pass) error {
+	if ps.kind != passDispatch {
+		return nil
+	}
+	v, err := shaders.Lookup(ps.key)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if ps.dispatches == nil {
+		ps.dispatches = splitDispatch(ps.n, v.LocalSize[0], ps.run, pl.f.maxGroups)
+	}
+	return nil
+}
+
+// dispatch appends dispatch pass ps; a zero run means the backend's.
+func (pl *callPlan) dispatch(ps pass) {
+	ps.kind = passDispatch
+	if ps.run == 0 {
+		ps.run = pl.f.run
+	}
+	pl.passes = append(pl.passes, ps)
+}
+
+// scatterKey returns the scatter (or gather) variant of the call.
+func (pl *callPlan) scatterKey() shaders.Key {
+	j := pl.j
+	k := shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
+	if j.red != nil {
+		k = j.red.scatterKey(j, j.red.atomics)
+	}
+	if j.gather {
+		k.Family = shaders.Gather
+	}
+	return k
+}
+
+// scatter appends the scatter (or gather) pass of reduction none or of an
+// atomic or walked reduction, its workgroup-memory form aside, moving
+// read and written bytes. A walk takes one pass per segment of J, one
+// column per invocation, the bytes shared among them.
+func (pl *callPlan) scatter(read, written uint64) {
+	j := pl.j
+	if !j.walk {
+		pl.dispatch(pass{label: "scatter", key: pl.scatterKey(), n: j.scatterInvocations(), read: read, written: written})
+		return
+	}
+	segs := j.walkSegments()
+	for s := uint64(0); s < segs; s++ {
+		r, w := read/segs, written/segs
+		if s == segs-1 {
+			r, w = read-r*(segs-1), written-w*(segs-1)
+		}
+		chain := min(segment, j.params[pJ]-s*segment)
+		pl.dispatch(pass{label: "scatter", key: pl.scatterKey(), n: j.columns(), run: 1, seg: uint32(s), chain: chain, read: r, written: w})
+	}
+}
+
+// atomic appends an atomic (or walked) reduction's passes: prepare,
+// scatter, finish.
+func (pl *callPlan) atomic() {
+	j, r := pl.j, pl.j.red
+	e := uint64(j.elemBytes)
+	reduce := r.reduceKey(j)
+	if r.prepare {
+		pl.dispatch(pass{label: "prepare", key: reduce, n: j.outputs, args: []uint32{phasePrepare},
+			read: j.outputs * e, written: j.outputs*e + r.accBytes})
+	}
+	// Atomics read and write the target of every update.
+	read, written := j.updates*(2*e+4)+4*j.resolve, j.updates*e
+	if r.private {
+		// One 1-D dispatch of r.groups workgroups; each strides over the
+		// updates (scatter.comp, scatterPrivate).
+		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), n: j.updates, run: pl.f.run,
+			dispatches: []dispatch{{base: 0, end: j.updates, groups: [3]uint32{r.groups, 1, 1}}}, read: read, written: written})
+	} else {
+		pl.scatter(read, written)
+	}
+	if r.finish {
+		pl.dispatch(pass{label: "finish", key: reduce, n: j.outputs, args: []uint32{phaseFinish},
+			read: j.outputs*e + r.accBytes + 4*j.owners, written: j.outputs * e})
+	}
+}
+
+// ordered appends the in-order fold: the slot starts (an exclusive scan
+// of the counts resolve took), the radix sort of the update positions by
+// slot, and the fold, one pass per segment of the longest list.
+func (pl *callPlan) ordered() {
+	j, r := pl.j, pl.j.red
+	pl.scan(tOwner, r.slots+1)
+	perm := uint32(tNone)
+	kin, vin := uint32(tNorm), uint32(tNone)
+	for pass := 0; pass < r.passes; pass++ {
+		kout, vout := uint32(tK1), uint32(tV1)
+		if pass%2 == 1 {
+			kout, vout = tK2, tV2
+		}
+		if pass == r.passes-1 {
+			kout = tNone // the keys are not needed after the last pass
+		}
+		args := []uint32{uint32(r.items), uint32(pass * radixBits), uint32(r.tiles), kin, vin, kout, vout}
+		pl.radix(args)
+		kin, vin, perm = kout, vout, vout
+	}
+	// Segment 0 of every slot, then the further segments of the slots
+	// that segment 0 listed (at most listWords-1 of them).
+	list := uint32(tNone)
+	if r.segments > 1 {
+		list = tList
+		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList})
+	}
+	e := uint64(j.elemBytes)
+	for seg := uint64(0); seg < r.segments; seg++ {
+		n := r.slots * r.inner
+		if seg > 0 {
+			n = (r.listWords - 1) * r.inner
+		}
+		args := []uint32{phaseFold, uint32(r.inner), uint32(r.inner >> 32), perm, uint32(seg), list}
+		// One position per invocation: a run of positions would make an
+		// invocation's loop run up to run*segment times.
+		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, chain: min(segment, r.chain-seg*segment),
+			read: j.updates*(e+4) + min(j.outputs, j.updates)*e, written: min(j.outputs, j.updates) * e})
+	}
+}
+
+// radix appends one pass of the radix sort: count digits per tile, scan
+// the counts, scatter.
+func (pl *callPlan) radix(args []uint32) {
+	r := pl.j.red
+	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
+		read: 8 * r.items, written: 64 * r.tiles})
+	pl.scan(tHist, 16*r.tiles)
+	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
+		read: 8*r.items + 64*r.tiles, written: 8 * r.items})
+}
+
+// scan appends an exclusive scan, in place, of the first n words of
+// tensor x: each level's blocks are scanned and their totals written to
+// the next level (in T_SCAN) until one block holds them all; then every
+// level gets the scanned totals of the one above added back.
+func (pl *callPlan) scan(x uint32, n uint64) {
+	type level struct {
+		t      uint32
+		off, n uint64
+	}
+	blk := groupSize * uint64(pl.f.run)
+	levels := []level{{x, 0, n}}
+	var off uint64
+	for last := n; last > blk; {
+		last = ceilDiv(last, blk)
+		levels = append(levels, level{tScan, off, last})
+		off += last
+	}
+	args := func(i int) []uint32 {
+		l := levels[i]
+		a := []uint32{uint32(l.n), l.t, uint32(l.off), tNone, 0}
+		if i+1 < len(levels) {
+			a[3], a[4] = levels[i+1].t, uint32(levels[i+1].off)
+		}
+		return a
+	}
+	for i, l := range levels {
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, args: args(i),
+			read: 4 * l.n, written: 4*l.n + 4*ceilDiv(l.n, blk)})
+	}
+	for i := len(levels) - 2; i >= 0; i-- {
+		l := levels[i]
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, args: args(i),
+			read: 4*l.n + 4*ceilDiv(l.n, blk), written: 4 * l.n})
+	}
+}
+
+// copyRegions returns the regions that move a Slice plan's updates into
+// the output, one contiguous run of j.rowRun() units each, as byte offsets
+// of the two tensors (the parameter array's base and affine map).
+func (j *job) copyRegions() []vk.CopyRegion {
+	n := int(j.params[sNDims])
+	size := func(i int) uint64 { return j.params[sDimsAt+3*i] }
+	stride := func(i int) int64 { return int64(j.params[sDimsAt+3*i+2]) }
+	unit, run := uint64(j.elemBytes), j.rowRun()
+	rows := j.updates / run
+	regions := make([]vk.CopyRegion, 0, rows)
+	coord := make([]uint64, n)
+	dst := int64(j.params[sBase])
+	for r := uint64(0); r < rows; r++ {
+		regions = append(regions, vk.CopyRegion{SrcOffset: r * run * unit, DstOffset: uint64(dst) * unit, Size: run * unit})
+		// The next run: dimensions 1, 2, ... count up, innermost first.
+		for i := 1; i < n; i++ {
+			if coord[i]++; coord[i] < size(i) {
+				dst += stride(i)
+				break
+			}
+			dst -= int64(coord[i]-1) * stride(i)
+			coord[i] = 0
+		}
+	}
+	return regions
+}
+
+// chunkCopies returns the copy commands of a Slice plan whose runs move
+// as copy regions (job.copies) between tensors in chunks of 2^shift
+// bytes: its regions, split where either tensor's chunks end, one command
+// per pair of source and destination chunks.
+func (j *job) chunkCopies(shift uint) []chunkCopy {
+	chunk := uint64(1) << shift
+	type pair struct{ src, dst uint64 }
+	at := map[pair]int{}
+	var out []chunkCopy
+	for _, r := range j.copyRegions() {
+		for r.Size > 0 {
+			n := min(r.Size, chunk-r.SrcOffset%chunk, chunk-r.DstOffset%chunk)
+			k := pair{r.SrcOffset / chunk, r.DstOffset / chunk}
+			i, ok := at[k]
+			if !ok {
+				i = len(out)
+				at[k] = i
+				out = append(out, chunkCopy{src: int(k.src), dst: int(k.dst)})
+			}
+			out[i].regions = append(out[i].regions, vk.CopyRegion{SrcOffset: r.SrcOffset % chunk, DstOffset: r.DstOffset % chunk, Size: n})
+			r.SrcOffset, r.DstOffset, r.Size = r.SrcOffset+n, r.DstOffset+n, r.Size-n
+		}
+	}
+	return out
+}
