@@ -60,7 +60,7 @@ type Options struct {
 const cpuRun = 16
 
 // The least number of columns for which an Element plan walks its columns
-// (Backend.walks): on a CPU device, four workgroups is enough to keep a
+// (facts.walks): on a CPU device, four workgroups is enough to keep a
 // few threads busy (lavapipe runs a workgroup per thread); a GPU wants
 // every lane busy, which takes tens of thousands of invocations. The GPU
 // figure is an estimate, not a measurement.

@@ -130,7 +130,7 @@ func (pl *callPlan) atomic() {
 	e := uint64(j.elemBytes)
 	reduce := r.reduceKey(j)
 	if r.prepare {
-		pl.dispatch(pass{label: "prepare", key: reduce, n: j.outputs, args: []uint32{phasePrepare},
+		pl.dispatch(pass{label: "prepare", key: reduce, n: j.outputs, args: []uint32{argPhase: phasePrepare},
 			read: j.outputs * e, written: j.outputs*e + r.accBytes})
 	}
 	// Atomics read and write the target of every update.
@@ -144,7 +144,7 @@ func (pl *callPlan) atomic() {
 		pl.scatter(read, written)
 	}
 	if r.finish {
-		pl.dispatch(pass{label: "finish", key: reduce, n: j.outputs, args: []uint32{phaseFinish},
+		pl.dispatch(pass{label: "finish", key: reduce, n: j.outputs, args: []uint32{argPhase: phaseFinish},
 			read: j.outputs*e + r.accBytes + 4*j.owners, written: j.outputs * e})
 	}
 }
@@ -165,7 +165,8 @@ func (pl *callPlan) ordered() {
 		if pass == r.passes-1 {
 			kout = tNone // the keys are not needed after the last pass
 		}
-		args := []uint32{uint32(r.items), uint32(pass * radixBits), uint32(r.tiles), kin, vin, kout, vout}
+		args := []uint32{argN: uint32(r.items), argShift: uint32(pass * radixBits), argTiles: uint32(r.tiles),
+			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout}
 		pl.radix(args)
 		kin, vin, perm = kout, vout, vout
 	}
@@ -182,7 +183,8 @@ func (pl *callPlan) ordered() {
 		if seg > 0 {
 			n = (r.listWords - 1) * r.inner
 		}
-		args := []uint32{phaseFold, uint32(r.inner), uint32(r.inner >> 32), perm, uint32(seg), list}
+		args := []uint32{argPhase: phaseFold, argInnerLo: uint32(r.inner), argInnerHi: uint32(r.inner >> 32),
+			argPerm: perm, argSeg: uint32(seg), argList: list}
 		// One position per invocation: a run of positions would make an
 		// invocation's loop run up to run*segment times.
 		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, chain: min(segment, r.chain-seg*segment),
@@ -195,10 +197,10 @@ func (pl *callPlan) ordered() {
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
 	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
-		read: 8 * r.items, written: 64 * r.tiles})
-	pl.scan(tHist, 16*r.tiles)
+		read: 8 * r.items, written: 4 * radixDigits * r.tiles})
+	pl.scan(tHist, radixDigits*r.tiles)
 	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
-		read: 8*r.items + 64*r.tiles, written: 8 * r.items})
+		read: 8*r.items + 4*radixDigits*r.tiles, written: 8 * r.items})
 }
 
 // scan appends an exclusive scan, in place, of the first n words of
@@ -220,9 +222,9 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 	}
 	args := func(i int) []uint32 {
 		l := levels[i]
-		a := []uint32{uint32(l.n), l.t, uint32(l.off), tNone, 0}
+		a := []uint32{argN: uint32(l.n), argX: l.t, argXOff: uint32(l.off), argY: tNone, argYOff: 0}
 		if i+1 < len(levels) {
-			a[3], a[4] = levels[i+1].t, uint32(levels[i+1].off)
+			a[argY], a[argYOff] = levels[i+1].t, uint32(levels[i+1].off)
 		}
 		return a
 	}

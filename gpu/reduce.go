@@ -185,9 +185,9 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	}
 	tile := groupSize * uint64(f.run)
 	r.tiles = ceilDiv(r.items, tile)
-	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(16*r.tiles, tile))
-	if r.passes > 0 && 16*r.tiles > narrowLimit {
-		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", 16*r.tiles)
+	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(radixDigits*r.tiles, tile))
+	if r.passes > 0 && radixDigits*r.tiles > narrowLimit {
+		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", radixDigits*r.tiles)
 	}
 	return nil
 }
@@ -241,7 +241,7 @@ func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 	if r.passes > 1 {
 		sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.items
 	}
-	sizes[tHist-tAcc] = 4 * 16 * r.tiles
+	sizes[tHist-tAcc] = 4 * radixDigits * r.tiles
 	sizes[tScan-tAcc] = 4 * r.scanWords
 	return sizes
 }
