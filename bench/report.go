@@ -232,6 +232,7 @@ type jsonResult struct {
 	PlanPasses       int         `json:"plan_passes,omitempty"`
 	PlanBytes        int64       `json:"plan_bytes,omitempty"`
 	PlanMemory       int64       `json:"plan_memory,omitempty"`
+	Plan             string      `json:"plan,omitempty"`
 	Bytes            int64       `json:"bytes"`
 	GBps             float64     `json:"gbps"`
 	MemcpyGBps       float64     `json:"memcpy_gbps"`
@@ -272,7 +273,8 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // the bytes that call moves: indices and updates read, one data element
 // written per update), plan_passes, plan_bytes and plan_memory (backends
 // that work out their passes before running: the passes, the device bytes
-// they read and write in all, the device memory), bytes, gbps,
+// they read and write in all, the device memory) and plan (the backend's
+// description of the call: path, tensors, passes), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
 // max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
 // and skipped or error when set.
@@ -289,7 +291,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
 			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
 			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime), ResidentBytes: x.ResidentBytes,
-			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory,
+			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory, Plan: x.Plan,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,

@@ -57,9 +57,10 @@ type ResidentRunner interface {
 // those read and write in all, and the device memory they take (the
 // Vulkan backend's PlanTraffic). Run reports them next to the one-pass
 // bytes (Workload.Traffic), so the cost of each pass on a device shows
-// before the device runs it.
+// before the device runs it, with the plan's description (its passes,
+// kernels and arguments).
 type TrafficPlanner interface {
-	PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, err error)
+	PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, plan string, err error)
 }
 
 // Target is a backend to benchmark, under a short label such as "cpu" or
@@ -164,6 +165,8 @@ type Result struct {
 	// the call takes.
 	PlanPasses            int
 	PlanBytes, PlanMemory int64
+	// Plan is the backend's description of the call (TrafficPlanner).
+	Plan string
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -387,8 +390,8 @@ func (r *runner) workload() ([]Result, error) {
 		res := r.result(t)
 		res.MemcpyGBps = mgbps
 		if tp, ok := t.Backend.(TrafficPlanner); ok {
-			if n, traffic, memory, err := tp.PlanTraffic(p); err == nil {
-				res.PlanPasses, res.PlanBytes, res.PlanMemory = n, int64(traffic), int64(memory)
+			if n, traffic, memory, plan, err := tp.PlanTraffic(p); err == nil {
+				res.PlanPasses, res.PlanBytes, res.PlanMemory, res.Plan = n, int64(traffic), int64(memory), plan
 			}
 		}
 		if ti > 0 && r.tolerant() {

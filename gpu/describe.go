@@ -79,7 +79,11 @@ func (ps *pass) String() string {
 		}
 		return fmt.Sprintf("%-13s %d copy commands, %d regions, %d bytes", label, len(ps.copies), n, ps.read)
 	}
-	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d dispatches", label, variantName(ps.key), ps.n, ps.run, len(ps.dispatches))
+	plural := "es"
+	if len(ps.dispatches) == 1 {
+		plural = ""
+	}
+	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d dispatch%s", label, variantName(ps.key), ps.n, ps.run, len(ps.dispatches), plural)
 	if len(ps.dispatches) > 0 {
 		s += fmt.Sprintf(" %v", ps.dispatches[0].groups)
 	}

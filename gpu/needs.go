@@ -29,6 +29,9 @@ type PlanNeeds struct {
 	// HostBytes is what moves between host and device: data, updates and
 	// indices up, the output down.
 	HostBytes uint64
+	// Plan describes the call as Execute records it: the path, the
+	// tensors and every pass with its kernel, positions and arguments.
+	Plan string
 }
 
 // TensorNeed is one device tensor of a call.
@@ -82,7 +85,7 @@ var tensorNames = [numTensors]string{"output", "updates", "indices", "normalised
 // needs works out PlanNeeds from the call's plan: its tensors, parameter
 // buffer and passes as the recorder lowers them.
 func (pl *callPlan) needs() PlanNeeds {
-	var n PlanNeeds
+	n := PlanNeeds{Plan: pl.String()}
 	if pl.hostOnly() {
 		return n // Execute copies data on the host
 	}
@@ -128,12 +131,12 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 }
 
 // PlanTraffic returns, from Needs, the number of passes Execute of p
-// runs, the device bytes they read and write in all, and the device
-// memory the call takes (bench.TrafficPlanner).
-func (b *Backend) PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, err error) {
+// runs, the device bytes they read and write in all, the device memory
+// the call takes and the plan's description (bench.TrafficPlanner).
+func (b *Backend) PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, plan string, err error) {
 	n, err := b.Needs(p)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, "", err
 	}
-	return len(n.Passes), n.TrafficBytes, n.DeviceBytes, nil
+	return len(n.Passes), n.TrafficBytes, n.DeviceBytes, n.Plan, nil
 }
