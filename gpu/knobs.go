@@ -68,6 +68,7 @@ func (b *Backend) force(k knobs.Knobs) {
 	if k.CopyMinBytes != 0 {
 		b.copyMin = k.CopyMinBytes
 	}
+	b.budget = k.MemoryBudget
 	if k.NoOrderedSmall {
 		b.orderedMax = 0
 	}

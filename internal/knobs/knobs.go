@@ -58,6 +58,10 @@ type Knobs struct {
 	// Fault makes the backend deliberately wrong, to show that a
 	// qualification run catches a broken kernel.
 	Fault Fault
+	// MemoryBudget, when not 0, caps the device memory a call may take
+	// below what the device has free, so that the refusal of a plan over
+	// the device's memory can be reached on any device.
+	MemoryBudget uint64
 }
 
 // Fault is a deliberate error Knobs.Fault injects into results.
