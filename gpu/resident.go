@@ -185,6 +185,15 @@ func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string
 	if err := t.sameLayout(h, what); err != nil {
 		return err
 	}
+	return t.withDevice(ctx, func(ctx context.Context) error {
+		return t.dev.transfer(ctx, h.Data, upload)
+	})
+}
+
+// withDevice runs f (with ctx, Background when nil) while it holds t's
+// backend, once t is usable and the device is done with earlier work (a
+// submission that returned early).
+func (t *Tensor) withDevice(ctx context.Context, f func(ctx context.Context) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -199,7 +208,7 @@ func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string
 			return err
 		}
 	}
-	return t.dev.transfer(ctx, h.Data, upload)
+	return f(ctx)
 }
 
 // Download returns a host copy of t.

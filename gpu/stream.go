@@ -47,21 +47,12 @@ func (b *Backend) ReadTensor(ctx context.Context, dt tensor.DType, shape []int, 
 // returned as it is. ctx is checked between pieces of at most 32 MiB. On
 // any error t holds the bytes read so far, then what it held before.
 func (t *Tensor) CopyFrom(ctx context.Context, r io.Reader) (int64, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	b := t.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := t.usable(b); err != nil {
-		return 0, err
-	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return 0, err
-		}
-	}
-	return t.copyFrom(ctx, r)
+	var done int64
+	err := t.withDevice(ctx, func(ctx context.Context) (err error) {
+		done, err = t.copyFrom(ctx, r)
+		return err
+	})
+	return done, err
 }
 
 // CopyTo writes t's payload, t.Bytes() bytes in Tensor.Data's layout, to
@@ -70,25 +61,13 @@ func (t *Tensor) CopyFrom(ctx context.Context, r io.Reader) (int64, error) {
 // pieces of a few MiB. ctx is checked between pieces of at most 32 MiB;
 // an error of w is returned as it is.
 func (t *Tensor) CopyTo(ctx context.Context, w io.Writer) (int64, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	b := t.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := t.usable(b); err != nil {
-		return 0, err
-	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return 0, err
-		}
-	}
 	var done int64
-	err := t.dev.pieces(ctx, func(pc piece) error {
-		n, err := pc.buf.DownloadTo(pc.off, pc.len, w)
-		done += int64(n)
-		return err
+	err := t.withDevice(ctx, func(ctx context.Context) error {
+		return t.dev.pieces(ctx, func(pc piece) error {
+			n, err := pc.buf.DownloadTo(pc.off, pc.len, w)
+			done += int64(n)
+			return err
+		})
 	})
 	return done, err
 }
