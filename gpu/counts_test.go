@@ -89,3 +89,30 @@ func TestCountsBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCountsResidentBatch1000 runs the bench's resident batch of 1000
+// small calls (RunResidentBatch) and pins its round trips by the formula
+// of TestCountsBatch: 1 submit and 1 wait with unified memory, 2N+1 with
+// staging, and 2N transfer pieces either way; it logs the time per call.
+func TestCountsResidentBatch1000(t *testing.T) {
+	const n = 1000
+	for _, staged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
+			b := openTest(t, Options{NoUnifiedMemory: staged})
+			req := countsRequest(t)
+			out, err := tensor.New(req.Data.DType, req.Data.Shape)
+			require.NoError(t, err)
+			times, err := b.RunResidentBatch(context.Background(), req, n, 2, out)
+			require.NoError(t, err)
+			require.Len(t, times, 2)
+			s, w, p := b.LastRoundTrips()
+			got := roundTrips{s, w, p}
+			t.Logf("batch of %d: %+v, %v per call", n, got, times[1]/n)
+			want := roundTrips{1, 1, 2 * n}
+			if staged {
+				want = roundTrips{2*n + 1, 2*n + 1, 2 * n}
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
