@@ -162,7 +162,8 @@ type Result struct {
 	Phases     []Phase
 	// DeviceCopyTime is the median device time of a device-to-device copy
 	// of Bytes/2 bytes measured in the same run (0 when the backend is not
-	// a DeviceCopier); DeviceOverCopy is DeviceTime over it.
+	// a DeviceCopier, and for a workload of several calls, whose cost is
+	// per call); DeviceOverCopy is DeviceTime over it.
 	DeviceCopyTime time.Duration
 	DeviceOverCopy float64
 	// ResidentTime is the median wall time of the call on inputs already
@@ -441,7 +442,9 @@ func (r *runner) workload() ([]Result, error) {
 			res.Error = oneLine(err.Error())
 		default:
 			res.summarise(times, phases, cmp)
-			if c, ok := t.Backend.(DeviceCopier); ok && res.DeviceTime > 0 {
+			// A copy of the traffic of many small calls is no yardstick for
+			// them: their cost is per call.
+			if c, ok := t.Backend.(DeviceCopier); ok && res.DeviceTime > 0 && w.calls() == 1 {
 				d, err := c.CopyTime(r.ctx, uint64(res.Bytes/2), r.opt.Repeats)
 				if err != nil && r.ctx.Err() != nil {
 					return nil, r.ctx.Err()
