@@ -46,6 +46,7 @@
 //	SND-sum-dup  ScatterND-18 add: data f32[n=1M,16], indices [n,1], updates [n,16]
 //	SS           SliceScatter-15: data f32[n=8192,8192], start 0, stop INT64_MAX, step 2 on both axes, updates [n/2,4096]
 //	SND-max-i32  ScatterND-18 max: data i32[n=4M], indices [2n,1], updates [2n]
+//	SND-1000     ScatterND-18: n=1000 calls per execution, each data f32[4096,16], indices [16,1], updates [16,16]
 //	SND5-f16, SND5-i64, SE-f16, SE-i64: SND5 and SE on float16 and int64
 //
 // Indices are int64, uniform over their range, so duplicates occur where

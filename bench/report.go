@@ -85,7 +85,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("device copy of the same traffic: %s ms; device time is %.2fx that",
 				ms(x.DeviceCopyTime), x.DeviceOverCopy))
 		}
-		if x.ResidentTime > 0 {
+		if x.ResidentTime > 0 && x.Calls > 1 {
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %d calls in one batch, %s ms per batch, %s ms per call, %.2fx the cpu",
+				x.Calls, ms(x.ResidentTime), ms(x.ResidentTime/time.Duration(x.Calls)), r.speedupOf(x.Workload, x.ResidentTime)))
+			if x.Submits > 0 {
+				notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("host round trips per batch: %d submits, %d waits, %d transfer pieces",
+					x.Submits, x.Waits, x.TransferPieces))
+			}
+		} else if x.ResidentTime > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
 				ms(x.ResidentTime), r.speedupOf(x.Workload, x.ResidentTime)))
 		}
@@ -229,6 +236,12 @@ type jsonResult struct {
 	DeviceOverCopy   float64     `json:"device_over_copy,omitempty"`
 	ResidentMS       float64     `json:"resident_ms,omitempty"`
 	ResidentBytes    int64       `json:"resident_bytes,omitempty"`
+	Calls            int         `json:"calls,omitempty"`
+	PerCallMS        float64     `json:"per_call_ms,omitempty"`
+	ResidentCallMS   float64     `json:"resident_per_call_ms,omitempty"`
+	Submits          int         `json:"submits,omitempty"`
+	Waits            int         `json:"waits,omitempty"`
+	TransferPieces   int         `json:"transfer_pieces,omitempty"`
 	PlanPasses       int         `json:"plan_passes,omitempty"`
 	PlanBytes        int64       `json:"plan_bytes,omitempty"`
 	PlanMemory       int64       `json:"plan_memory,omitempty"`
@@ -271,7 +284,11 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // and device_over_copy (device backends that time a device copy),
 // resident_ms and resident_bytes (backends that keep inputs on the device;
 // the bytes that call moves: indices and updates read, one data element
-// written per update), plan_passes, plan_bytes and plan_memory (backends
+// written per update), calls, per_call_ms and resident_per_call_ms
+// (workloads of several calls per execution: their number, and median_ms
+// and resident_ms over it), submits, waits and transfer_pieces (the host
+// round trips of the last resident batch of such a workload, on backends
+// that run batches), plan_passes, plan_bytes and plan_memory (backends
 // that work out their passes before running: the passes, the device bytes
 // they read and write in all, the device memory) and plan (the backend's
 // description of the call: path, tensors, passes), bytes, gbps,
@@ -295,6 +312,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,
+			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces,
+		}
+		if x.Calls > 1 {
+			j.Calls = x.Calls
+			j.PerCallMS = msOf(x.Median) / float64(x.Calls)
+			j.ResidentCallMS = msOf(x.ResidentTime) / float64(x.Calls)
 		}
 		for _, t := range x.Times {
 			j.TimesMS = append(j.TimesMS, msOf(t))

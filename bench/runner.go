@@ -52,6 +52,18 @@ type ResidentRunner interface {
 	RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error)
 }
 
+// BatchRunner is implemented by device backends that can run many calls
+// on resident inputs as one batch (the Vulkan backend's Batch). For a
+// workload of several calls (Workload.Calls), Run times them with
+// RunResidentBatch instead of RunResident: like RunResident, but each
+// timed run is one batch of calls calls of req in place.
+// LastRoundTrips returns the host round trips of the last batch: queue
+// submissions, waits for a submission, and host transfer pieces.
+type BatchRunner interface {
+	RunResidentBatch(ctx context.Context, req ops.Request, calls, repeats int, out *tensor.Tensor) ([]time.Duration, error)
+	LastRoundTrips() (submits, waits, transferPieces int)
+}
+
 // TrafficPlanner is implemented by device backends that work out from a
 // plan alone, before running it, the passes they run, the device bytes
 // those read and write in all, and the device memory they take (the
@@ -143,13 +155,15 @@ type Result struct {
 	Times            []time.Duration
 	Median, Min, Max time.Duration
 	// DeviceTime is the median over the timed calls of the sum of their
-	// device phases; Phases holds the median of each phase. Both are zero
-	// when the backend is not a DeviceTimer.
+	// device phases; Phases holds the median of each phase (for a workload
+	// of several calls, each phase summed over them). Both are zero when
+	// the backend is not a DeviceTimer.
 	DeviceTime time.Duration
 	Phases     []Phase
 	// DeviceCopyTime is the median device time of a device-to-device copy
 	// of Bytes/2 bytes measured in the same run (0 when the backend is not
-	// a DeviceCopier); DeviceOverCopy is DeviceTime over it.
+	// a DeviceCopier, and for a workload of several calls, whose cost is
+	// per call); DeviceOverCopy is DeviceTime over it.
 	DeviceCopyTime time.Duration
 	DeviceOverCopy float64
 	// ResidentTime is the median wall time of the call on inputs already
@@ -159,6 +173,13 @@ type Result struct {
 	// ResidentBytes is the traffic of the resident call
 	// (Workload.ResidentTraffic), set with ResidentTime.
 	ResidentBytes int64
+	// Calls is the number of operator calls of one execution
+	// (Workload.Calls); the times are those of all of them.
+	Calls int
+	// Submits, Waits and TransferPieces are the host round trips of the
+	// last resident batch (BatchRunner; 0 for other backends and for
+	// workloads of one call).
+	Submits, Waits, TransferPieces int
 	// PlanPasses, PlanBytes and PlanMemory are what the backend works out
 	// before running (TrafficPlanner; 0 for other backends): the passes,
 	// the device bytes they read and write in all, and the device memory
@@ -338,7 +359,7 @@ func (r *runner) skipAll(why string) []Result {
 }
 
 func (r *runner) result(t Target) Result {
-	return Result{Workload: r.w.Name, Description: r.w.Describe(), Backend: t.Label, Device: t.Backend.Name(), Bytes: r.w.Traffic()}
+	return Result{Workload: r.w.Name, Description: r.w.Describe(), Backend: t.Label, Device: t.Backend.Name(), Bytes: r.w.Traffic(), Calls: r.w.calls()}
 }
 
 // tolerant reports whether another backend's result may differ from the
@@ -421,7 +442,9 @@ func (r *runner) workload() ([]Result, error) {
 			res.Error = oneLine(err.Error())
 		default:
 			res.summarise(times, phases, cmp)
-			if c, ok := t.Backend.(DeviceCopier); ok && res.DeviceTime > 0 {
+			// A copy of the traffic of many small calls is no yardstick for
+			// them: their cost is per call.
+			if c, ok := t.Backend.(DeviceCopier); ok && res.DeviceTime > 0 && w.calls() == 1 {
 				d, err := c.CopyTime(r.ctx, uint64(res.Bytes/2), r.opt.Repeats)
 				if err != nil && r.ctx.Err() != nil {
 					return nil, r.ctx.Err()
@@ -459,7 +482,17 @@ func (r *runner) measured(res Result) {
 func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out *tensor.Tensor, res *Result) error {
 	r.progress(t.Label, "resident", 0)
 	poison(out, ref)
-	times, err := rr.RunResident(r.ctx, req, r.opt.Repeats, out)
+	var times []time.Duration
+	var err error
+	br, batched := rr.(BatchRunner)
+	switch {
+	case r.w.calls() > 1 && !batched:
+		return nil // its calls would be timed one at a time
+	case r.w.calls() > 1:
+		times, err = br.RunResidentBatch(r.ctx, req, r.w.calls(), r.opt.Repeats, out)
+	default:
+		times, err = rr.RunResident(r.ctx, req, r.opt.Repeats, out)
+	}
 	switch {
 	case err != nil && r.ctx.Err() != nil:
 		return r.ctx.Err()
@@ -472,6 +505,9 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 	}
 	res.ResidentTime = median(times)
 	res.ResidentBytes = r.w.ResidentTraffic()
+	if batched && r.w.calls() > 1 {
+		res.Submits, res.Waits, res.TransferPieces = br.LastRoundTrips()
+	}
 	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
 	if err != nil {
 		return err
@@ -525,7 +561,7 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 	warmups := r.opt.Warmups
 	if isRef {
 		r.progress(t.Label, "warm-up", 0)
-		if err := t.Backend.Execute(ctx, p, ref); err != nil {
+		if err := r.execute(t, p, ref); err != nil {
 			return nil, nil, cmp, err
 		}
 		warmups--
@@ -533,7 +569,7 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 	for range warmups {
 		r.progress(t.Label, "warm-up", 0)
 		poison(out, ref)
-		if err := t.Backend.Execute(ctx, p, out); err != nil {
+		if err := r.execute(t, p, out); err != nil {
 			return nil, nil, cmp, err
 		}
 	}
@@ -546,14 +582,14 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 		r.progress(t.Label, "timing", i+1)
 		poison(out, ref)
 		start := time.Now()
-		err := t.Backend.Execute(ctx, p, out)
+		ph, err := r.executeTimed(t, p, out, timer)
 		d := time.Since(start)
 		if err != nil {
 			return nil, nil, cmp, err
 		}
 		times = append(times, d)
 		if timer != nil {
-			phases = append(phases, timer.LastDeviceTimings())
+			phases = append(phases, ph)
 		}
 		c, err := r.check(isRef, ref, out, bound)
 		if err != nil {
@@ -562,6 +598,42 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 		cmp.worst(c)
 	}
 	return times, phases, cmp, nil
+}
+
+// execute runs p on t's backend into out Workload.Calls times, one
+// Execute after the other.
+func (r *runner) execute(t Target, p *ops.Plan, out *tensor.Tensor) error {
+	for range r.w.calls() {
+		if err := t.Backend.Execute(r.ctx, p, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// executeTimed is execute with the device phases of every call, summed
+// phase by phase in the order they first appear (nil when timer is nil).
+func (r *runner) executeTimed(t Target, p *ops.Plan, out *tensor.Tensor, timer DeviceTimer) ([]Phase, error) {
+	if timer == nil {
+		return nil, r.execute(t, p, out)
+	}
+	var sum []Phase
+	for range r.w.calls() {
+		if err := t.Backend.Execute(r.ctx, p, out); err != nil {
+			return nil, err
+		}
+	next:
+		for _, ph := range timer.LastDeviceTimings() {
+			for i := range sum {
+				if sum[i].Name == ph.Name {
+					sum[i].Duration += ph.Duration
+					continue next
+				}
+			}
+			sum = append(sum, ph)
+		}
+	}
+	return sum, nil
 }
 
 // check compares out with ref: bit for bit, then, for another backend on a

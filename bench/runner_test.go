@@ -108,6 +108,7 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 		{"SND-sum-dup", []int{1 << 20, 16}, []int{1 << 20, 1}, []int{1 << 20, 16}, "ScatterND-18", "add", tensor.Float32},
 		{"SS", []int{8192, 8192}, nil, []int{4096, 4096}, "SliceScatter-15", "none", tensor.Float32},
 		{"SND-max-i32", []int{4 << 20}, []int{8 << 20, 1}, []int{8 << 20}, "ScatterND-18", "max", tensor.Int32},
+		{"SND-1000", []int{4096, 16}, []int{16, 1}, []int{16, 16}, "ScatterND-18", "none", tensor.Float32},
 		{"SND5-f16", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Float16},
 		{"SND5-i64", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Int64},
 		{"SE-f16", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Float16},
@@ -133,10 +134,16 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 			if c.idx != nil {
 				want += 8 * n(c.idx)
 			}
+			if c.name == "SND-1000" {
+				want *= 1000 // every call moves as much
+				assert.Equal(t, 1000, w.Calls)
+			} else {
+				assert.Equal(t, 1, w.Calls)
+			}
 			assert.Equal(t, want, w.Traffic())
 		})
 	}
-	assert.Len(t, Names(), 11)
+	assert.Len(t, Names(), 12)
 }
 
 func TestEveryQuickWorkloadIsAValidRequest(t *testing.T) {
@@ -290,8 +297,8 @@ func TestRunVerifiesEveryWorkloadOnTheCPU(t *testing.T) {
 	}
 	assert.Empty(t, rep.Failures())
 	require.NotEmpty(t, stages)
-	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 11, Stage: "inputs", Repeats: 3}, stages[0])
-	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 11, Count: 11, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 12, Stage: "inputs", Repeats: 3}, stages[0])
+	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 12, Count: 12, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
 }
 
 func TestRunCatchesAWrongBackend(t *testing.T) {

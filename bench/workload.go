@@ -39,6 +39,11 @@ type Workload struct {
 	DataShape, IndicesShape, UpdatesShape []int
 	// DataBytes, IndicesBytes and UpdatesBytes are the sizes of the inputs.
 	DataBytes, IndicesBytes, UpdatesBytes int64
+	// Calls is the number of times one execution runs the operator call:
+	// 1 for most workloads; SND-1000 makes 1000 small calls, each writing
+	// the same output, to show the fixed cost of a call. Times are those
+	// of all the calls of an execution.
+	Calls int
 
 	build func() (ops.Request, error)
 	// red is the reduction Reduction names.
@@ -54,14 +59,17 @@ type Workload struct {
 // the output written, updates read and indices read. Effective bandwidth is
 // Traffic divided by the time of an execution.
 func (w *Workload) Traffic() int64 {
-	return 2*w.DataBytes + w.UpdatesBytes + w.IndicesBytes
+	return int64(w.calls()) * (2*w.DataBytes + w.UpdatesBytes + w.IndicesBytes)
 }
+
+// calls returns Calls, at least 1.
+func (w *Workload) calls() int { return max(1, w.Calls) }
 
 // ResidentTraffic returns the bytes one call in place on inputs resident on
 // the device moves at the least: indices and updates read, and one element
 // of data written per update. Data is neither read nor copied whole.
 func (w *Workload) ResidentTraffic() int64 {
-	return 2*w.UpdatesBytes + w.IndicesBytes
+	return int64(w.calls()) * (2*w.UpdatesBytes + w.IndicesBytes)
 }
 
 // Describe returns the operator call with its shapes, e.g.
@@ -77,6 +85,9 @@ func (w *Workload) Describe() string {
 		fmt.Fprintf(&b, ", indices %s", tensor.FormatShape(w.IndicesShape))
 	}
 	fmt.Fprintf(&b, ", updates %s", tensor.FormatShape(w.UpdatesShape))
+	if w.calls() > 1 {
+		fmt.Fprintf(&b, ", %d calls", w.calls())
+	}
 	return b.String()
 }
 
@@ -98,6 +109,7 @@ func Custom(name string, req ops.Request) (*Workload, error) {
 		DataShape:    append([]int{}, p.Shape...),
 		UpdatesShape: append([]int{}, req.Updates.Shape...),
 		DataBytes:    tensorBytes(req.Data),
+		Calls:        1,
 		UpdatesBytes: tensorBytes(req.Updates),
 		build:        func() (ops.Request, error) { return req, nil },
 		held:         true,
@@ -129,6 +141,7 @@ type spec struct {
 	bounds            []int // the range of each index tuple component
 	axis              int64
 	start, stop, step []int64 // SliceScatter-15
+	calls             int     // Workload.Calls; 0 means 1
 }
 
 // def is a built-in workload: a name, a summary and its shapes at a scale.
@@ -182,6 +195,10 @@ var defs = []def{
 		n, u := s.n(4*mi), s.n(8*mi)
 		return spec{op: "ScatterND-18", reduction: "max", dt: tensor.Int32,
 			data: []int{n}, idx: []int{u, 1}, upd: []int{u}, bounds: []int{n}}
+	}},
+	{"SND-1000", "ScatterND-18, 1000 small calls of 16 rows each", func(s scaler) spec {
+		return spec{op: "ScatterND-18", dt: tensor.Float32,
+			data: []int{4096, 16}, idx: []int{16, 1}, upd: []int{16, 16}, bounds: []int{4096}, calls: s.n(1000)}
 	}},
 	nd5("SND5-f16", tensor.Float16),
 	nd5("SND5-i64", tensor.Int64),
@@ -276,7 +293,7 @@ func (d def) workload(s scaler, seed uint64) (*Workload, error) {
 	}
 	w := &Workload{
 		Name: d.name, Summary: d.summary, Op: op.Name, Reduction: reductionName(op, red), red: red, DType: sp.dt,
-		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd,
+		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd, Calls: max(1, sp.calls),
 	}
 	for _, x := range []struct {
 		shape []int

@@ -35,6 +35,15 @@ type Stats struct {
 	Passes []vk.Timing
 	// Dispatches is the number of compute dispatches recorded.
 	Dispatches int
+	// Submits, Waits and TransferPieces count the host round trips of the
+	// call or batch (vk.Counters over it): queue submissions, completed
+	// waits for a submission, and host copies into or out of device
+	// buffers. Where buffer memory is host-visible (unified memory) a
+	// transfer is a plain copy; otherwise each piece goes through the
+	// staging buffer and is also a submission and a wait of its own, so an
+	// Execute or a resident batch of N calls costs 1 submit and 1 wait
+	// plus one of each per staged piece.
+	Submits, Waits, TransferPieces int
 	// Variants names the kernels used.
 	Variants []string
 	// plans are the calls' plans (Plan).
@@ -159,7 +168,10 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 func (b *Backend) track(start time.Time, f func(r *execution, st *Stats) error) error {
 	st := Stats{}
 	r := &execution{}
+	before := b.dev.Counters()
 	err := f(r, &st)
+	n := b.dev.Counters().Sub(before)
+	st.Submits, st.Waits, st.TransferPieces = int(n.Submits), int(n.Waits), int(n.TransferPieces)
 	if r.waiting {
 		// The device may still use the buffers: keep them until it is done.
 		b.pending = r

@@ -19,6 +19,16 @@ import (
 // last output into out. It returns the wall time of each timed call (it
 // is bench.ResidentRunner). Every tensor it made is closed on return.
 func (b *Backend) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	return b.RunResidentBatch(ctx, req, 1, repeats, out)
+}
+
+// RunResidentBatch is RunResident with each run one Batch of calls calls
+// of req in place, one after the other (it is bench.BatchRunner); the
+// times are those of whole batches.
+func (b *Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	if calls < 1 {
+		return nil, errors.New("gpu: a batch needs at least one call")
+	}
 	var open []*Tensor
 	defer func() {
 		for _, t := range open {
@@ -48,7 +58,13 @@ func (b *Backend) RunResident(ctx context.Context, req ops.Request, repeats int,
 			return nil, err
 		}
 		start := time.Now()
-		if err := b.Run(ctx, c); err != nil {
+		bt := b.NewBatch()
+		for range calls {
+			if err := bt.Add(c); err != nil {
+				return nil, err
+			}
+		}
+		if err := bt.Submit(ctx); err != nil {
 			return nil, err
 		}
 		if i > 0 {
@@ -56,4 +72,12 @@ func (b *Backend) RunResident(ctx context.Context, req ops.Request, repeats int,
 		}
 	}
 	return times, c.Data.Read(ctx, out)
+}
+
+// LastRoundTrips returns the host round trips of the last call or batch
+// that ran on the device (Stats.Submits, Waits and TransferPieces; it is
+// bench.BatchRunner).
+func (b *Backend) LastRoundTrips() (submits, waits, transferPieces int) {
+	s := b.LastStats()
+	return s.Submits, s.Waits, s.TransferPieces
 }

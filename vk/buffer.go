@@ -263,6 +263,7 @@ func (b *Buffer) Upload(offset uint64, src []byte) (err error) {
 	}
 	if b.mapped != nil {
 		copy(b.mapped[offset:], src)
+		b.d.counts.pieces.Add(1)
 		return nil
 	}
 	return b.d.stagedCopy(b, offset, src, true)
@@ -288,6 +289,7 @@ func (b *Buffer) Download(offset uint64, dst []byte) (err error) {
 	}
 	if b.mapped != nil {
 		copy(dst, b.mapped[offset:])
+		b.d.counts.pieces.Add(1)
 		return nil
 	}
 	return b.d.stagedCopy(b, offset, dst, false)

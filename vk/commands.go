@@ -4,6 +4,7 @@ package vk
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -21,6 +22,49 @@ const (
 	// context is polled again.
 	fenceSlice = 2 * time.Millisecond
 )
+
+// Counters are running totals of a Device's host round trips since it was
+// created; the difference of two readings counts the work between them.
+type Counters struct {
+	// Submits is the number of queue submissions (vkQueueSubmit) that
+	// succeeded: those of Sequence.Submit and one per staged transfer
+	// piece.
+	Submits uint64
+	// Waits is the number of completed host waits for a submission, each
+	// counted once however many vkWaitForFences slices it took.
+	Waits uint64
+	// TransferPieces is the number of host copies into or out of device
+	// buffers: one per staging piece (each also a submission and a wait)
+	// and one per copy through a buffer's own mapping.
+	TransferPieces uint64
+}
+
+// Sub returns c less earlier, the counts between two readings.
+func (c Counters) Sub(earlier Counters) Counters {
+	return Counters{
+		Submits:        c.Submits - earlier.Submits,
+		Waits:          c.Waits - earlier.Waits,
+		TransferPieces: c.TransferPieces - earlier.TransferPieces,
+	}
+}
+
+// counters holds a Device's Counters.
+type counters struct {
+	submits, waits, pieces atomic.Uint64
+}
+
+// Counters returns the device's running totals of submissions, waits and
+// transfer pieces. It is safe to call at any time, also after Close.
+func (d *Device) Counters() Counters {
+	if d == nil {
+		return Counters{}
+	}
+	return Counters{
+		Submits:        d.counts.submits.Load(),
+		Waits:          d.counts.waits.Load(),
+		TransferPieces: d.counts.pieces.Load(),
+	}
+}
 
 func (d *Device) newCommandPool() (vulkan.CommandPool, error) {
 	ci := vulkan.CommandPoolCreateInfo{
@@ -79,6 +123,9 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 	r := d.submitOne(d.queue, cmd, fence)
 	d.queueMu.Unlock()
 	d.noteResult(r)
+	if r == vulkan.Success {
+		d.counts.submits.Add(1)
+	}
 	return check("vkQueueSubmit", r)
 }
 
@@ -90,6 +137,7 @@ func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
 		r := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(fenceSlice))
 		switch r {
 		case vulkan.Success:
+			d.counts.waits.Add(1)
 			return nil
 		case vulkan.Timeout:
 			if err := ctx.Err(); err != nil {

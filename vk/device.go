@@ -99,6 +99,8 @@ type Device struct {
 	lost atomic.Bool
 	held atomic.Uint64 // bytes of device memory allocated for buffers
 
+	counts counters // host round trips, for Counters
+
 	fns *C.gsDeviceFns // entry points of gscall.c (C memory)
 
 	// opMu is held for reading by every operation on the device or its

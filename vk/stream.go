@@ -67,6 +67,7 @@ func (b *Buffer) stream(op string, offset, n uint64, upload bool, move func([]by
 	if b.mapped != nil {
 		m, err := move(b.mapped[offset : offset+n])
 		*done = uint64(m)
+		b.d.counts.pieces.Add(1)
 		return err
 	}
 	return b.d.staged(b, offset, n, upload, func(stage []byte) (int, error) {
@@ -109,6 +110,7 @@ func (d *Device) stagedPiece(b *Buffer, at, k uint64, upload bool, fill func(sta
 	}
 	x := d.xfer
 	stage := x.staging.mapped[:k]
+	d.counts.pieces.Add(1)
 	if upload {
 		m, ferr := fill(stage)
 		if m > 0 {

@@ -56,6 +56,9 @@ Built-in workloads (full size; --scale multiplies the leading dimensions):
   SS           SliceScatter-15: data f32[8192,8192], every second row and
                column, updates [4096,4096]
   SND-max-i32  ScatterND-18 max: data i32[4M], indices [8M,1], updates [8M]
+  SND-1000     ScatterND-18: 1000 calls, each data f32[4096,16], indices
+               [16,1], updates [16,16]; on the GPU also as one resident batch,
+               with its submits, waits and transfer pieces
   SND5-f16, SND5-i64, SE-f16, SE-i64
                SND5 and SE on float16 and int64 data
 A workload that does not fit in the memory available is skipped with a line

@@ -56,7 +56,18 @@ func TestBenchQuickGPU(t *testing.T) {
 		}
 		assert.Contains(t, r["device"], "vulkan: ")
 		for _, f := range []string{"median_ms", "device_ms", "device_copy_ms", "resident_ms", "speedup"} {
+			if f == "device_copy_ms" && r["calls"] != nil {
+				assert.Nil(t, r[f], "no device copy for a workload of several calls")
+				continue
+			}
 			assert.Positive(t, r[f], "%s of %s", f, r["workload"])
+		}
+		if r["calls"] != nil {
+			// One resident batch: one submission and one wait on unified
+			// memory, one more of each per transfer piece with staging.
+			assert.Positive(t, r["submits"], r["workload"])
+			assert.Positive(t, r["waits"], r["workload"])
+			assert.Positive(t, r["transfer_pieces"], r["workload"])
 		}
 		assert.NotEmpty(t, r["phases"], r["workload"])
 	}
