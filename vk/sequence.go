@@ -73,6 +73,13 @@ type Sequence struct {
 	period       float64
 	validBitMask uint64
 	closed       bool
+
+	// uploads and readbacks hold the bytes of Upload and ReadBack;
+	// recording counts Resets, so that a ReadBack of an earlier recording
+	// is refused; ran: the last Start completed (Wait returned nil).
+	uploads, readbacks hostArea
+	recording          uint64
+	ran                bool
 }
 
 // NewSequence creates an empty Sequence.
@@ -117,6 +124,8 @@ func (d *Device) NewSequence() (s *Sequence, err error) {
 // them.
 func (s *Sequence) release() {
 	d := s.d
+	s.uploads.release()
+	s.readbacks.release()
 	for _, qp := range s.queryPools {
 		vulkan.DestroyQueryPool(d.handle, qp, nil)
 		d.track("VkQueryPool", -1)
@@ -575,12 +584,27 @@ func (s *Sequence) end() error {
 	return nil
 }
 
-// Submit submits the recorded commands and waits for them to complete. The
-// wait polls ctx: when ctx is done first, Submit returns ctx.Err() while the
-// device finishes the work in the background (a later Submit, Reset or Close
-// waits for it). A Sequence may be submitted again without Reset to repeat
-// the same commands. Submitting an empty Sequence does nothing.
-func (s *Sequence) Submit(ctx context.Context) (err error) {
+// Submit submits the recorded commands and waits for them to complete:
+// Start, then Wait. The wait polls ctx: when ctx is done first, Submit
+// returns ctx.Err() while the device finishes the work in the background
+// (a later Wait, Submit, Reset or Close waits for it). A Sequence may be
+// submitted again without Reset to repeat the same commands. Submitting an
+// empty Sequence does nothing.
+func (s *Sequence) Submit(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	return s.Wait(ctx)
+}
+
+// Start submits the recorded commands to the device's queue and returns
+// without waiting for them: one queue submission, no fence wait. Wait (or
+// Done) observes their completion; until then the buffers they use must
+// stay open and unchanged by the host. Submissions on one Device run in
+// the order they were started, and the end of each makes its writes
+// visible to the ones after it. Starting an empty Sequence does nothing;
+// starting one still pending first waits for it.
+func (s *Sequence) Start(ctx context.Context) (err error) {
 	defer guard(&err)
 	if err := s.enter(); err != nil {
 		return err
@@ -603,16 +627,38 @@ func (s *Sequence) Submit(ctx context.Context) (err error) {
 		s.state = seqReady
 	}
 	s.timings = nil
+	s.ran = false
 	if err := s.d.queueSubmit(s.cmd, s.fence); err != nil {
 		return err
 	}
 	s.state = seqPending
+	return nil
+}
+
+// Wait waits for the commands of the last Start to complete and reads
+// their timestamps (Timings); it returns at once when none are pending.
+// The wait polls ctx: when ctx is done first, Wait returns ctx.Err() and
+// the commands stay pending (wait again, or Reset or Close the Sequence).
+func (s *Sequence) Wait(ctx context.Context) (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if s.state != seqPending {
+		return nil
+	}
 	if err := s.d.waitFence(ctx, s.fence); err != nil {
 		return err
 	}
 	s.state = seqReady
+	s.ran = true
 	return s.readTimestamps()
 }
+
+// Pending reports whether commands were started and their completion not
+// yet observed by Wait.
+func (s *Sequence) Pending() bool { return s.state == seqPending }
 
 // readTimestamps converts the completed timestamps into Timings.
 func (s *Sequence) readTimestamps() error {
@@ -674,6 +720,10 @@ func (s *Sequence) Reset() (err error) {
 		dp.usedSets, dp.usedDescs = 0, 0
 	}
 	s.descPool = 0
+	s.uploads.reset()
+	s.readbacks.reset()
+	s.recording++
+	s.ran = false
 	s.state = seqEmpty
 	s.commands = 0
 	s.needBarrier = false
