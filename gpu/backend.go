@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -93,9 +94,13 @@ type Backend struct {
 	// cpuRun on CPU devices, 1 on GPUs.
 	run     uint32
 	pipes   map[pipeKey]*vk.Pipeline
-	seq     *vk.Sequence
-	pending *execution // one whose Submit returned early (ctx done); see finish
-	closed  bool
+	// inflight are the submissions not yet seen complete, oldest first;
+	// idleSeqs the sequences kept for later ones; failed the completed
+	// submissions that failed, until their error is reported.
+	inflight []*flight
+	idleSeqs []*vk.Sequence
+	failed   []*flight
+	closed   bool
 	stats   Stats
 
 	// deterministic is Options.Deterministic.
@@ -230,18 +235,18 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
-	b.closed = true
 	var errs []error
-	if b.pending != nil {
-		errs = append(errs, b.finish())
-	}
+	// Work in flight completes first; a failure no Wait reported is
+	// returned here.
+	errs = append(errs, b.settle(context.Background(), true))
+	b.closed = true
 	for t := range b.resident {
 		b.closeResident(t)
 	}
-	if b.seq != nil {
-		errs = append(errs, b.seq.Close())
-		b.seq = nil
+	for _, seq := range b.idleSeqs {
+		errs = append(errs, seq.Close())
 	}
+	b.idleSeqs = nil
 	for k, p := range b.pipes {
 		errs = append(errs, p.Close())
 		delete(b.pipes, k)

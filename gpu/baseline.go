@@ -34,10 +34,8 @@ func (b *Backend) CopyTime(ctx context.Context, size uint64, repeats int) (time.
 	if b.closed {
 		return 0, ErrClosed
 	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return 0, err
-		}
+	if err := b.settle(ctx, false); err != nil {
+		return 0, err
 	}
 	src, err := b.acquire(size)
 	if err != nil {

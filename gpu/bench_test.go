@@ -104,7 +104,7 @@ func BenchmarkResident(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					if err := batch.Submit(ctx); err != nil {
+					if err := batch.submitWait(ctx); err != nil {
 						b.Fatal(err)
 					}
 				}

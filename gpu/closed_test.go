@@ -31,7 +31,7 @@ func checkClosed(t *testing.T, b *Backend) {
 	bt := b.NewBatch()
 	require.ErrorIs(t, bt.Add(Call{Op: "ScatterElements-11"}), ErrClosed)
 	assert.Equal(t, 0, bt.Len())
-	require.NoError(t, bt.Submit(ctx), "an empty batch has nothing to run")
+	require.NoError(t, bt.submitWait(ctx), "an empty batch has nothing to run")
 	// A device without timestamps says so first; every other gives ErrClosed.
 	if _, err := b.CopyTime(ctx, 1024, 1); b == nil || b.dev.Capabilities().Timestamps {
 		require.ErrorIs(t, err, ErrClosed)

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -33,11 +35,11 @@ type roundTrips struct{ submits, waits, pieces int }
 func tripsOf(s Stats) roundTrips { return roundTrips{s.Submits, s.Waits, s.TransferPieces} }
 
 // TestCountsExecute pins the host round trips of one Execute of a small
-// ScatterND. It uploads data, indices, updates and the parameter buffer
-// (4 pieces), downloads the error word and the output (2 pieces): 6
-// pieces. With unified memory they are plain copies and the call is
-// 1 submission and 1 wait; with staging each piece is a submission and a
-// wait of its own: 1+6 = 7 of each.
+// ScatterND. It copies data, indices and updates to the device (3 pieces),
+// the parameters into the submission's memory (1), reads back the error
+// word (1) and the output (1): 6 pieces, and 1 submission and 1 wait. With
+// unified memory the inputs and output are copies through the buffers'
+// mappings; with staging they travel in the call's submission.
 func TestCountsExecute(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
@@ -50,41 +52,40 @@ func TestCountsExecute(t *testing.T) {
 			require.NoError(t, b.Execute(context.Background(), p, out))
 			got := tripsOf(b.LastStats())
 			t.Logf("Execute: %+v", got)
-			const pieces = 6
-			want := roundTrips{1, 1, pieces}
-			if staged {
-				want = roundTrips{1 + pieces, 1 + pieces, pieces}
-			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, roundTrips{1, 1, 6}, got)
+			assert.Empty(t, opstest.DiffExact(out, cpuResult(t, req)))
 		})
 	}
 }
 
 // TestCountsBatch pins the host round trips of a resident batch of N
-// calls on inputs already on the device. Each call uploads its parameter
-// buffer before the batch is submitted and downloads its error word after
-// it: 2N transfer pieces. With unified memory they are plain copies: 1
-// submission and 1 wait whatever N is. With staging each piece is a
-// submission and a wait of its own: 2N+1 of each.
+// calls on inputs already on the device: the parameters of every call go
+// into the submission's memory at once and the error words come back in
+// it, so the batch is 1 submission, 1 wait and 2 transfer pieces whatever
+// N is, with unified memory and with staging alike. Submit itself waits on
+// no fence: the wait is Wait's.
 func TestCountsBatch(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		b := openTest(t, Options{NoUnifiedMemory: staged})
 		req := countsRequest(t)
 		c := residentCall(t, b, req, true)
-		for _, n := range []int{1, 4, 16} {
+		for _, n := range []int{1, 4, 16, 300} {
 			t.Run(fmt.Sprintf("staged=%v/N=%d", staged, n), func(t *testing.T) {
 				bt := b.NewBatch()
 				for i := 0; i < n; i++ {
 					require.NoError(t, bt.Add(c))
 				}
-				require.NoError(t, bt.Submit(context.Background()))
-				got := tripsOf(b.LastStats())
+				before := b.dev.Counters()
+				sub, err := bt.Submit(context.Background())
+				require.NoError(t, err)
+				atSubmit := b.dev.Counters().Sub(before)
+				assert.Equal(t, roundTrips{1, 0, 1}, roundTrips{int(atSubmit.Submits), int(atSubmit.Waits), int(atSubmit.TransferPieces)},
+					"Submit: one submission, no wait, the parameters")
+				require.NoError(t, sub.Wait(context.Background()))
+				got := tripsOf(sub.Stats())
 				t.Logf("batch of %d: %+v", n, got)
-				want := roundTrips{1, 1, 2 * n}
-				if staged {
-					want = roundTrips{2*n + 1, 2*n + 1, 2 * n}
-				}
-				assert.Equal(t, want, got)
+				assert.Equal(t, roundTrips{1, 1, 2}, got)
+				assert.Equal(t, got, tripsOf(b.LastStats()))
 			})
 		}
 	}
@@ -92,8 +93,8 @@ func TestCountsBatch(t *testing.T) {
 
 // TestCountsResidentBatch1000 runs the bench's resident batch of 1000
 // small calls (RunResidentBatch) and pins its round trips by the formula
-// of TestCountsBatch: 1 submit and 1 wait with unified memory, 2N+1 with
-// staging, and 2N transfer pieces either way; it logs the time per call.
+// of TestCountsBatch: 1 submit, 1 wait and 2 transfer pieces, with unified
+// memory and with staging; it logs the time per call.
 func TestCountsResidentBatch1000(t *testing.T) {
 	const n = 1000
 	for _, staged := range []bool{false, true} {
@@ -108,11 +109,15 @@ func TestCountsResidentBatch1000(t *testing.T) {
 			s, w, p := b.LastRoundTrips()
 			got := roundTrips{s, w, p}
 			t.Logf("batch of %d: %+v, %v per call", n, got, times[1]/n)
-			want := roundTrips{1, 1, 2 * n}
-			if staged {
-				want = roundTrips{2*n + 1, 2*n + 1, 2 * n}
-			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, roundTrips{1, 1, 2}, got)
 		})
 	}
+}
+
+// cpuResult returns the CPU reference's result of req.
+func cpuResult(t *testing.T, req ops.Request) *tensor.Tensor {
+	t.Helper()
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	return want
 }

@@ -207,3 +207,52 @@ func (b *Backend) download(t *devTensor, host []byte) error {
 	}
 	return nil
 }
+
+// mapped reports whether t's memory is the host's (its buffers are
+// mapped); an empty tensor counts as mapped.
+func (t *devTensor) mapped() bool {
+	return len(t.bufs) == 0 || t.bufs[0].Mapped()
+}
+
+// recordUpload records copying host (t's size) into t in seq's
+// submission, chunk by chunk.
+func (t *devTensor) recordUpload(seq *vk.Sequence, host []byte) error {
+	var at uint64
+	for i, n := range t.sizes {
+		if err := seq.Upload(t.bufs[i], 0, host[at:at+n]); err != nil {
+			return wrapVK(err)
+		}
+		at += n
+	}
+	return nil
+}
+
+// recordReadBack records reading t back in seq's submission, chunk by
+// chunk; readBackInto copies the bytes out once it completed.
+func (t *devTensor) recordReadBack(seq *vk.Sequence) ([]vk.ReadBack, error) {
+	rbs := make([]vk.ReadBack, len(t.sizes))
+	for i, n := range t.sizes {
+		var err error
+		if rbs[i], err = seq.ReadBack(t.bufs[i], []vk.CopyRegion{{Size: n}}); err != nil {
+			return nil, wrapVK(err)
+		}
+	}
+	return rbs, nil
+}
+
+// readBackInto copies the bytes of rbs (recordReadBack's, completed) into
+// host.
+func readBackInto(seq *vk.Sequence, rbs []vk.ReadBack, host []byte) error {
+	var at uint64
+	for _, rb := range rbs {
+		b, err := seq.Result(rb)
+		if err != nil {
+			return wrapVK(err)
+		}
+		at += uint64(copy(host[at:], b))
+	}
+	if at != uint64(len(host)) {
+		return fmt.Errorf("vulkan: read back %d bytes of %d", at, len(host))
+	}
+	return nil
+}

@@ -34,10 +34,12 @@
 //
 // Execute moves the inputs to the device and the output back on every
 // call. A Tensor (Backend.Upload, Backend.NewTensor) instead stays in
-// device memory until its Close; Backend.Run runs a Call on resident
-// tensors, in place when Out is Data, and a Batch submits several calls at
-// once, each seeing the results of those before it. Strings cannot be
-// resident. Backend.ReadTensor, Tensor.CopyFrom and Tensor.CopyTo move a
+// device memory until its Close; a Batch records Calls on resident
+// tensors (in place when Out is Data), each seeing the results of those
+// before it, and Submit sends them to the device in one submission and
+// returns without waiting: the Submission's Wait gives the outcome, and a
+// host read of a tensor waits too. Backend.Run is a batch of one that
+// waits. Strings cannot be resident. Backend.ReadTensor, Tensor.CopyFrom and Tensor.CopyTo move a
 // tensor's payload between the device and an io.Reader or io.Writer (a
 // file's body) without a host copy of it.
 //

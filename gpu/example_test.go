@@ -59,7 +59,11 @@ func chain(ctx context.Context, g *gpu.Backend) error {
 		Step: tensor.MustFromSlice([]int{1}, []int64{2})}); err != nil {
 		return err
 	}
-	if err := batch.Submit(ctx); err != nil {
+	sub, err := batch.Submit(ctx) // returns without waiting
+	if err != nil {
+		return err
+	}
+	if err := sub.Wait(ctx); err != nil { // a bad index would show here
 		return err
 	}
 	res, err := out.Download(ctx)

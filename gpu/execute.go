@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,7 +17,8 @@ import (
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
-// Stats describes the last Execute call that ran on the device.
+// Stats describes an Execute call or a resident batch that ran on the
+// device.
 type Stats struct {
 	// Total is the whole call, from Execute's start to its return.
 	Total time.Duration
@@ -37,12 +37,13 @@ type Stats struct {
 	Dispatches int
 	// Submits, Waits and TransferPieces count the host round trips of the
 	// call or batch (vk.Counters over it): queue submissions, completed
-	// waits for a submission, and host copies into or out of device
-	// buffers. Where buffer memory is host-visible (unified memory) a
-	// transfer is a plain copy; otherwise each piece goes through the
-	// staging buffer and is also a submission and a wait of its own, so an
-	// Execute or a resident batch of N calls costs 1 submit and 1 wait
-	// plus one of each per staged piece.
+	// waits for a submission, and host copies into or out of memory the
+	// device reads or writes. A resident batch of any number of calls is
+	// 1 submission, 1 wait and 2 pieces (the parameters, the error
+	// words). An Execute adds a piece per input and one for the output:
+	// copies through the buffers' mappings on unified memory, and in the
+	// same submission otherwise, unless they are large (over 16 MiB),
+	// when each staged piece is a submission and a wait of its own.
 	Submits, Waits, TransferPieces int
 	// Variants names the kernels used.
 	Variants []string
@@ -55,8 +56,9 @@ type Stats struct {
 	Reduction string
 }
 
-// LastStats returns the figures of the last Execute call that ran on the
-// device.
+// LastStats returns the figures of the last Execute call, or resident
+// batch, that completed successfully on the device (a batch's once its
+// completion was observed: Submission.Wait, or a host read).
 func (b *Backend) LastStats() Stats {
 	if b == nil {
 		return Stats{}
@@ -80,13 +82,6 @@ func (s Stats) Plan() string {
 		parts = append(parts, pl.String())
 	}
 	return strings.Join(parts, "\n")
-}
-
-// execution holds the device resources of one Execute call.
-type execution struct {
-	tensors []*devTensor
-	// waiting: Submit returned before the device finished (ctx was done).
-	waiting bool
 }
 
 // Execute writes the result of p into out (ops.Backend). out may share
@@ -143,10 +138,10 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 	if err != nil {
 		return err
 	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return err
-		}
+	// Earlier submissions (resident batches) finish first; their
+	// outcomes are reported to whoever waits for them.
+	if err := b.settle(ctx, false); err != nil {
+		return err
 	}
 	if pl.hostOnly() {
 		// Nothing to check or move: the result is data.
@@ -156,50 +151,7 @@ func (b *Backend) executeLocked(ctx context.Context, start time.Time, p *ops.Pla
 	if err := b.checkFits(p, pl.needs()); err != nil {
 		return err
 	}
-	return b.track(start, func(r *execution, st *Stats) error {
-		return b.execute(ctx, pl, out, r, st)
-	})
-}
-
-// track runs f with a fresh execution and Stats, then gives the execution's
-// buffers back, or keeps them pending when f returned before the device
-// finished (ctx done), and keeps the Stats of a call that succeeded. b.mu
-// is held.
-func (b *Backend) track(start time.Time, f func(r *execution, st *Stats) error) error {
-	st := Stats{}
-	r := &execution{}
-	before := b.dev.Counters()
-	err := f(r, &st)
-	n := b.dev.Counters().Sub(before)
-	st.Submits, st.Waits, st.TransferPieces = int(n.Submits), int(n.Waits), int(n.TransferPieces)
-	if r.waiting {
-		// The device may still use the buffers: keep them until it is done.
-		b.pending = r
-		return err
-	}
-	for _, t := range r.tensors {
-		b.releaseTensor(t)
-	}
-	b.trimPool()
-	if err != nil {
-		return err
-	}
-	st.Total = time.Since(start)
-	b.stats = st
-	return nil
-}
-
-// finish waits for an execution whose Submit returned early and releases its
-// buffers.
-func (b *Backend) finish() error {
-	r := b.pending
-	b.pending = nil
-	err := b.seq.Reset()
-	for _, t := range r.tensors {
-		b.releaseTensor(t)
-	}
-	b.trimPool()
-	return wrapVK(err)
+	return b.execute(ctx, start, pl, out)
 }
 
 // copyData writes data into out.
@@ -222,25 +174,37 @@ func handles(n int, first uint32) []byte {
 }
 
 // execute runs plan pl of an Execute call: acquire its device tensors,
-// create its pipelines, upload, record and submit its passes, check the
-// indices and read the output back into out.
-func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor, r *execution, st *Stats) error {
+// create its pipelines, upload the inputs, submit its passes (with the
+// parameters and the error word) once and wait, then read the output back
+// into out.
+func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, out *tensor.Tensor) error {
 	p := pl.p
 	host, err := hostImages(pl)
 	if err != nil {
 		return err
 	}
+	fl := &flight{r: &execution{}, start: start, hold: true}
+	defer func() {
+		// Not started, or held by this call: give it back. One still in
+		// flight (ctx done) is given back when it completes.
+		if !b.isInFlight(fl) {
+			b.release(fl)
+		}
+	}()
+	st := &fl.st
+	before := b.dev.Counters()
 	var io [3]*devTensor
 	for i := range io {
 		if io[i], err = b.acquireChunks(pl.host[i], pl.shift); err != nil {
 			return err
 		}
-		r.tensors = append(r.tensors, io[i])
+		fl.r.tensors = append(fl.r.tensors, io[i])
 	}
-	c, err := b.newCall(pl, io, nil, r)
+	c, err := b.newCall(pl, io, nil, fl.r)
 	if err != nil {
 		return err
 	}
+	fl.calls = []*call{c}
 	// Pipelines before the uploads: creating one can take long on a cold
 	// cache.
 	t0 := time.Now()
@@ -248,21 +212,47 @@ func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor,
 		return err
 	}
 	st.Pipelines = time.Since(t0)
+	if fl.seq, err = b.takeSequence(); err != nil {
+		return err
+	}
 	t0 = time.Now()
-	for i, h := range host {
-		if err := io[i].transfer(ctx, h, true); err != nil {
+	// Where the device's memory is not the host's, small inputs and
+	// outputs travel in the call's one submission rather than in
+	// staged transfers of their own (a submission and a wait each).
+	if inBytes := pl.host[0] + pl.host[1] + pl.host[2]; !io[0].mapped() && inBytes <= recordedMax {
+		for i, h := range host {
+			if err := io[i].recordUpload(fl.seq, h); err != nil {
+				return err
+			}
+		}
+	} else {
+		for i, h := range host {
+			if err := io[i].transfer(ctx, h, true); err != nil {
+				return err
+			}
+		}
+	}
+	st.Upload = time.Since(t0)
+	var outRead []vk.ReadBack
+	if pl.j.updates > 0 && p.DType != tensor.String && !io[tOut].mapped() && io[tOut].size <= recordedMax {
+		fl.after = func() (err error) {
+			outRead, err = io[tOut].recordReadBack(fl.seq)
 			return err
 		}
 	}
-	if err := c.uploadParams(ctx); err != nil {
+	b.countSince(st, before)
+	if err := b.launch(ctx, fl); err != nil {
 		return err
 	}
-	st.Upload = time.Since(t0)
-	if err := b.submit(ctx, []*call{c}, r, st); err != nil {
+	if err := b.complete(ctx, fl); err != nil {
+		// ctx is done: the device finishes in the background; nobody
+		// will ask for the outcome.
+		fl.hold, fl.quiet = false, true
 		return err
 	}
-	if err := c.checkIndices(); err != nil {
-		return err
+	fl.reported = true
+	if fl.err != nil {
+		return fl.err
 	}
 	if pl.j.updates == 0 {
 		copyData(p, out)
@@ -270,12 +260,36 @@ func (b *Backend) execute(ctx context.Context, pl *callPlan, out *tensor.Tensor,
 	}
 	// The result is complete on the device: the download ignores ctx, so
 	// that out never holds part of it.
+	before = b.dev.Counters()
 	t0 = time.Now()
-	if err := b.readBack(p, io[tOut], out); err != nil {
+	if outRead != nil {
+		err = readBackInto(fl.seq, outRead, out.Data)
+	} else {
+		err = b.readBack(p, io[tOut], out)
+	}
+	if err != nil {
 		return err
 	}
 	st.Download = time.Since(t0)
+	b.countSince(st, before)
+	st.Total = time.Since(start)
+	b.stats = *st
 	return nil
+}
+
+// recordedMax bounds the inputs, and apart the output, of an Execute call
+// that travel in its submission where the device's memory is not the
+// host's: larger ones go through the staging ring.
+const recordedMax = 16 << 20
+
+// isInFlight reports whether f was submitted and not yet completed.
+func (b *Backend) isInFlight(f *flight) bool {
+	for _, g := range b.inflight {
+		if g == f {
+			return true
+		}
+	}
+	return false
 }
 
 // hostImages returns the host images of data, updates and indices as
@@ -367,7 +381,9 @@ type call struct {
 	// indices, when not nil, is the resident indices tensor, read back to
 	// name a bad index.
 	indices   *devTensor
-	tensors   []*devTensor
+	tensors []*devTensor
+	// params is the parameter buffer holding the call's block (a
+	// batch's calls share one), paramHost the block.
 	params    *devTensor
 	paramHost []byte
 	pc        push
@@ -402,64 +418,14 @@ func (b *Backend) newCall(pl *callPlan, io [3]*devTensor, copyFrom *devTensor, r
 		binary.LittleEndian.PutUint64(c.paramHost[8*i:], w)
 	}
 	binary.LittleEndian.PutUint32(c.paramHost[pl.errAt:], noError)
-	var err error
-	if c.params, err = b.acquireWhole(pl.paramBytes()); err != nil {
-		return nil, err
-	}
-	r.tensors = append(r.tensors, c.params)
 	c.pc = pl.push
-	c.pc.params = c.params.addrs[0]
 	return c, nil
 }
 
-// uploadParams writes the call's parameter buffer.
-func (c *call) uploadParams(ctx context.Context) error {
-	return c.params.transfer(ctx, c.paramHost, true)
-}
-
-// submit records the calls into the backend's sequence in order, submits
-// them at once and waits. When ctx is done first it returns ctx.Err() and
-// marks r waiting: the device may still use r's buffers.
-func (b *Backend) submit(ctx context.Context, calls []*call, r *execution, st *Stats) error {
-	var err error
-	if b.seq == nil {
-		if b.seq, err = b.dev.NewSequence(); err != nil {
-			return wrapVK(err)
-		}
-	} else if err := b.seq.Reset(); err != nil {
-		return wrapVK(err)
-	}
-	rec := &recorder{seq: b.seq, st: st, stamps: b.dev.Capabilities().Timestamps}
-	for _, c := range calls {
-		if err := rec.record(c); err != nil {
-			return err
-		}
-	}
-	t0 := time.Now()
-	if err := b.seq.Submit(ctx); err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			r.waiting = true
-			return err
-		}
-		return wrapVK(err)
-	}
-	st.Submit = time.Since(t0)
-	st.Passes = b.seq.Timings()
-	for _, tm := range st.Passes {
-		st.Device += tm.Duration
-	}
-	return nil
-}
-
-// checkIndices reads the call's error word and returns the error of the
-// first bad index, or nil. For resident indices the values are read back
-// to name the bad one (only when there is one).
-func (c *call) checkIndices() error {
-	var word [4]byte
-	if err := c.params.bufs[0].Download(c.plan.errAt, word[:]); err != nil {
-		return wrapVK(err)
-	}
-	w := binary.LittleEndian.Uint32(word[:])
+// checkIndices returns the error of the first bad index given the call's
+// error word as the device left it, or nil. For resident indices the
+// values are read back to name the bad one (only when there is one).
+func (c *call) checkIndices(w uint32) error {
 	if w == noError {
 		return nil
 	}

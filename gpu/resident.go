@@ -63,11 +63,6 @@ func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
 	if dt == tensor.String {
 		return nil, fmt.Errorf("%w: vulkan: string tensors cannot be resident on the device; use Execute", ops.ErrUnsupported)
 	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return nil, err
-		}
-	}
 	n, _ := tensor.NumElements(shape)
 	dev, err := b.acquire(uint64(n) * uint64(dt.Size()))
 	if err != nil {
@@ -185,15 +180,17 @@ func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string
 	if err := t.sameLayout(h, what); err != nil {
 		return err
 	}
-	return t.withDevice(ctx, func(ctx context.Context) error {
+	return t.withDevice(ctx, !upload, func(ctx context.Context) error {
 		return t.dev.transfer(ctx, h.Data, upload)
 	})
 }
 
 // withDevice runs f (with ctx, Background when nil) while it holds t's
-// backend, once t is usable and the device is done with earlier work (a
-// submission that returned early).
-func (t *Tensor) withDevice(ctx context.Context, f func(ctx context.Context) error) error {
+// backend, once t is usable and the device is done with the work
+// submitted before. A read (f reads t's result) first returns the error of
+// a failed submission that no Submission.Wait reported, instead of
+// running f: the result may be the failed call's.
+func (t *Tensor) withDevice(ctx context.Context, read bool, f func(ctx context.Context) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -203,10 +200,8 @@ func (t *Tensor) withDevice(ctx context.Context, f func(ctx context.Context) err
 	if err := t.usable(b); err != nil {
 		return err
 	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return err
-		}
+	if err := b.settle(ctx, read); err != nil {
+		return err
 	}
 	return f(ctx)
 }
@@ -232,10 +227,8 @@ func (t *Tensor) Close() error {
 	if t.closed {
 		return nil
 	}
-	var err error
-	if b.pending != nil {
-		err = b.finish()
-	}
+	// The device must be done with t's buffers before they go back.
+	err := b.settle(context.Background(), false)
 	b.closeResident(t)
 	return err
 }
@@ -353,55 +346,85 @@ func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
 	return p, nil
 }
 
-// Run runs one call on resident tensors: a batch of one.
+// Run runs one call on resident tensors and waits for it: a batch of one,
+// submitted and waited for. For a call that returns without waiting,
+// submit a Batch of one.
 func (b *Backend) Run(ctx context.Context, c Call) error {
 	bt := b.NewBatch()
 	if err := bt.Add(c); err != nil {
 		return err
 	}
-	return bt.Submit(ctx)
+	s, err := bt.Submit(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Wait(ctx)
 }
 
-// Submit runs the batch's calls in one submission and waits for them; the
-// batch is then empty, whatever the outcome. When a call finds a bad
-// index, Submit returns the error Execute would give (the CPU reference's
+// Submit records the batch's calls into one command buffer (their
+// parameters and the read-back of their error words included), submits it
+// to the device once and returns without waiting: the host waits only
+// when it needs a result. The batch is then empty, whatever the outcome.
+// Submit returns an error only for what it finds before the submission (a
+// closed tensor, device memory, ctx already done); then no call runs.
+//
+// The Submission's Wait returns the batch's outcome. When a call finds a
+// bad index, that is the error Execute would give (the CPU reference's
 // text) for the first such call, prefixed with its place in the batch:
 // the calls before it completed, its output holds a copy of its data (or,
-// in place, is unchanged), and the calls after it ran on whatever their
-// inputs then held, so their outputs should be discarded. When ctx is done
-// first, Submit returns ctx.Err(): if it was done before the submission,
-// no call ran; otherwise every call runs to its end in the background,
-// and the next use of the Backend or its tensors waits for it.
-func (bt *Batch) Submit(ctx context.Context) error {
+// in place, is unchanged), and the calls after it, like batches submitted
+// later, ran on whatever their inputs then held, so their outputs should
+// be discarded. Until a Wait returns it, that error is also returned by
+// the next Tensor.Read, Download or CopyTo (of any tensor of the Backend:
+// the result may be the failed call's) and by Backend.Close.
+//
+// Submissions run in order, each seeing the results of those before.
+// Reading or writing a tensor from the host (Read, Write, CopyFrom,
+// CopyTo, Download), closing one, and Execute first wait for every
+// submission in flight. At most 8 submissions are in flight: Submit waits
+// for the oldest beyond that.
+func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 	calls := bt.calls
 	bt.calls = nil
 	if len(calls) == 0 {
-		return nil
+		return nil, nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	start := time.Now()
 	b := bt.b
 	if b == nil {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	if b.pending != nil {
-		if err := b.finish(); err != nil {
-			return err
+	f := &flight{r: &execution{}, start: start}
+	before := b.dev.Counters()
+	for len(b.inflight) >= maxInFlight {
+		if err := b.complete(ctx, b.inflight[0]); err != nil {
+			return nil, err
 		}
 	}
-	return b.track(start, func(r *execution, st *Stats) error {
-		return b.runBatch(ctx, calls, r, st)
-	})
+	err := b.buildBatch(calls, f)
+	if err == nil {
+		f.seq, err = b.takeSequence()
+	}
+	b.countSince(&f.st, before)
+	if err == nil {
+		err = b.launch(ctx, f)
+	}
+	if err != nil {
+		b.release(f)
+		return nil, err
+	}
+	return &Submission{b: b, f: f}, nil
 }
 
 // callError prefixes err with the call's place in a batch of several.
@@ -412,9 +435,11 @@ func callError(k, n int, err error) error {
 	return fmt.Errorf("batch call %d of %d: %w", k+1, n, err)
 }
 
-func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, st *Stats) error {
-	built := make([]*call, 0, len(calls))
+// buildBatch plans the calls and acquires their device buffers and
+// pipelines into f.
+func (b *Backend) buildBatch(calls []batched, f *flight) error {
 	t0 := time.Now()
+	st := &f.st
 	for k, bc := range calls {
 		c := bc.c
 		for _, t := range []*Tensor{c.Data, c.Indices, c.Updates, c.Out} {
@@ -425,8 +450,8 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 				return callError(k, len(calls), &ops.Error{Op: bc.p.Op.Name, Err: ops.ErrInvalidTensor, Msg: err.Error()})
 			}
 		}
-		f := b.facts(false)
-		pl, err := f.planCall(bc.p)
+		fc := b.facts(false)
+		pl, err := fc.planCall(bc.p)
 		if err != nil {
 			return callError(k, len(calls), err)
 		}
@@ -442,7 +467,7 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 		if err := pl.resident([3]uint64{io[0].size, io[1].size, io[2].size}, fromBytes); err != nil {
 			return callError(k, len(calls), err)
 		}
-		call, err := b.newCall(pl, io, from, r)
+		call, err := b.newCall(pl, io, from, f.r)
 		if err != nil {
 			return callError(k, len(calls), err)
 		}
@@ -455,23 +480,8 @@ func (b *Backend) runBatch(ctx context.Context, calls []batched, r *execution, s
 		if len(calls) > 1 {
 			call.label = fmt.Sprintf("%d:", k+1)
 		}
-		built = append(built, call)
+		f.calls = append(f.calls, call)
 	}
 	st.Pipelines = time.Since(t0)
-	t0 = time.Now()
-	for _, c := range built {
-		if err := c.uploadParams(ctx); err != nil {
-			return err
-		}
-	}
-	st.Upload = time.Since(t0)
-	if err := b.submit(ctx, built, r, st); err != nil {
-		return err
-	}
-	for k, c := range built {
-		if err := c.checkIndices(); err != nil {
-			return callError(k, len(calls), err)
-		}
-	}
 	return nil
 }

@@ -132,7 +132,7 @@ func TestBatchChainsCalls(t *testing.T) {
 		require.NoError(t, batch.Add(c))
 	}
 	require.Equal(t, 3, batch.Len())
-	require.NoError(t, batch.Submit(ctx))
+	require.NoError(t, batch.submitWait(ctx))
 	assert.Equal(t, 0, batch.Len(), "Submit empties the batch")
 	assert.Empty(t, opstest.DiffExact(download(t, out2), want))
 	assert.True(t, opstest.Same(download(t, c1.Data), data), "the first call's data is unchanged")
@@ -147,7 +147,7 @@ func TestBatchChainsCalls(t *testing.T) {
 	}
 
 	// An empty batch is a no-op.
-	require.NoError(t, batch.Submit(ctx))
+	require.NoError(t, batch.submitWait(ctx))
 }
 
 // TestBatchIndexError: a bad index in the second of three calls gives the
@@ -174,7 +174,7 @@ func TestBatchIndexError(t *testing.T) {
 	for _, c := range []Call{c1, c2, c3} {
 		require.NoError(t, batch.Add(c))
 	}
-	err := batch.Submit(ctx)
+	err := batch.submitWait(ctx)
 	require.ErrorIs(t, err, ops.ErrIndexRange)
 	assert.Equal(t, "batch call 2 of 3: "+wantErr.Error(), err.Error())
 	var e *ops.Error
@@ -243,7 +243,7 @@ func TestResidentErrors(t *testing.T) {
 	batch := b.NewBatch()
 	require.NoError(t, batch.Add(bad))
 	require.NoError(t, scratch.Close())
-	require.ErrorIs(t, batch.Submit(ctx), ops.ErrInvalidTensor)
+	require.ErrorIs(t, batch.submitWait(ctx), ops.ErrInvalidTensor)
 	_, err = wrong.Download(ctx)
 	require.ErrorIs(t, err, ops.ErrInvalidTensor)
 
@@ -325,7 +325,7 @@ func TestBatchHonoursContext(t *testing.T) {
 		for range 3 {
 			require.NoError(t, batch.Add(c))
 		}
-		err := batch.Submit(ctx)
+		err := batch.submitWait(ctx)
 		cancel()
 		got := download(t, c.Data)
 		t.Logf("deadline %v: %v (result complete: %v)", d, err, opstest.DiffExact(got, want) == "")
@@ -364,7 +364,7 @@ func TestBatchFailureContract(t *testing.T) {
 	for _, c := range []Call{c1, c2, c3} {
 		require.NoError(t, batch.Add(c))
 	}
-	err := batch.Submit(ctx)
+	err := batch.submitWait(ctx)
 	require.ErrorIs(t, err, ops.ErrIndexRange)
 	assert.Contains(t, err.Error(), "batch call 2 of 3: ")
 	assert.Zero(t, batch.Len(), "the batch is empty after Submit, whatever the outcome")
@@ -374,5 +374,14 @@ func TestBatchFailureContract(t *testing.T) {
 	assert.Empty(t, opstest.DiffExact(download(t, c2.Out), after1), "call 2's output holds a copy of its data")
 	after3 := tensor.MustFromSlice([]int{4}, []int32{21, 2, 3, 4})
 	assert.Empty(t, opstest.DiffExact(download(t, c3.Out), after3), "call 3 ran on what call 2's output held")
-	require.NoError(t, batch.Submit(ctx), "an empty batch has nothing to run")
+	require.NoError(t, batch.submitWait(ctx), "an empty batch has nothing to run")
+}
+
+// submitWait submits bt and waits for it: the synchronous use.
+func (bt *Batch) submitWait(ctx context.Context) error {
+	s, err := bt.Submit(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Wait(ctx)
 }

@@ -64,7 +64,11 @@ func (b *Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, 
 				return nil, err
 			}
 		}
-		if err := bt.Submit(ctx); err != nil {
+		sub, err := bt.Submit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := sub.Wait(ctx); err != nil {
 			return nil, err
 		}
 		if i > 0 {

@@ -48,7 +48,7 @@ func (b *Backend) ReadTensor(ctx context.Context, dt tensor.DType, shape []int, 
 // any error t holds the bytes read so far, then what it held before.
 func (t *Tensor) CopyFrom(ctx context.Context, r io.Reader) (int64, error) {
 	var done int64
-	err := t.withDevice(ctx, func(ctx context.Context) (err error) {
+	err := t.withDevice(ctx, false, func(ctx context.Context) (err error) {
 		done, err = t.copyFrom(ctx, r)
 		return err
 	})
@@ -62,7 +62,7 @@ func (t *Tensor) CopyFrom(ctx context.Context, r io.Reader) (int64, error) {
 // an error of w is returned as it is.
 func (t *Tensor) CopyTo(ctx context.Context, w io.Writer) (int64, error) {
 	var done int64
-	err := t.withDevice(ctx, func(ctx context.Context) error {
+	err := t.withDevice(ctx, true, func(ctx context.Context) error {
 		return t.dev.pieces(ctx, func(pc piece) error {
 			n, err := pc.buf.DownloadTo(pc.off, pc.len, w)
 			done += int64(n)

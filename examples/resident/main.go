@@ -66,7 +66,11 @@ func run(ctx context.Context, g *gpu.Backend) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := batch.Submit(ctx); err != nil { // one command buffer, one submission
+	sub, err := batch.Submit(ctx) // one command buffer, one submission, no wait
+	if err != nil {
+		return nil, err
+	}
+	if err := sub.Wait(ctx); err != nil { // the batch's outcome: a bad index
 		return nil, err
 	}
 	return out.Download(ctx)

@@ -1,0 +1,346 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// maxInFlight bounds the submissions a Backend keeps in flight: a Submit
+// beyond it first waits for the oldest.
+const maxInFlight = 8
+
+// paramAlign aligns each call's parameter block in a batch's parameter
+// buffer.
+const paramAlign = 256
+
+// flight is one submission to the device (an Execute call or a Batch):
+// its sequence, the device buffers it uses, its calls and their error
+// words read back in the same submission, and its outcome once observed.
+type flight struct {
+	seq   *vk.Sequence
+	r     *execution
+	calls  []*call
+	groups []paramGroup // the calls' parameter buffers, in call order
+	st     Stats
+	start time.Time
+
+	done bool
+	err  error // the outcome, once done
+	// hold: the one who waits (Execute) reads an output before the
+	// buffers go back to the pool, and releases them itself.
+	hold bool
+	// after, when set, records more after the calls' passes (an
+	// Execute's output read back).
+	after func() error
+	// quiet: nobody will ask for the outcome (an Execute that returned
+	// ctx.Err()), so a failure is not reported later.
+	quiet    bool
+	reported bool
+}
+
+// execution holds the device buffers of one submission, given back when
+// the device is done with them.
+type execution struct {
+	tensors []*devTensor
+}
+
+// Submission is a Batch submitted to the device (Batch.Submit): the host
+// did not wait for it. Wait waits for it and returns its outcome. A nil
+// Submission (from an empty Batch) is complete and successful.
+type Submission struct {
+	b *Backend
+	f *flight
+}
+
+// Wait waits for the submission to complete and returns its outcome: nil,
+// or the error of the first call that found a bad index (see Batch.Submit).
+// It may be called again and returns the same. When ctx is done first it
+// returns ctx.Err() and the submission stays in flight.
+func (s *Submission) Wait(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.complete(ctx, s.f); err != nil {
+		return err
+	}
+	s.f.reported = true
+	return s.f.err
+}
+
+// Done reports, without waiting, whether Wait would return at once.
+func (s *Submission) Done() bool {
+	if s == nil {
+		return true
+	}
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return s.f.done
+}
+
+// Stats returns the figures of the submission once Wait returned (zero
+// before): its submissions, waits and transfer pieces, its device time and
+// passes.
+func (s *Submission) Stats() Stats {
+	if s == nil {
+		return Stats{}
+	}
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !s.f.done {
+		return Stats{}
+	}
+	return s.f.st.clone()
+}
+
+// clone returns a copy of s sharing nothing with it.
+func (s Stats) clone() Stats {
+	s.Passes = append([]vk.Timing(nil), s.Passes...)
+	s.Variants = append([]string(nil), s.Variants...)
+	s.plans = append([]*callPlan(nil), s.plans...)
+	return s
+}
+
+// countSince adds to st the device's round trips since before.
+func (b *Backend) countSince(st *Stats, before vk.Counters) {
+	n := b.dev.Counters().Sub(before)
+	st.Submits += int(n.Submits)
+	st.Waits += int(n.Waits)
+	st.TransferPieces += int(n.TransferPieces)
+}
+
+// takeSequence returns an empty sequence for a new submission; b.mu is
+// held.
+func (b *Backend) takeSequence() (*vk.Sequence, error) {
+	if n := len(b.idleSeqs); n > 0 {
+		seq := b.idleSeqs[n-1]
+		b.idleSeqs = b.idleSeqs[:n-1]
+		if err := seq.Reset(); err != nil {
+			return nil, errors.Join(wrapVK(err), wrapVK(seq.Close()))
+		}
+		return seq, nil
+	}
+	seq, err := b.dev.NewSequence()
+	return seq, wrapVK(err)
+}
+
+// putSequence keeps seq for a later submission, or closes it when enough
+// are kept or the backend pools nothing (Options.MaxPoolBytes < 0); the
+// device is done with it.
+func (b *Backend) putSequence(seq *vk.Sequence) {
+	if len(b.idleSeqs) < maxInFlight && !b.closed && b.poolLimit >= 0 {
+		b.idleSeqs = append(b.idleSeqs, seq)
+		return
+	}
+	_ = seq.Close()
+}
+
+// release gives f's buffers and sequence back; the device is done with
+// them.
+func (b *Backend) release(f *flight) {
+	for _, t := range f.r.tensors {
+		b.releaseTensor(t)
+	}
+	f.r.tensors = nil
+	b.trimPool()
+	if f.seq != nil {
+		b.putSequence(f.seq)
+		f.seq = nil
+	}
+}
+
+// paramGroup is one parameter buffer of a flight: the blocks of calls
+// consecutive calls, and where their error words are read back.
+type paramGroup struct {
+	buf   *vk.Buffer
+	calls int
+	words []vk.CopyRegion
+	rb    vk.ReadBack
+}
+
+// stageParams lays the calls' parameter blocks out in parameter buffers
+// (as few as the device's largest buffer allows), records their upload
+// into f's sequence and points each call at its block. b.mu is held.
+func (b *Backend) stageParams(f *flight) error {
+	limit := uint64(1) << b.maxShift
+	for first := 0; first < len(f.calls); {
+		var size uint64
+		last := first
+		for ; last < len(f.calls); last++ {
+			at := (size + paramAlign - 1) &^ (paramAlign - 1)
+			n := f.calls[last].plan.paramBytes()
+			if last > first && at+n > limit {
+				break
+			}
+			size = at + n
+		}
+		if err := b.stageGroup(f, f.calls[first:last], size); err != nil {
+			return err
+		}
+		first = last
+	}
+	return nil
+}
+
+// stageGroup puts the parameter blocks of calls into one buffer of size
+// bytes and records its upload.
+func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
+	params, err := b.acquireWhole(size)
+	if err != nil {
+		return err
+	}
+	f.r.tensors = append(f.r.tensors, params)
+	host := make([]byte, size)
+	g := paramGroup{buf: params.bufs[0], calls: len(calls), words: make([]vk.CopyRegion, len(calls))}
+	var at uint64
+	for k, c := range calls {
+		at = (at + paramAlign - 1) &^ (paramAlign - 1)
+		copy(host[at:], c.paramHost)
+		c.params = params
+		c.pc.params = params.addrs[0] + at
+		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 4 * uint64(k), Size: 4}
+		at += uint64(len(c.paramHost))
+	}
+	if err := f.seq.Upload(g.buf, 0, host); err != nil {
+		return wrapVK(err)
+	}
+	f.groups = append(f.groups, g)
+	return nil
+}
+
+// launch records f's calls into its sequence (parameter uploads, passes,
+// then the error words' readback) and submits it without waiting. On
+// success f is in flight; on error the caller discards it.
+func (b *Backend) launch(ctx context.Context, f *flight) error {
+	before := b.dev.Counters()
+	defer b.countSince(&f.st, before)
+	if err := b.stageParams(f); err != nil {
+		return err
+	}
+	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps}
+	for _, c := range f.calls {
+		if err := rec.record(c); err != nil {
+			return err
+		}
+	}
+	if f.after != nil {
+		if err := f.after(); err != nil {
+			return err
+		}
+	}
+	for i := range f.groups {
+		g := &f.groups[i]
+		rb, err := f.seq.ReadBack(g.buf, g.words)
+		if err != nil {
+			return wrapVK(err)
+		}
+		g.rb = rb
+	}
+	if err := f.seq.Start(ctx); err != nil {
+		return wrapVK(err)
+	}
+	b.inflight = append(b.inflight, f)
+	return nil
+}
+
+// complete waits for f (unless done) and settles its outcome: the error
+// words are read, the first bad index named, its buffers released (unless
+// held) and the Stats kept. It returns an error only when f is still in
+// flight: ctx was done first. b.mu is held.
+func (b *Backend) complete(ctx context.Context, f *flight) error {
+	if f.done {
+		return nil
+	}
+	before := b.dev.Counters()
+	t0 := time.Now()
+	err := f.seq.Wait(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	f.st.Submit += time.Since(t0)
+	f.done = true
+	for i, g := range b.inflight {
+		if g == f {
+			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			break
+		}
+	}
+	if err != nil {
+		f.err = wrapVK(err)
+	} else {
+		f.err = b.outcome(f)
+	}
+	b.countSince(&f.st, before)
+	if f.err != nil && !f.quiet {
+		b.failed = append(b.failed, f)
+	}
+	if f.err == nil {
+		f.st.Total = time.Since(f.start)
+		b.stats = f.st
+	}
+	if !f.hold {
+		b.release(f)
+	}
+	return nil
+}
+
+// outcome reads f's timings and error words and returns the error of the
+// first call that found a bad index, prefixed with its place in a batch.
+func (b *Backend) outcome(f *flight) error {
+	f.st.Passes = f.seq.Timings()
+	for _, tm := range f.st.Passes {
+		f.st.Device += tm.Duration
+	}
+	k := 0
+	for _, g := range f.groups {
+		words, err := f.seq.Result(g.rb)
+		if err != nil {
+			return wrapVK(err)
+		}
+		for i := 0; i < g.calls; i++ {
+			w := binary.LittleEndian.Uint32(words[4*i:])
+			if err := f.calls[k].checkIndices(w); err != nil {
+				return callError(k, len(f.calls), err)
+			}
+			k++
+		}
+	}
+	return nil
+}
+
+// settle waits for every submission in flight. With report it returns
+// the errors of failed submissions that no Wait returned yet (each once),
+// prefixed as earlier failures. b.mu is held.
+func (b *Backend) settle(ctx context.Context, report bool) error {
+	for len(b.inflight) > 0 {
+		if err := b.complete(ctx, b.inflight[0]); err != nil {
+			return err
+		}
+	}
+	if !report {
+		return nil
+	}
+	var errs []error
+	for _, f := range b.failed {
+		if !f.reported {
+			f.reported = true
+			errs = append(errs, fmt.Errorf("vulkan: a batch submitted earlier failed: %w", f.err))
+		}
+	}
+	b.failed = nil
+	return errors.Join(errs...)
+}
