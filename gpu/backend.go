@@ -92,8 +92,8 @@ type Backend struct {
 	maxGroups [3]uint32
 	// run is the number of consecutive positions one invocation handles:
 	// cpuRun on CPU devices, 1 on GPUs.
-	run     uint32
-	pipes   map[pipeKey]*vk.Pipeline
+	run   uint32
+	pipes map[pipeKey]*vk.Pipeline
 	// inflight are the submissions not yet seen complete, oldest first;
 	// idleSeqs the sequences kept for later ones; failed the completed
 	// submissions that failed, until their error is reported.
@@ -101,7 +101,7 @@ type Backend struct {
 	idleSeqs []*vk.Sequence
 	failed   []*flight
 	closed   bool
-	stats   Stats
+	stats    Stats
 
 	// deterministic is Options.Deterministic.
 	deterministic bool

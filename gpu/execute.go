@@ -380,7 +380,7 @@ type call struct {
 	copyFrom *devTensor
 	// indices, when not nil, is the resident indices tensor, read back to
 	// name a bad index.
-	indices   *devTensor
+	indices *devTensor
 	tensors []*devTensor
 	// params is the parameter buffer holding the call's block (a
 	// batch's calls share one), paramHost the block.

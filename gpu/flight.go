@@ -24,12 +24,12 @@ const paramAlign = 256
 // its sequence, the device buffers it uses, its calls and their error
 // words read back in the same submission, and its outcome once observed.
 type flight struct {
-	seq   *vk.Sequence
-	r     *execution
+	seq    *vk.Sequence
+	r      *execution
 	calls  []*call
 	groups []paramGroup // the calls' parameter buffers, in call order
 	st     Stats
-	start time.Time
+	start  time.Time
 
 	done bool
 	err  error // the outcome, once done
