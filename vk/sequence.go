@@ -335,9 +335,11 @@ func (s *Sequence) dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 			return err
 		}
 	} else {
-		for _, b := range append(append([]*Buffer(nil), uses.Reads...), uses.Writes...) {
-			if err := s.checkBuffer(b); err != nil {
-				return fmt.Errorf("vk: Dispatch: uses: %w", err)
+		for _, list := range [][]*Buffer{uses.Reads, uses.Writes} {
+			for _, b := range list {
+				if err := s.checkBuffer(b); err != nil {
+					return fmt.Errorf("vk: Dispatch: uses: %w", err)
+				}
 			}
 		}
 		writes := uses.Writes
