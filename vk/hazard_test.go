@@ -317,3 +317,27 @@ func TestHazardRandomTransfers(t *testing.T) {
 		assert.Equal(t, model[i], bytesU32(download(t, b[i], 0, 4*n)), "buffer %d", i)
 	}
 }
+
+// TestHazardBarrierCoversLaterStages: a barrier placed for a transfer
+// command must also order earlier writes before later compute work, since
+// the tracking forgets them once the barrier is recorded. Here the fill of
+// b0 is followed by an unrelated fill and copy (b1 -> b2, which needs a
+// barrier), and then a dispatch reads b0, which nothing since that barrier
+// wrote.
+func TestHazardBarrierCoversLaterStages(t *testing.T) {
+	d := openTest(t, Options{})
+	const n = 64
+	b := hazardBuffers(t, d, 4, n)
+	p := copyPipeline(t, d, 32)
+	s, err := d.NewSequence()
+	require.NoError(t, err)
+	require.NoError(t, s.Fill(b[0], 0, 0, 7))
+	require.NoError(t, s.Fill(b[1], 0, 0, 8))
+	require.NoError(t, s.Copy(b[1], 0, b[2], 0, 4*n))
+	require.Equal(t, 1, s.Barriers())
+	require.NoError(t, s.DispatchUses(p, []Binding{{Buffer: b[0]}, {Buffer: b[3]}}, push(n, 1), [3]uint32{2, 1, 1}, Uses{}))
+	assert.Equal(t, 1, s.Barriers(), "b0 was written before the last barrier")
+	require.NoError(t, s.Submit(testContext(t)))
+	assert.Equal(t, words(8, n), bytesU32(download(t, b[2], 0, 4*n)))
+	assert.Equal(t, words(8, n), bytesU32(download(t, b[3], 0, 4*n)))
+}
