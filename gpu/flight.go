@@ -237,6 +237,12 @@ func (b *Backend) launch(ctx context.Context, f *flight) error {
 			return err
 		}
 	}
+	// The kernels wrote the error words through device addresses, which
+	// the sequence does not track (callUses): order them before the
+	// copies that read them back.
+	if err := f.seq.Barrier(); err != nil {
+		return wrapVK(err)
+	}
 	if f.after != nil {
 		if err := f.after(); err != nil {
 			return err

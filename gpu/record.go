@@ -16,12 +16,13 @@ type recorder struct {
 // record records the passes of c's plan in order, each followed by its
 // timestamp.
 func (rc *recorder) record(c *call) error {
+	uses := callUses(c)
 	for i := range c.plan.passes {
 		ps := &c.plan.passes[i]
 		var err error
 		switch ps.kind {
 		case passDispatch:
-			err = rc.dispatch(c, ps)
+			err = rc.dispatch(c, ps, uses)
 		case passFill:
 			err = rc.fill(c.tensors[ps.slot])
 		case passCopyData:
@@ -41,9 +42,32 @@ func (rc *recorder) record(c *call) error {
 	return nil
 }
 
+// callUses declares what each dispatch of c may access: every buffer of
+// the call (its tensors and copyFrom), read and written, and the
+// parameter buffer, read. The kernels reach them through device
+// addresses, which the sequence cannot see. Within a call this keeps every
+// pass ordered after the one before; commands of other calls on other
+// buffers need not wait. The calls of a batch share one parameter buffer,
+// of which the kernels write only their own call's error word (atomically,
+// and the call's later passes, which read it, are ordered after by the
+// tensors): declared as read, it keeps the calls independent, the copy
+// of the parameters that fills it ordered before, and launch places a
+// barrier before the error words are read back.
+func callUses(c *call) vk.Uses {
+	var bufs []*vk.Buffer
+	for _, t := range append(append([]*devTensor(nil), c.tensors...), c.copyFrom) {
+		if t != nil {
+			bufs = append(bufs, t.bufs...)
+		}
+	}
+	// Writes count as reads and writes.
+	return vk.Uses{Reads: c.params.bufs, Writes: bufs}
+}
+
 // dispatch records the dispatches of pass ps with the call's push
-// constants, varied by the pass's run, arguments and segment.
-func (rc *recorder) dispatch(c *call, ps *pass) error {
+// constants, varied by the pass's run, arguments and segment; uses are the
+// call's buffers.
+func (rc *recorder) dispatch(c *call, ps *pass, uses vk.Uses) error {
 	pc := c.pc
 	pc.run, pc.seg = ps.run, ps.seg
 	if ps.args != nil {
@@ -53,7 +77,7 @@ func (rc *recorder) dispatch(c *call, ps *pass) error {
 	pipe := c.pipes[ps.key]
 	for _, d := range ps.dispatches {
 		pc.base, pc.end = d.base, d.end
-		if err := rc.seq.Dispatch(pipe, nil, pc.bytes(), d.groups); err != nil {
+		if err := rc.seq.DispatchUses(pipe, nil, pc.bytes(), d.groups, uses); err != nil {
 			return wrapVK(err)
 		}
 		rc.st.Dispatches++

@@ -135,6 +135,20 @@ static gsBool32 GSVK_CALL gs_debug_callback(uint32_t severity, uint32_t types,
 	return 0; // VK_FALSE: never abort the call that triggered the message.
 }
 
+// The features gs_fill_sync_validation enables; static, so the pointer to
+// it stays valid for as long as the layer may read it.
+static const uint32_t gs_sync_validation[] = {GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+
+// gs_fill_sync_validation fills features to enable the validation layer's
+// synchronization validation, with next as the rest of the pNext chain.
+void gs_fill_sync_validation(gsValidationFeaturesEXT* features, const void* next) {
+	memset(features, 0, sizeof(*features));
+	features->sType = GS_ST_VALIDATION_FEATURES_EXT;
+	features->pNext = next;
+	features->enabledValidationFeatureCount = 1;
+	features->pEnabledValidationFeatures = gs_sync_validation;
+}
+
 void gs_fill_messenger_info(gsDebugUtilsMessengerCreateInfoEXT* info, uintptr_t user) {
 	memset(info, 0, sizeof(*info));
 	info->sType = GS_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;

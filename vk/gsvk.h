@@ -36,6 +36,7 @@ typedef uint64_t gsDeviceSize;
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT 1000273000u
 #define GS_ST_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2 1000059006u
 #define GS_ST_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT 1000237000u
+#define GS_ST_VALIDATION_FEATURES_EXT 1000247000u
 #define GS_MAX_MEMORY_HEAPS 16
 
 // VkDebugUtilsMessageSeverityFlagBitsEXT and VkDebugUtilsMessageTypeFlagBitsEXT.
@@ -46,6 +47,9 @@ typedef uint64_t gsDeviceSize;
 #define GS_DEBUG_TYPE_GENERAL 0x00000001u
 #define GS_DEBUG_TYPE_VALIDATION 0x00000002u
 #define GS_DEBUG_TYPE_PERFORMANCE 0x00000004u
+
+// VkValidationFeatureEnableEXT.
+#define GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT 4u
 
 // VkPhysicalDeviceFeatures2: the core feature block is read through vulkan-go.
 typedef struct gsPhysicalDeviceFeatures2 {
@@ -206,6 +210,17 @@ typedef struct gsDebugUtilsMessengerCreateInfoEXT {
 	void* pUserData;
 } gsDebugUtilsMessengerCreateInfoEXT;
 
+// VkValidationFeaturesEXT (VK_EXT_validation_features), chained onto
+// VkInstanceCreateInfo to turn on validation the layer leaves off by default.
+typedef struct gsValidationFeaturesEXT {
+	uint32_t sType;
+	const void* pNext;
+	uint32_t enabledValidationFeatureCount;
+	const uint32_t* pEnabledValidationFeatures;
+	uint32_t disabledValidationFeatureCount;
+	const uint32_t* pDisabledValidationFeatures;
+} gsValidationFeaturesEXT;
+
 // Bits selecting which structures gs_link_features and gs_link_properties
 // put on a pNext chain.
 #define GS_FEAT_ATOMIC_FLOAT 0x01u
@@ -247,6 +262,7 @@ void gs_link_properties(gsChain* c, uint32_t mask);
 int gs_get_features2(void* instance, void* physicalDevice, gsChain* c);
 int gs_get_properties2(void* instance, void* physicalDevice, gsChain* c);
 int gs_memory_budget(void* instance, void* physicalDevice, gsPhysicalDeviceMemoryBudgetPropertiesEXT* out);
+void gs_fill_sync_validation(gsValidationFeaturesEXT* features, const void* next);
 void gs_fill_messenger_info(gsDebugUtilsMessengerCreateInfoEXT* info, uintptr_t user);
 int32_t gs_create_messenger(void* instance, const gsDebugUtilsMessengerCreateInfoEXT* info, uint64_t* out);
 void gs_destroy_messenger(void* instance, uint64_t messenger);

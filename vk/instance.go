@@ -23,6 +23,7 @@ const (
 	extDebugUtils          = "VK_EXT_debug_utils"
 	extPortabilityEnum     = "VK_KHR_portability_enumeration"
 	extPhysicalProperties2 = "VK_KHR_get_physical_device_properties2"
+	extValidationFeatures  = "VK_EXT_validation_features"
 
 	instanceCreateEnumeratePortability = 0x00000001
 )
@@ -40,6 +41,9 @@ type instance struct {
 	handle     vulkan.Instance
 	apiVersion uint32
 	validation bool
+	// syncValidation: the validation layer's synchronization validation
+	// is on (VK_EXT_validation_features).
+	syncValidation bool
 	// properties2Ext: VK_KHR_get_physical_device_properties2 was enabled
 	// because the loader only offers Vulkan 1.0.
 	properties2Ext bool
@@ -47,6 +51,7 @@ type instance struct {
 	log       *messageLog
 	logHandle cgo.Handle
 	msgInfo   *C.gsDebugUtilsMessengerCreateInfoEXT
+	features  *C.gsValidationFeaturesEXT
 	messenger C.uint64_t
 }
 
@@ -98,9 +103,12 @@ func instanceExtensions(layer string) (map[string]bool, error) {
 }
 
 // newInstance creates a Vulkan instance. With validation it enables the
-// Khronos validation layer and a debug messenger that records warnings and
-// errors, including those raised while the instance itself is created and
-// destroyed.
+// Khronos validation layer, with its synchronization validation, and a
+// debug messenger that records warnings and errors, including those raised
+// while the instance itself is created and destroyed. When the layer does
+// not offer VK_EXT_validation_features, synchronization validation stays
+// off and the message log says so (a message, so tests that require a
+// silent layer fail rather than pass unchecked).
 func newInstance(validation bool) (inst *instance, err error) {
 	if err := load(); err != nil {
 		return nil, err
@@ -143,14 +151,12 @@ func newInstance(validation bool) (inst *instance, err error) {
 		if !have[validationLayer] {
 			return inst, fmt.Errorf("%w: validation was requested but the %s layer is not installed (Debian package vulkan-validationlayers)", ErrUnsupported, validationLayer)
 		}
-		if !available[extDebugUtils] {
-			layerExts, err := instanceExtensions(validationLayer)
-			if err != nil {
-				return inst, err
-			}
-			if !layerExts[extDebugUtils] {
-				return inst, fmt.Errorf("%w: validation was requested but %s is not available", ErrUnsupported, extDebugUtils)
-			}
+		layerExts, err := instanceExtensions(validationLayer)
+		if err != nil {
+			return inst, err
+		}
+		if !available[extDebugUtils] && !layerExts[extDebugUtils] {
+			return inst, fmt.Errorf("%w: validation was requested but %s is not available", ErrUnsupported, extDebugUtils)
 		}
 		layers = append(layers, validationLayer)
 		exts = append(exts, extDebugUtils)
@@ -162,6 +168,20 @@ func newInstance(validation bool) (inst *instance, err error) {
 		}
 		C.gs_fill_messenger_info(inst.msgInfo, C.uintptr_t(inst.logHandle))
 		pNext = unsafe.Pointer(inst.msgInfo)
+		if layerExts[extValidationFeatures] || available[extValidationFeatures] {
+			inst.features = (*C.gsValidationFeaturesEXT)(C.calloc(1, C.sizeof_gsValidationFeaturesEXT))
+			if inst.features == nil {
+				return inst, &ResultError{Call: "calloc", Result: vulkan.ErrorOutOfHostMemory}
+			}
+			C.gs_fill_sync_validation(inst.features, pNext)
+			pNext = unsafe.Pointer(inst.features)
+			exts = append(exts, extValidationFeatures)
+			inst.syncValidation = true
+		} else {
+			inst.log.add(fmt.Sprintf("gpuscatter warning [sync-validation-off] the %s layer does not offer %s, "+
+				"so synchronization validation is off: missing barriers go unreported (update the layer, "+
+				"Debian package vulkan-validationlayers)", validationLayer, extValidationFeatures))
+		}
 	}
 
 	h, r := createInstance(pNext, uint32(flags), api, layers, exts)
@@ -230,6 +250,10 @@ func (inst *instance) destroy() {
 	if inst.msgInfo != nil {
 		C.free(unsafe.Pointer(inst.msgInfo))
 		inst.msgInfo = nil
+	}
+	if inst.features != nil {
+		C.free(unsafe.Pointer(inst.features))
+		inst.features = nil
 	}
 	if inst.logHandle != 0 {
 		inst.logHandle.Delete()

@@ -111,7 +111,8 @@ func (s *Sequence) Upload(dst *Buffer, offset uint64, data []byte) (err error) {
 	}
 	copy(area.mapped[at:], data)
 	s.d.counts.pieces.Add(1)
-	if err := s.beforeCommand(); err != nil {
+	// The device never writes the area: only dst can conflict.
+	if err := s.track([]*Buffer{area}, []*Buffer{dst}, stageTransfer); err != nil {
 		return err
 	}
 	s.d.cmdCopyBuffer(s.cmd, area.handle, dst.handle, []CopyRegion{{SrcOffset: at, DstOffset: offset, Size: n}})
@@ -175,7 +176,9 @@ func (s *Sequence) ReadBack(src *Buffer, regions []CopyRegion) (rb ReadBack, err
 	if regionsOverlapDst(moved) {
 		return rb, fmt.Errorf("vk: ReadBack: destination regions overlap")
 	}
-	if err := s.beforeCommand(); err != nil {
+	// Each ReadBack has bytes of the area of its own, which the host
+	// reads after the end of the submission: only src can conflict.
+	if err := s.track([]*Buffer{src}, nil, stageTransfer); err != nil {
 		return rb, err
 	}
 	s.d.cmdCopyBuffer(s.cmd, src.handle, area.handle, moved)

@@ -47,10 +47,13 @@ const (
 
 // Sequence records compute commands into one command buffer and submits
 // them. A Sequence is used by one goroutine at a time; different Sequences
-// may be used concurrently. Commands are separated by automatic
-// compute/transfer memory barriers, so each sees the results of the ones
-// before it, and the end of the sequence makes every write visible to
-// Download and to later sequences. Buffers and pipelines used by recorded
+// may be used concurrently. A command that accesses a buffer written by an
+// earlier one, or writes one read by an earlier one, is separated from it
+// by an automatic compute/transfer memory barrier, so each command sees
+// the results of the ones before it; commands on distinct buffers are not
+// separated and may overlap (a plain Dispatch counts as accessing every
+// buffer; see DispatchUses). The end of the sequence makes every write
+// visible to Download and to later sequences. Buffers and pipelines used by recorded
 // commands must stay open until the Sequence is Reset or closed.
 type Sequence struct {
 	d     *Device
@@ -67,7 +70,7 @@ type Sequence struct {
 
 	state        seqState
 	commands     int
-	needBarrier  bool
+	hz           hazards
 	timings      []Timing
 	timestamps   bool
 	period       float64
@@ -213,7 +216,7 @@ func (s *Sequence) begin() error {
 	}
 	s.state = seqRecording
 	s.commands = 0
-	s.needBarrier = false
+	s.hz.reset()
 	s.stamps = 0
 	s.labels = s.labels[:0]
 	if s.timestamps {
@@ -224,27 +227,22 @@ func (s *Sequence) begin() error {
 	return nil
 }
 
-// beforeCommand starts recording and separates the new command from the
-// previous one.
+// beforeCommand starts recording and separates a command that may access
+// any buffer, at any compute or transfer stage, from every command since
+// the last barrier; later commands wait for it. Commands that know their
+// buffers call track instead (see hazard.go).
 func (s *Sequence) beforeCommand() error {
-	if err := s.begin(); err != nil {
-		return err
-	}
-	if s.needBarrier {
-		s.d.memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
-		s.needBarrier = false
-	}
-	return nil
+	return s.trackAll(allCompute)
 }
 
+// afterCommand counts a recorded command.
 func (s *Sequence) afterCommand() {
 	s.commands++
-	s.needBarrier = true
 }
 
 // Barrier records a compute/transfer to compute/transfer memory barrier
-// unless one is already in place. Commands are separated automatically, so
-// calling it is never required.
+// unless one is already in place. Commands that depend on each other are
+// separated automatically, so calling it is never required.
 func (s *Sequence) Barrier() error {
 	if err := s.enter(); err != nil {
 		return err
@@ -253,9 +251,10 @@ func (s *Sequence) Barrier() error {
 	if err := s.begin(); err != nil {
 		return err
 	}
-	if s.commands > 0 {
+	if s.hz.recorded {
 		s.d.memoryBarrier(s.cmd, allCompute, allCompute, writeAccess, allAccess)
-		s.needBarrier = false
+		s.hz.barriers++
+		s.hz.clear()
 	}
 	return nil
 }
@@ -278,8 +277,17 @@ func (s *Sequence) checkBuffer(b *Buffer) error {
 
 // Dispatch records a dispatch of p over groups workgroups with the given
 // buffer bindings (one per pipeline binding, in order) and push constants
-// (exactly PushConstantSize bytes).
-func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups [3]uint32) (err error) {
+// (exactly PushConstantSize bytes). The dispatch may access any buffer
+// (through device addresses, say), so it waits for every command recorded
+// before it and every later command waits for it; DispatchUses declares
+// what a dispatch accesses instead.
+func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups [3]uint32) error {
+	return s.dispatch(p, bindings, push, groups, nil)
+}
+
+// dispatch records a dispatch that accesses its bindings and the buffers
+// of uses, or any buffer when uses is nil.
+func (s *Sequence) dispatch(p *Pipeline, bindings []Binding, push []byte, groups [3]uint32, uses *Uses) (err error) {
 	defer guard(&err)
 	if err := s.enter(); err != nil {
 		return err
@@ -331,8 +339,29 @@ func (s *Sequence) Dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 		infos[i] = bufferRange{buffer: bd.Buffer.handle, offset: bd.Offset, size: rng}
 	}
 
-	if err := s.beforeCommand(); err != nil {
-		return err
+	if uses == nil {
+		if err := s.trackAll(stageCompute); err != nil {
+			return err
+		}
+	} else {
+		for _, list := range [][]*Buffer{uses.Reads, uses.Writes} {
+			for _, b := range list {
+				if err := s.checkBuffer(b); err != nil {
+					return fmt.Errorf("vk: Dispatch: uses: %w", err)
+				}
+			}
+		}
+		writes := uses.Writes
+		if len(bindings) > 0 {
+			writes = make([]*Buffer, 0, len(uses.Writes)+len(bindings))
+			writes = append(writes, uses.Writes...)
+			for _, bd := range bindings {
+				writes = append(writes, bd.Buffer)
+			}
+		}
+		if err := s.track(uses.Reads, writes, stageCompute); err != nil {
+			return err
+		}
 	}
 	vulkan.CmdBindPipeline(s.cmd, vulkan.PipelineBindPointCompute, p.pipeline)
 	if len(infos) > 0 {
@@ -429,7 +458,7 @@ func (s *Sequence) Fill(b *Buffer, offset, size uint64, value uint32) (err error
 	} else if err := b.checkRange("Fill", offset, size); err != nil {
 		return err
 	}
-	if err := s.beforeCommand(); err != nil {
+	if err := s.track(nil, []*Buffer{b}, stageTransfer); err != nil {
 		return err
 	}
 	vulkan.CmdFillBuffer(s.cmd, b.handle, vulkan.DeviceSize(offset), fill, value)
@@ -483,7 +512,7 @@ func (s *Sequence) CopyRegions(src, dst *Buffer, regions []CopyRegion) (err erro
 	if src == dst && regionsOverlap(regions) {
 		return fmt.Errorf("vk: Copy: source and destination regions overlap")
 	}
-	if err := s.beforeCommand(); err != nil {
+	if err := s.track([]*Buffer{src}, []*Buffer{dst}, stageTransfer); err != nil {
 		return err
 	}
 	s.d.cmdCopyBuffer(s.cmd, src.handle, dst.handle, regions)
@@ -726,7 +755,7 @@ func (s *Sequence) Reset() (err error) {
 	s.ran = false
 	s.state = seqEmpty
 	s.commands = 0
-	s.needBarrier = false
+	s.hz.reset()
 	s.stamps = 0
 	s.labels = s.labels[:0]
 	s.timings = nil
