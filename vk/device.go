@@ -34,9 +34,10 @@ type Options struct {
 	// value of GPUSCATTER_DEVICE, and if that is empty too, the best device
 	// by type: discrete > integrated > virtual > cpu > other.
 	Selector string
-	// Validation enables VK_LAYER_KHRONOS_validation and a debug messenger
-	// whose warnings and errors are returned by Device.ValidationMessages.
-	// Open fails if the layer is not installed.
+	// Validation enables VK_LAYER_KHRONOS_validation, with its
+	// synchronization validation, and a debug messenger whose warnings
+	// and errors are returned by Device.ValidationMessages. Open fails if
+	// the layer is not installed.
 	Validation bool
 	// PipelineCacheDir holds the VkPipelineCache file. Empty means
 	// os.UserCacheDir()/gpuscatter; "off" disables the file.

@@ -19,9 +19,13 @@
 //     buffers are set 0, bindings 0..n-1, with optional push constants and
 //     32-bit specialization constants 0..n-1. Pipelines are cached on the
 //     Device.
-//   - Sequence (Device.NewSequence) records Dispatch, Fill, Copy and
-//     Timestamp commands, separated by memory barriers, and submits them with
-//     Submit, which waits on a fence while watching a context.
+//   - Sequence (Device.NewSequence) records Dispatch, Fill, Copy, Upload,
+//     ReadBack and Timestamp commands, with a memory barrier between two
+//     commands only where the later reads or writes a buffer the earlier
+//     wrote, or writes one it read, and submits them: Start submits without
+//     waiting, Wait waits on the fence while watching a context, Submit
+//     does both. Upload and ReadBack move host bytes in the sequence's own
+//     submission, through host-visible memory it keeps.
 //
 // # Loading Vulkan
 //

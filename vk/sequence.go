@@ -53,8 +53,9 @@ const (
 // the results of the ones before it; commands on distinct buffers are not
 // separated and may overlap (a plain Dispatch counts as accessing every
 // buffer; see DispatchUses). The end of the sequence makes every write
-// visible to Download and to later sequences. Buffers and pipelines used by recorded
-// commands must stay open until the Sequence is Reset or closed.
+// visible to Download and to later sequences. Buffers and pipelines used
+// by recorded commands must stay open until the Sequence is Reset or
+// closed.
 type Sequence struct {
 	d     *Device
 	pool  vulkan.CommandPool
