@@ -148,15 +148,7 @@ func TestFailedSubmissionIsReported(t *testing.T) {
 // returns its outcome.
 func TestWaitHonoursContext(t *testing.T) {
 	b := openTest(t, Options{})
-	n := 1 << 20
-	data, _ := tensor.New(tensor.Float32, []int{n})
-	upd, _ := tensor.New(tensor.Float32, []int{n})
-	idx, _ := tensor.New(tensor.Int32, []int{n})
-	for i := range tensor.View[int32](idx) {
-		tensor.View[int32](idx)[i] = int32(n - 1 - i)
-		tensor.View[float32](upd)[i] = float32(i)
-	}
-	req := ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd}
+	req := reversedRequest(1 << 20)
 	want, err := ops.Run(context.Background(), cpuref.New(), req)
 	require.NoError(t, err)
 	c := residentCall(t, b, req, true)

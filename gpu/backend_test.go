@@ -203,15 +203,8 @@ func TestExecuteHonoursContext(t *testing.T) {
 	// A deadline that expires during a large call: the call either
 	// finishes or fails with the context's error and leaves out alone;
 	// the next call works either way.
-	n := 8 << 20
-	data, _ := tensor.New(tensor.Float32, []int{n})
-	upd, _ := tensor.New(tensor.Float32, []int{n})
-	idx, _ := tensor.New(tensor.Int32, []int{n})
-	for i := range tensor.View[int32](idx) {
-		tensor.View[int32](idx)[i] = int32(n - 1 - i)
-		tensor.View[float32](upd)[i] = float32(i)
-	}
-	big, err := ops.Prepare(ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd})
+	bigReq := reversedRequest(8 << 20)
+	big, err := ops.Prepare(bigReq)
 	require.NoError(t, err)
 	for _, d := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(context.Background(), d)

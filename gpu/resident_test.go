@@ -307,15 +307,7 @@ func TestResidentZeroSize(t *testing.T) {
 // never in part. A later batch runs normally.
 func TestBatchHonoursContext(t *testing.T) {
 	b := openTest(t, Options{})
-	n := 4 << 20
-	data, _ := tensor.New(tensor.Float32, []int{n})
-	upd, _ := tensor.New(tensor.Float32, []int{n})
-	idx, _ := tensor.New(tensor.Int32, []int{n})
-	for i := range tensor.View[int32](idx) {
-		tensor.View[int32](idx)[i] = int32(n - 1 - i)
-		tensor.View[float32](upd)[i] = float32(i)
-	}
-	req := ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd}
+	req := reversedRequest(4 << 20)
 	want, err := ops.Run(context.Background(), cpuref.New(), req)
 	require.NoError(t, err)
 	c := residentCall(t, b, req, true) // in place: rerunning gives the same result
@@ -335,8 +327,8 @@ func TestBatchHonoursContext(t *testing.T) {
 		}
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		if opstest.DiffExact(got, want) != "" {
-			assert.Empty(t, opstest.DiffExact(got, data), "after a deadline of %v: neither the result nor data", d)
-			require.NoError(t, c.Data.Write(context.Background(), data))
+			assert.Empty(t, opstest.DiffExact(got, req.Data), "after a deadline of %v: neither the result nor data", d)
+			require.NoError(t, c.Data.Write(context.Background(), req.Data))
 		}
 	}
 	require.NoError(t, b.Run(context.Background(), c))
@@ -384,4 +376,18 @@ func (bt *Batch) submitWait(ctx context.Context) error {
 		return err
 	}
 	return s.Wait(ctx)
+}
+
+// reversedRequest is a ScatterElements-11 call on f32 data of n zeros
+// whose n updates (0, 1, ...) go to the positions in reverse order: large
+// enough to outlast a short deadline on any device.
+func reversedRequest(n int) ops.Request {
+	data, _ := tensor.New(tensor.Float32, []int{n})
+	upd, _ := tensor.New(tensor.Float32, []int{n})
+	idx, _ := tensor.New(tensor.Int32, []int{n})
+	for i := range tensor.View[int32](idx) {
+		tensor.View[int32](idx)[i] = int32(n - 1 - i)
+		tensor.View[float32](upd)[i] = float32(i)
+	}
+	return ops.Request{Op: "ScatterElements-11", Data: data, Indices: idx, Updates: upd}
 }
