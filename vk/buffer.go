@@ -10,9 +10,12 @@ import (
 	vulkan "github.com/vulkan-go/vulkan"
 )
 
-// Buffer is a storage buffer in device-local memory. Upload and Download may
-// be called from several goroutines at once; commands that use the buffer
-// must not overlap with them.
+// Buffer is a storage buffer in device memory: on a device with unified
+// memory (Device.UnifiedMemory) device-local memory that is mapped, so
+// Upload and Download are plain copies; otherwise device-local memory the
+// host cannot map, with Upload and Download staged through host-visible
+// buffers. Upload and Download may be called from several goroutines at
+// once; commands that use the buffer must not overlap with them.
 type Buffer struct {
 	d       *Device
 	handle  vulkan.Buffer
@@ -20,7 +23,7 @@ type Buffer struct {
 	size    uint64 // requested size
 	alloc   uint64 // VkBuffer size: size rounded up to 4
 	mapped  []byte // host view of the memory, nil when not host-visible
-	staging bool   // device-internal staging buffer, not registered
+	staging bool   // device-internal upload or readback buffer, not registered
 	bytes   uint64 // device memory allocated for it (Device.Memory)
 	pooled  bool   // returned to the pool by Release
 
@@ -65,9 +68,9 @@ func (d *Device) newBuffer(size uint64) (*Buffer, error) {
 	if size > d.limits.MaxAllocationBytes {
 		return nil, fmt.Errorf("%w: buffer of %d bytes exceeds the allocation limit of %d bytes", ErrUnsupported, size, d.limits.MaxAllocationBytes)
 	}
-	b, err := d.createBuffer(size, false)
+	b, err := d.createBuffer(size, kindDevice)
 	if err != nil && isOutOfMemory(err) && d.trimPool() > 0 {
-		b, err = d.createBuffer(size, false)
+		b, err = d.createBuffer(size, kindDevice)
 	}
 	if err != nil {
 		return nil, err
@@ -88,9 +91,13 @@ func isOutOfMemory(err error) bool {
 	return ok && re.Is(ErrOutOfMemory)
 }
 
-// createBuffer creates, allocates, binds and (when host-visible) maps a
-// buffer; on failure it releases whatever it created.
-func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) {
+// createBuffer creates, allocates, binds and (for kindUpload and
+// kindReadback, and kindDevice with unified memory) maps a buffer of kind;
+// on failure it releases whatever it created. Buffers of kindUpload and
+// kindReadback are not registered with the device (the caller destroys
+// them) and serve only as transfer source and destination.
+func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) {
+	staging := kind != kindDevice
 	b = &Buffer{d: d, size: size, alloc: (size + 3) &^ 3, staging: staging}
 	defer func() {
 		if err != nil {
@@ -125,21 +132,7 @@ func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) 
 	req.Deref()
 	req.Free()
 
-	var typ int
-	switch {
-	case staging:
-		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memStaging, memHostCached, 0)
-	case d.unified:
-		typ = d.phys.unifiedType()
-		if typ >= 0 && req.MemoryTypeBits&(1<<uint(typ)) == 0 {
-			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memUnified, memHostCached, 0)
-		}
-	default:
-		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memDeviceLocal, 0, memHostVisible)
-		if typ < 0 {
-			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, 0, 0, memHostVisible)
-		}
-	}
+	typ := chooseMemoryType(d.phys.types, d.phys.heaps, req.MemoryTypeBits, kind, d.unified)
 	if typ < 0 {
 		return b, fmt.Errorf("%w: no suitable memory type for a buffer (type bits %#x)", ErrUnsupported, req.MemoryTypeBits)
 	}
@@ -446,7 +439,7 @@ func (d *Device) ensureTransfer(need uint64) (err error) {
 			x.staging.destroy()
 			x.staging = nil
 		}
-		s, err := d.createBuffer(need, true)
+		s, err := d.createBuffer(need, kindReadback)
 		if err != nil {
 			return err
 		}
