@@ -406,69 +406,103 @@ func (d *Device) PooledBuffers() int {
 	return n
 }
 
-// transfer holds the resources for staged copies, created on first use and
-// guarded by d.xferMu.
-type transfer struct {
-	pool    vulkan.CommandPool
-	cmd     vulkan.CommandBuffer
-	fence   vulkan.Fence
-	staging *Buffer
+// stagingSlots is the number of slots in the staging ring: while the device
+// copies one piece, the host fills or drains another.
+const stagingSlots = 3
+
+// stageSlot is one slot of the staging ring: a command buffer with its
+// pool, a fence, and a staging buffer per direction, each created on first
+// use and grown as transfers need.
+type stageSlot struct {
+	pool     vulkan.CommandPool
+	cmd      vulkan.CommandBuffer
+	fence    vulkan.Fence
+	up, down *Buffer // kindUpload and kindReadback staging buffers
+	pending  bool    // submitted and not yet waited for
+	at, n    uint64  // the piece of a download it holds: buffer offset, bytes
 }
 
-func (d *Device) ensureTransfer(need uint64) (err error) {
-	if d.xfer == nil {
-		d.xfer = &transfer{}
-		defer func() {
-			if err != nil {
-				d.destroyTransfer()
-			}
-		}()
-		x := d.xfer
-		if x.pool, err = d.newCommandPool(); err != nil {
-			return err
-		}
-		if x.cmd, err = d.newCommandBuffer(x.pool); err != nil {
-			return err
-		}
-		if x.fence, err = d.newFence(); err != nil {
-			return err
-		}
+// transfer holds the staging ring, created on first use and guarded by
+// d.xferMu. Between transfers no slot is pending.
+type transfer struct {
+	slots [stagingSlots]stageSlot
+}
+
+// ensureTransfer creates the ring's command buffers and fences.
+func (d *Device) ensureTransfer() (err error) {
+	if d.xfer != nil {
+		return nil
 	}
-	if x := d.xfer; x.staging == nil || x.staging.size < need {
-		if x.staging != nil {
-			x.staging.destroy()
-			x.staging = nil
-		}
-		s, err := d.createBuffer(need, kindReadback)
+	d.xfer = &transfer{}
+	defer func() {
 		if err != nil {
+			d.destroyTransfer()
+		}
+	}()
+	for i := range d.xfer.slots {
+		s := &d.xfer.slots[i]
+		if s.pool, err = d.newCommandPool(); err != nil {
 			return err
 		}
-		x.staging = s
+		if s.cmd, err = d.newCommandBuffer(s.pool); err != nil {
+			return err
+		}
+		if s.fence, err = d.newFence(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// stage returns the slot's staging buffer for the direction, of at least
+// need bytes, replacing a smaller one; the slot is not pending.
+func (d *Device) stage(s *stageSlot, upload bool, need uint64) (*Buffer, error) {
+	p, kind := &s.down, kindReadback
+	if upload {
+		p, kind = &s.up, kindUpload
+	}
+	if *p != nil && (*p).size >= need {
+		return *p, nil
+	}
+	if *p != nil {
+		(*p).destroy()
+		*p = nil
+	}
+	b, err := d.createBuffer(need, kind)
+	if err != nil {
+		return nil, err
+	}
+	*p = b
+	return b, nil
+}
+
+// destroyTransfer destroys the ring; no slot may be pending.
 func (d *Device) destroyTransfer() {
 	x := d.xfer
 	if x == nil {
 		return
 	}
-	if x.staging != nil {
-		x.staging.destroy()
-	}
-	if x.fence != nil {
-		vulkan.DestroyFence(d.handle, x.fence, nil)
-		d.track("VkFence", -1)
-	}
-	if x.pool != nil {
-		vulkan.DestroyCommandPool(d.handle, x.pool, nil)
-		d.track("VkCommandPool", -1)
+	for i := range x.slots {
+		s := &x.slots[i]
+		for _, b := range []*Buffer{s.up, s.down} {
+			if b != nil {
+				b.destroy()
+			}
+		}
+		if s.fence != nil {
+			vulkan.DestroyFence(d.handle, s.fence, nil)
+			d.track("VkFence", -1)
+		}
+		if s.pool != nil {
+			vulkan.DestroyCommandPool(d.handle, s.pool, nil)
+			d.track("VkCommandPool", -1)
+		}
 	}
 	d.xfer = nil
 }
 
 // stagedCopy moves data between host memory and b through the staging
-// buffer, one chunk per submission.
+// ring, one chunk per submission.
 func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) error {
 	at := 0
 	return d.staged(b, offset, uint64(len(data)), upload, func(stage []byte) (int, error) {
