@@ -10,9 +10,12 @@ import (
 	vulkan "github.com/vulkan-go/vulkan"
 )
 
-// Buffer is a storage buffer in device-local memory. Upload and Download may
-// be called from several goroutines at once; commands that use the buffer
-// must not overlap with them.
+// Buffer is a storage buffer in device memory: on a device with unified
+// memory (Device.UnifiedMemory) device-local memory that is mapped, so
+// Upload and Download are plain copies; otherwise device-local memory the
+// host cannot map, with Upload and Download staged through host-visible
+// buffers. Upload and Download may be called from several goroutines at
+// once; commands that use the buffer must not overlap with them.
 type Buffer struct {
 	d       *Device
 	handle  vulkan.Buffer
@@ -20,7 +23,8 @@ type Buffer struct {
 	size    uint64 // requested size
 	alloc   uint64 // VkBuffer size: size rounded up to 4
 	mapped  []byte // host view of the memory, nil when not host-visible
-	staging bool   // device-internal staging buffer, not registered
+	staging bool   // device-internal upload or readback buffer, not registered
+	kind    memKind
 	bytes   uint64 // device memory allocated for it (Device.Memory)
 	pooled  bool   // returned to the pool by Release
 
@@ -65,9 +69,9 @@ func (d *Device) newBuffer(size uint64) (*Buffer, error) {
 	if size > d.limits.MaxAllocationBytes {
 		return nil, fmt.Errorf("%w: buffer of %d bytes exceeds the allocation limit of %d bytes", ErrUnsupported, size, d.limits.MaxAllocationBytes)
 	}
-	b, err := d.createBuffer(size, false)
+	b, err := d.createBuffer(size, kindDevice)
 	if err != nil && isOutOfMemory(err) && d.trimPool() > 0 {
-		b, err = d.createBuffer(size, false)
+		b, err = d.createBuffer(size, kindDevice)
 	}
 	if err != nil {
 		return nil, err
@@ -88,10 +92,14 @@ func isOutOfMemory(err error) bool {
 	return ok && re.Is(ErrOutOfMemory)
 }
 
-// createBuffer creates, allocates, binds and (when host-visible) maps a
-// buffer; on failure it releases whatever it created.
-func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) {
-	b = &Buffer{d: d, size: size, alloc: (size + 3) &^ 3, staging: staging}
+// createBuffer creates, allocates, binds and (for kindUpload and
+// kindReadback, and kindDevice with unified memory) maps a buffer of kind;
+// on failure it releases whatever it created. Buffers of kindUpload and
+// kindReadback are not registered with the device (the caller destroys
+// them) and serve only as transfer source and destination.
+func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) {
+	staging := kind != kindDevice
+	b = &Buffer{d: d, size: size, alloc: (size + 3) &^ 3, staging: staging, kind: kind}
 	defer func() {
 		if err != nil {
 			b.release()
@@ -125,21 +133,7 @@ func (d *Device) createBuffer(size uint64, staging bool) (b *Buffer, err error) 
 	req.Deref()
 	req.Free()
 
-	var typ int
-	switch {
-	case staging:
-		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memStaging, memHostCached, 0)
-	case d.unified:
-		typ = d.phys.unifiedType()
-		if typ >= 0 && req.MemoryTypeBits&(1<<uint(typ)) == 0 {
-			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memUnified, memHostCached, 0)
-		}
-	default:
-		typ = d.phys.memoryTypeFor(req.MemoryTypeBits, memDeviceLocal, 0, memHostVisible)
-		if typ < 0 {
-			typ = d.phys.memoryTypeFor(req.MemoryTypeBits, 0, 0, memHostVisible)
-		}
-	}
+	typ := chooseMemoryType(d.phys.types, d.phys.heaps, req.MemoryTypeBits, kind, d.unified)
 	if typ < 0 {
 		return b, fmt.Errorf("%w: no suitable memory type for a buffer (type bits %#x)", ErrUnsupported, req.MemoryTypeBits)
 	}
@@ -413,69 +407,103 @@ func (d *Device) PooledBuffers() int {
 	return n
 }
 
-// transfer holds the resources for staged copies, created on first use and
-// guarded by d.xferMu.
-type transfer struct {
-	pool    vulkan.CommandPool
-	cmd     vulkan.CommandBuffer
-	fence   vulkan.Fence
-	staging *Buffer
+// stagingSlots is the number of slots in the staging ring: while the device
+// copies one piece, the host fills or drains another.
+const stagingSlots = 3
+
+// stageSlot is one slot of the staging ring: a command buffer with its
+// pool, a fence, and a staging buffer per direction, each created on first
+// use and grown as transfers need.
+type stageSlot struct {
+	pool     vulkan.CommandPool
+	cmd      vulkan.CommandBuffer
+	fence    vulkan.Fence
+	up, down *Buffer // kindUpload and kindReadback staging buffers
+	pending  bool    // submitted and not yet waited for
+	at, n    uint64  // the piece of a download it holds: buffer offset, bytes
 }
 
-func (d *Device) ensureTransfer(need uint64) (err error) {
-	if d.xfer == nil {
-		d.xfer = &transfer{}
-		defer func() {
-			if err != nil {
-				d.destroyTransfer()
-			}
-		}()
-		x := d.xfer
-		if x.pool, err = d.newCommandPool(); err != nil {
-			return err
-		}
-		if x.cmd, err = d.newCommandBuffer(x.pool); err != nil {
-			return err
-		}
-		if x.fence, err = d.newFence(); err != nil {
-			return err
-		}
+// transfer holds the staging ring, created on first use and guarded by
+// d.xferMu. Between transfers no slot is pending.
+type transfer struct {
+	slots [stagingSlots]stageSlot
+}
+
+// ensureTransfer creates the ring's command buffers and fences.
+func (d *Device) ensureTransfer() (err error) {
+	if d.xfer != nil {
+		return nil
 	}
-	if x := d.xfer; x.staging == nil || x.staging.size < need {
-		if x.staging != nil {
-			x.staging.destroy()
-			x.staging = nil
-		}
-		s, err := d.createBuffer(need, true)
+	d.xfer = &transfer{}
+	defer func() {
 		if err != nil {
+			d.destroyTransfer()
+		}
+	}()
+	for i := range d.xfer.slots {
+		s := &d.xfer.slots[i]
+		if s.pool, err = d.newCommandPool(); err != nil {
 			return err
 		}
-		x.staging = s
+		if s.cmd, err = d.newCommandBuffer(s.pool); err != nil {
+			return err
+		}
+		if s.fence, err = d.newFence(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// stage returns the slot's staging buffer for the direction, of at least
+// need bytes, replacing a smaller one; the slot is not pending.
+func (d *Device) stage(s *stageSlot, upload bool, need uint64) (*Buffer, error) {
+	p, kind := &s.down, kindReadback
+	if upload {
+		p, kind = &s.up, kindUpload
+	}
+	if *p != nil && (*p).size >= need {
+		return *p, nil
+	}
+	if *p != nil {
+		(*p).destroy()
+		*p = nil
+	}
+	b, err := d.createBuffer(need, kind)
+	if err != nil {
+		return nil, err
+	}
+	*p = b
+	return b, nil
+}
+
+// destroyTransfer destroys the ring; no slot may be pending.
 func (d *Device) destroyTransfer() {
 	x := d.xfer
 	if x == nil {
 		return
 	}
-	if x.staging != nil {
-		x.staging.destroy()
-	}
-	if x.fence != nil {
-		vulkan.DestroyFence(d.handle, x.fence, nil)
-		d.track("VkFence", -1)
-	}
-	if x.pool != nil {
-		vulkan.DestroyCommandPool(d.handle, x.pool, nil)
-		d.track("VkCommandPool", -1)
+	for i := range x.slots {
+		s := &x.slots[i]
+		for _, b := range []*Buffer{s.up, s.down} {
+			if b != nil {
+				b.destroy()
+			}
+		}
+		if s.fence != nil {
+			vulkan.DestroyFence(d.handle, s.fence, nil)
+			d.track("VkFence", -1)
+		}
+		if s.pool != nil {
+			vulkan.DestroyCommandPool(d.handle, s.pool, nil)
+			d.track("VkCommandPool", -1)
+		}
 	}
 	d.xfer = nil
 }
 
 // stagedCopy moves data between host memory and b through the staging
-// buffer, one chunk per submission.
+// ring, one chunk per submission.
 func (d *Device) stagedCopy(b *Buffer, offset uint64, data []byte, upload bool) error {
 	at := 0
 	return d.staged(b, offset, uint64(len(data)), upload, func(stage []byte) (int, error) {

@@ -220,3 +220,70 @@ func TestMemoryFree(t *testing.T) {
 	assert.Equal(t, uint64(50), Memory{Heap: 100, Budget: 80, Usage: 40, Held: 30, Idle: 10}.Free())
 	assert.Equal(t, uint64(0), Memory{Heap: 100, Budget: 80, Usage: 90}.Free())
 }
+
+// TestBufferStagedPieces: staged transfers of whole numbers of pieces,
+// and of one piece and a byte, at an odd offset, round-trip exactly; each
+// piece is one submission, one wait and one transfer piece.
+func TestBufferStagedPieces(t *testing.T) {
+	const chunk = 1000
+	old := stagingChunk
+	stagingChunk = chunk
+	t.Cleanup(func() { stagingChunk = old })
+	d := openTest(t, Options{NoUnifiedMemory: true})
+	require.False(t, d.UnifiedMemory())
+	const off = 3
+	b, err := d.NewBuffer(off + 7*chunk + 5)
+	require.NoError(t, err)
+	r := rand.New(rand.NewSource(2))
+	for _, n := range []uint64{1, chunk - 1, chunk, chunk + 1, 2 * chunk, 3 * chunk, 7 * chunk, 2*chunk + 17, 7*chunk + 5} {
+		pieces := (n + chunk - 1) / chunk
+		want := Counters{Submits: pieces, Waits: pieces, TransferPieces: pieces}
+		src := randomBytes(r, int(n))
+		before := d.Counters()
+		require.NoError(t, b.Upload(off, src))
+		assert.Equal(t, want, d.Counters().Sub(before), "upload of %d bytes", n)
+		dst := make([]byte, n)
+		before = d.Counters()
+		require.NoError(t, b.Download(off, dst))
+		assert.Equal(t, want, d.Counters().Sub(before), "download of %d bytes", n)
+		require.Equal(t, src, dst, "%d bytes", n)
+		// A download at another odd offset sees the same bytes.
+		if n > 2 {
+			part := make([]byte, n-2)
+			require.NoError(t, b.Download(off+1, part))
+			require.Equal(t, src[1:n-1], part, "%d bytes at offset %d", n-2, off+1)
+		}
+	}
+	require.NoError(t, b.Close())
+	// Each slot's staging buffers are one chunk, and none is in use.
+	for _, s := range d.xfer.slots {
+		assert.False(t, s.pending)
+		for _, sb := range []*Buffer{s.up, s.down} {
+			if sb != nil {
+				assert.Equal(t, uint64(chunk), sb.size)
+			}
+		}
+	}
+}
+
+// TestBufferStagedGrows: the ring's staging buffers are as small as the
+// transfers so far need, and grow when a larger one comes.
+func TestBufferStagedGrows(t *testing.T) {
+	old := stagingChunk
+	stagingChunk = 4096
+	t.Cleanup(func() { stagingChunk = old })
+	d := openTest(t, Options{NoUnifiedMemory: true})
+	b, err := d.NewBuffer(10000)
+	require.NoError(t, err)
+	require.NoError(t, b.Upload(0, make([]byte, 10)))
+	assert.Equal(t, uint64(10), d.xfer.slots[0].up.size)
+	assert.Nil(t, d.xfer.slots[0].down, "no readback buffer before a download")
+	assert.Nil(t, d.xfer.slots[1].up, "one piece takes one slot")
+	src := randomBytes(rand.New(rand.NewSource(3)), 10000)
+	require.NoError(t, b.Upload(0, src))
+	assert.Equal(t, src, download(t, b, 0, 10000))
+	for _, s := range d.xfer.slots {
+		assert.Equal(t, uint64(4096), s.up.size)
+		assert.Equal(t, uint64(4096), s.down.size)
+	}
+}

@@ -56,7 +56,7 @@ type Options struct {
 	// device's maxMemoryAllocationSize; larger values are clamped to it.
 	MaxAllocationBytes uint64
 	// NoUnifiedMemory forces staging copies for Upload and Download even
-	// when device-local memory is host-visible.
+	// on a device with unified memory (see Device.UnifiedMemory).
 	NoUnifiedMemory bool
 }
 
@@ -178,7 +178,11 @@ func (d *Device) Capabilities() Capabilities {
 func (d *Device) Limits() Limits { return d.limits }
 
 // UnifiedMemory reports whether buffers are host-mapped device-local memory,
-// so that Upload and Download are plain copies.
+// so that Upload and Download are plain copies. That is so where all of the
+// device's main device-local heap is host-visible (an integrated GPU, a CPU
+// device such as lavapipe) and Options.NoUnifiedMemory is not set. A
+// discrete GPU, resizable BAR or not, keeps buffers in device-local memory
+// the host cannot map and stages host copies.
 func (d *Device) UnifiedMemory() bool { return d.unified }
 
 // enter starts an operation: it fails with ErrClosed or ErrDeviceLost for
@@ -303,7 +307,7 @@ func Open(opts Options) (d *Device, err error) {
 	}
 
 	d.info = p.info
-	d.unified = p.unifiedType() >= 0 && !opts.NoUnifiedMemory
+	d.unified = isUnified(p.types, p.heaps) && !opts.NoUnifiedMemory
 	d.info.Capabilities.UnifiedMemory = d.unified
 	l := &p.limits
 	d.limits = Limits{

@@ -124,9 +124,11 @@ type Capabilities struct {
 	MaxPushConstantsSize                uint32    `json:"maxPushConstantsSize"`
 	MaxPerStageDescriptorStorageBuffers uint32    `json:"maxPerStageDescriptorStorageBuffers"`
 	MinStorageBufferOffsetAlignment     uint64    `json:"minStorageBufferOffsetAlignment"`
-	// UnifiedMemory reports a memory type that is device-local, host-visible
-	// and host-coherent in the main device-local heap (integrated GPUs, CPU
-	// devices, resizable BAR), so buffers are mapped instead of staged.
+	// UnifiedMemory reports that all memory types of the main device-local
+	// heap are host-visible, one of them host-coherent (integrated GPUs,
+	// CPU devices), so buffers are mapped instead of staged. A discrete GPU
+	// has device-local memory the host cannot map, resizable BAR or not,
+	// and stages its copies.
 	UnifiedMemory bool `json:"unifiedMemory"`
 }
 

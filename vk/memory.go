@@ -20,56 +20,123 @@ const (
 	memStaging      = memHostVisible | memHostCoherent
 )
 
+// memKind is what a buffer's memory is for; it decides the memory type.
+type memKind int
+
+const (
+	// kindDevice is a storage buffer: device-local memory that is not
+	// host-visible where the device has such memory, else (unified memory)
+	// device-local, host-visible memory that is mapped.
+	kindDevice memKind = iota
+	// kindUpload is a host-to-device staging area: host-visible and
+	// host-coherent, mapped; write-combined memory is fine.
+	kindUpload
+	// kindReadback is a device-to-host staging area: host-visible and
+	// host-coherent, mapped, host-cached where the device has such a type.
+	kindReadback
+)
+
 // largestLocalHeap returns the index of the biggest device-local heap, or -1.
-func (p *physical) largestLocalHeap() int {
+func (p *physical) largestLocalHeap() int { return largestLocalHeap(p.heaps) }
+
+func largestLocalHeap(heaps []memoryHeap) int {
 	best := -1
-	for i, h := range p.heaps {
+	for i, h := range heaps {
 		if h.flags&vulkan.MemoryHeapFlags(vulkan.MemoryHeapDeviceLocalBit) == 0 {
 			continue
 		}
-		if best < 0 || h.size > p.heaps[best].size {
+		if best < 0 || h.size > heaps[best].size {
 			best = i
 		}
 	}
 	return best
 }
 
-// unifiedType returns a memory type that is device-local, host-visible and
-// host-coherent and lives in the largest device-local heap (so a small BAR
-// window on a discrete GPU does not count), preferring host-cached; -1 if
-// there is none.
-func (p *physical) unifiedType() int {
-	heap := p.largestLocalHeap()
+// isUnified reports whether a device with these memory types and heaps has
+// unified memory: its largest device-local heap has a device-local,
+// host-visible, host-coherent type and no device-local type that is not
+// host-visible. That is an integrated GPU or a CPU device, where all memory
+// is one kind. A discrete GPU has device-local memory that the host cannot
+// map besides any BAR window, resizable (covering the whole heap) or not;
+// its buffers stay in the former and host copies are staged, since host
+// reads of device memory across the bus are uncached and slow.
+func isUnified(types []memoryType, heaps []memoryHeap) bool {
+	heap := largestLocalHeap(heaps)
 	if heap < 0 {
-		return -1
+		return false
 	}
-	best := -1
-	for i, t := range p.types {
-		if t.flags&memUnified != memUnified || int(t.heap) != heap {
+	mappable := false
+	for _, t := range types {
+		if int(t.heap) != heap || t.flags&memDeviceLocal == 0 {
 			continue
 		}
-		if best < 0 || (p.types[best].flags&memHostCached == 0 && t.flags&memHostCached != 0) {
-			best = i
+		if t.flags&memHostVisible == 0 {
+			return false
+		}
+		if t.flags&memUnified == memUnified {
+			mappable = true
 		}
 	}
-	return best
+	return mappable
 }
 
-// memoryTypeFor picks a memory type index allowed by bits. want are required
-// flags; prefer are flags that make a type better; avoid are flags that make
-// it worse. It returns -1 if no allowed type has want.
-func (p *physical) memoryTypeFor(bits uint32, want, prefer, avoid vulkan.MemoryPropertyFlags) int {
+// unifiedType returns the memory type of buffers on a device with unified
+// memory (isUnified), or -1 on a device without.
+func (p *physical) unifiedType() int {
+	if !isUnified(p.types, p.heaps) {
+		return -1
+	}
+	return chooseMemoryType(p.types, p.heaps, ^uint32(0), kindDevice, true)
+}
+
+// chooseMemoryType picks the memory type for a buffer of kind among the
+// types allowed by bits; unified is isUnified's answer for the device
+// (false also where staging is forced). It is a function of the lists
+// alone, and returns -1 where no allowed type will do.
+func chooseMemoryType(types []memoryType, heaps []memoryHeap, bits uint32, kind memKind, unified bool) int {
+	heap := largestLocalHeap(heaps)
+	inHeap := func(t memoryType) bool { return int(t.heap) == heap }
+	has := func(f vulkan.MemoryPropertyFlags) func(memoryType) bool {
+		return func(t memoryType) bool { return t.flags&f == f }
+	}
+	lacks := func(f vulkan.MemoryPropertyFlags) func(memoryType) bool {
+		return func(t memoryType) bool { return t.flags&f == 0 }
+	}
+	switch kind {
+	case kindDevice:
+		if unified {
+			return pickMemoryType(types, bits, memUnified, inHeap, has(memHostCached))
+		}
+		return pickMemoryType(types, bits, 0, has(memDeviceLocal), lacks(memHostVisible), inHeap)
+	case kindUpload:
+		// Host memory rather than a BAR window, which is better left to
+		// others (a small one is scarce); cached or not matters little
+		// for writes.
+		return pickMemoryType(types, bits, memStaging, lacks(memDeviceLocal))
+	case kindReadback:
+		// The host reads it: cached memory first, by far.
+		return pickMemoryType(types, bits, memStaging, has(memHostCached), lacks(memDeviceLocal))
+	}
+	return -1
+}
+
+// pickMemoryType returns the allowed type that has the flags want and
+// meets the most important preferences: prefs are in decreasing order of
+// weight, each outweighing all that follow it together. Ties go to the
+// lower index, which the driver ranks as better. It returns -1 if no
+// allowed type has want.
+func pickMemoryType(types []memoryType, bits uint32, want vulkan.MemoryPropertyFlags, prefs ...func(memoryType) bool) int {
 	best, bestScore := -1, -1
-	for i, t := range p.types {
-		if bits&(1<<uint(i)) == 0 || t.flags&want != want {
+	for i, t := range types {
+		if i >= 32 || bits&(1<<uint(i)) == 0 || t.flags&want != want {
 			continue
 		}
 		score := 0
-		if prefer != 0 && t.flags&prefer == prefer {
-			score += 2
-		}
-		if avoid == 0 || t.flags&avoid == 0 {
-			score++
+		for _, pref := range prefs {
+			score <<= 1
+			if pref(t) {
+				score |= 1
+			}
 		}
 		if score > bestScore {
 			best, bestScore = i, score

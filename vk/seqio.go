@@ -44,7 +44,11 @@ func (a *hostArea) reserve(d *Device, n uint64) (*Buffer, uint64, error) {
 			return nil, 0, fmt.Errorf("%w: a recorded transfer of %d bytes exceeds the allocation limit of %d bytes",
 				ErrUnsupported, n, d.limits.MaxAllocationBytes)
 		}
-		b, err := d.createBuffer(size, true)
+		kind := kindUpload
+		if a.readback {
+			kind = kindReadback // host-cached where the device has it
+		}
+		b, err := d.createBuffer(size, kind)
 		if err != nil {
 			return nil, 0, err
 		}

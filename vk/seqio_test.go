@@ -125,3 +125,22 @@ func TestSequenceUploadErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "empty")
 	assert.Zero(t, seq.Len(), "nothing recorded")
 }
+
+// TestSequenceAreaKinds: the upload area is upload memory, the readback
+// area readback memory (host-cached where the device has it).
+func TestSequenceAreaKinds(t *testing.T) {
+	d := openTest(t, Options{})
+	a, err := d.NewBuffer(64)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, a.Close()) }()
+	seq, err := d.NewSequence()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, seq.Close()) }()
+	require.NoError(t, seq.Upload(a, 0, make([]byte, 64)))
+	_, err = seq.ReadBack(a, []CopyRegion{{Size: 64}})
+	require.NoError(t, err)
+	require.NotNil(t, seq.uploads.cur)
+	require.NotNil(t, seq.readbacks.cur)
+	assert.Equal(t, kindUpload, seq.uploads.cur.kind)
+	assert.Equal(t, kindReadback, seq.readbacks.cur.kind)
+}

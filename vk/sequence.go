@@ -93,7 +93,8 @@ func (d *Device) NewSequence() (s *Sequence, err error) {
 		return nil, err
 	}
 	defer d.leave()
-	s = &Sequence{d: d, timestamps: d.info.Capabilities.Timestamps, period: float64(d.info.Capabilities.TimestampPeriod)}
+	s = &Sequence{d: d, timestamps: d.info.Capabilities.Timestamps, period: float64(d.info.Capabilities.TimestampPeriod),
+		readbacks: hostArea{readback: true}}
 	if bits := d.info.Capabilities.TimestampValidBits; bits >= 64 {
 		s.validBitMask = ^uint64(0)
 	} else {
