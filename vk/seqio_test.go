@@ -18,13 +18,7 @@ import (
 func TestSequenceUploadAndReadBack(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
-			d := openTest(t, Options{NoUnifiedMemory: staged})
-			a, err := d.NewBuffer(1024)
-			require.NoError(t, err)
-			defer func() { assert.NoError(t, a.Close()) }()
-			seq, err := d.NewSequence()
-			require.NoError(t, err)
-			defer func() { assert.NoError(t, seq.Close()) }()
+			d, a, seq := sequenceWithBuffer(t, Options{NoUnifiedMemory: staged}, 1024)
 
 			before := d.Counters()
 			src := make([]byte, 1000)
@@ -105,17 +99,11 @@ func TestSequenceAreasGrow(t *testing.T) {
 // TestSequenceUploadErrors: bad arguments are refused with an error naming
 // them, and nothing is recorded.
 func TestSequenceUploadErrors(t *testing.T) {
-	d := openTest(t, Options{})
-	a, err := d.NewBuffer(64)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, a.Close()) }()
-	seq, err := d.NewSequence()
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, seq.Close()) }()
+	_, a, seq := sequenceWithBuffer(t, Options{}, 64)
 	assert.ErrorContains(t, seq.Upload(a, 0, nil), "no data")
 	assert.ErrorContains(t, seq.Upload(a, 60, make([]byte, 8)), "outside the buffer")
 	assert.ErrorContains(t, seq.Upload(nil, 0, make([]byte, 8)), "nil buffer")
-	_, err = seq.ReadBack(a, nil)
+	_, err := seq.ReadBack(a, nil)
 	assert.ErrorContains(t, err, "no regions")
 	_, err = seq.ReadBack(a, []CopyRegion{{SrcOffset: 60, Size: 8}})
 	assert.ErrorContains(t, err, "outside the buffer")
@@ -129,18 +117,26 @@ func TestSequenceUploadErrors(t *testing.T) {
 // TestSequenceAreaKinds: the upload area is upload memory, the readback
 // area readback memory (host-cached where the device has it).
 func TestSequenceAreaKinds(t *testing.T) {
-	d := openTest(t, Options{})
-	a, err := d.NewBuffer(64)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, a.Close()) }()
-	seq, err := d.NewSequence()
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, seq.Close()) }()
+	_, a, seq := sequenceWithBuffer(t, Options{}, 64)
 	require.NoError(t, seq.Upload(a, 0, make([]byte, 64)))
-	_, err = seq.ReadBack(a, []CopyRegion{{Size: 64}})
+	_, err := seq.ReadBack(a, []CopyRegion{{Size: 64}})
 	require.NoError(t, err)
 	require.NotNil(t, seq.uploads.cur)
 	require.NotNil(t, seq.readbacks.cur)
 	assert.Equal(t, kindUpload, seq.uploads.cur.kind)
 	assert.Equal(t, kindReadback, seq.readbacks.cur.kind)
+}
+
+// sequenceWithBuffer opens a device with opts and returns it with a
+// buffer of size bytes and a sequence, both closed when the test ends.
+func sequenceWithBuffer(t *testing.T, opts Options, size uint64) (*Device, *Buffer, *Sequence) {
+	t.Helper()
+	d := openTest(t, opts)
+	a, err := d.NewBuffer(size)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, a.Close()) })
+	seq, err := d.NewSequence()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, seq.Close()) })
+	return d, a, seq
 }
