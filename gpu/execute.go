@@ -193,44 +193,13 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	}()
 	st := &fl.st
 	before := b.dev.Counters()
-	var io [3]*devTensor
-	for i := range io {
-		if io[i], err = b.acquireChunks(pl.host[i], pl.shift); err != nil {
-			return err
-		}
-		fl.r.tensors = append(fl.r.tensors, io[i])
-	}
-	c, err := b.newCall(pl, io, nil, fl.r)
+	io, err := b.executeCall(pl, fl)
 	if err != nil {
 		return err
 	}
-	fl.calls = []*call{c}
-	// Pipelines before the uploads: creating one can take long on a cold
-	// cache.
 	t0 := time.Now()
-	if err := b.pipelines(c, st); err != nil {
+	if err := moveInputs(ctx, fl.seq, io, host); err != nil {
 		return err
-	}
-	st.Pipelines = time.Since(t0)
-	if fl.seq, err = b.takeSequence(); err != nil {
-		return err
-	}
-	t0 = time.Now()
-	// Where the device's memory is not the host's, small inputs and
-	// outputs travel in the call's one submission rather than in
-	// staged transfers of their own (a submission and a wait each).
-	if inBytes := pl.host[0] + pl.host[1] + pl.host[2]; !io[0].mapped() && inBytes <= recordedMax {
-		for i, h := range host {
-			if err := io[i].recordUpload(fl.seq, h); err != nil {
-				return err
-			}
-		}
-	} else {
-		for i, h := range host {
-			if err := io[i].transfer(ctx, h, true); err != nil {
-				return err
-			}
-		}
 	}
 	st.Upload = time.Since(t0)
 	var outRead []vk.ReadBack
@@ -274,6 +243,53 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	b.countSince(st, before)
 	st.Total = time.Since(start)
 	b.stats = *st
+	return nil
+}
+
+// executeCall acquires the device tensors of an Execute call of plan pl
+// into fl (the output, updates and indices are returned), makes its call,
+// creates the call's pipelines and takes a sequence for it.
+func (b *Backend) executeCall(pl *callPlan, fl *flight) (io [3]*devTensor, err error) {
+	for i := range io {
+		if io[i], err = b.acquireChunks(pl.host[i], pl.shift); err != nil {
+			return io, err
+		}
+		fl.r.tensors = append(fl.r.tensors, io[i])
+	}
+	c, err := b.newCall(pl, io, nil, fl.r)
+	if err != nil {
+		return io, err
+	}
+	fl.calls = []*call{c}
+	// Pipelines before the uploads: creating one can take long on a cold
+	// cache.
+	t0 := time.Now()
+	if err := b.pipelines(c, &fl.st); err != nil {
+		return io, err
+	}
+	fl.st.Pipelines = time.Since(t0)
+	fl.seq, err = b.takeSequence()
+	return io, err
+}
+
+// moveInputs copies the host images into the device tensors io. Where
+// the device's memory is not the host's and they are small, the copies
+// travel in the call's one submission (seq) rather than in staged
+// transfers of their own, a submission and a wait each; otherwise they
+// are made now, through the buffers' mappings or the staging ring.
+func moveInputs(ctx context.Context, seq *vk.Sequence, io [3]*devTensor, host [3][]byte) error {
+	inBytes := uint64(len(host[0]) + len(host[1]) + len(host[2]))
+	for i, h := range host {
+		var err error
+		if !io[0].mapped() && inBytes <= recordedMax {
+			err = io[i].recordUpload(seq, h)
+		} else {
+			err = io[i].transfer(ctx, h, true)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

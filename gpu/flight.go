@@ -164,12 +164,35 @@ func (b *Backend) release(f *flight) {
 }
 
 // paramGroup is one parameter buffer of a flight: the blocks of calls
-// consecutive calls, and where their error words are read back.
+// consecutive calls, and where their error words are read back. A mapped
+// buffer (unified memory) is written and read through its mapping, with
+// no copy command; another is filled by the submission's first copy and
+// its error words read back by its last (rb).
 type paramGroup struct {
-	buf   *vk.Buffer
-	calls int
-	words []vk.CopyRegion
-	rb    vk.ReadBack
+	buf    *vk.Buffer
+	mapped bool
+	calls  int
+	words  []vk.CopyRegion
+	rb     vk.ReadBack
+}
+
+// errorWords returns the group's error words, in call order, once the
+// submission completed: one host copy either way.
+func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
+	if !g.mapped {
+		b, err := seq.Result(g.rb)
+		return b, wrapVK(err)
+	}
+	last := g.words[len(g.words)-1]
+	all := make([]byte, last.SrcOffset+last.Size)
+	if err := g.buf.Download(0, all); err != nil {
+		return nil, wrapVK(err)
+	}
+	out := make([]byte, 4*len(g.words))
+	for k, w := range g.words {
+		copy(out[4*k:], all[w.SrcOffset:w.SrcOffset+w.Size])
+	}
+	return out, nil
 }
 
 // stageParams lays the calls' parameter blocks out in parameter buffers
@@ -205,7 +228,7 @@ func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
 	}
 	f.r.tensors = append(f.r.tensors, params)
 	host := make([]byte, size)
-	g := paramGroup{buf: params.bufs[0], calls: len(calls), words: make([]vk.CopyRegion, len(calls))}
+	g := paramGroup{buf: params.bufs[0], mapped: params.mapped(), calls: len(calls), words: make([]vk.CopyRegion, len(calls))}
 	var at uint64
 	for k, c := range calls {
 		at = (at + paramAlign - 1) &^ (paramAlign - 1)
@@ -215,7 +238,13 @@ func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
 		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 4 * uint64(k), Size: 4}
 		at += uint64(len(c.paramHost))
 	}
-	if err := f.seq.Upload(g.buf, 0, host); err != nil {
+	// Host writes before the submission are visible to it.
+	if g.mapped {
+		err = g.buf.Upload(0, host)
+	} else {
+		err = f.seq.Upload(g.buf, 0, host)
+	}
+	if err != nil {
 		return wrapVK(err)
 	}
 	f.groups = append(f.groups, g)
@@ -237,11 +266,13 @@ func (b *Backend) launch(ctx context.Context, f *flight) error {
 			return err
 		}
 	}
-	// The kernels wrote the error words through device addresses, which
-	// the sequence does not track (callUses): order them before the
-	// copies that read them back.
-	if err := f.seq.Barrier(); err != nil {
-		return wrapVK(err)
+	if f.after != nil || !f.groups[0].mapped {
+		// The kernels wrote the error words through device addresses,
+		// which the sequence does not track (callUses): order them
+		// before the copies that read them back.
+		if err := f.seq.Barrier(); err != nil {
+			return wrapVK(err)
+		}
 	}
 	if f.after != nil {
 		if err := f.after(); err != nil {
@@ -250,6 +281,9 @@ func (b *Backend) launch(ctx context.Context, f *flight) error {
 	}
 	for i := range f.groups {
 		g := &f.groups[i]
+		if g.mapped {
+			continue // read through the mapping after the submission
+		}
 		rb, err := f.seq.ReadBack(g.buf, g.words)
 		if err != nil {
 			return wrapVK(err)
@@ -313,9 +347,9 @@ func (b *Backend) outcome(f *flight) error {
 	}
 	k := 0
 	for _, g := range f.groups {
-		words, err := f.seq.Result(g.rb)
+		words, err := g.errorWords(f.seq)
 		if err != nil {
-			return wrapVK(err)
+			return err
 		}
 		for i := 0; i < g.calls; i++ {
 			w := binary.LittleEndian.Uint32(words[4*i:])

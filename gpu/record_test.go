@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,16 +36,24 @@ func independentRequest(t *testing.T, k int) ops.Request {
 // tensors of its own (in place, and into a separate output, which adds a
 // copy), where the calls need not wait for each other, and once with every
 // call in place on the same tensors, where each waits for the one before.
-// Every output must be cpuref's, and the validation layer silent.
+// With unified memory the parameters are written and the error words read
+// through the parameter buffer's mapping; staged, a copy command does each
+// (2 more commands). Every output must be cpuref's, and the validation
+// layer silent.
 func TestBarriersBatch(t *testing.T) {
 	n := 1000
 	if testing.Short() {
 		n = 100
 	}
 	ctx := context.Background()
-	for _, mode := range []string{"independent in place", "independent to an output", "shared in place"} {
-		t.Run(mode, func(t *testing.T) {
-			b := openTest(t, Options{})
+	for _, tc := range []struct {
+		mode   string
+		staged bool
+	}{{"independent in place", false}, {"independent to an output", false}, {"shared in place", false},
+		{"independent in place", true}, {"independent to an output", true}, {"shared in place", true}} {
+		mode := tc.mode
+		t.Run(fmt.Sprintf("%s/staged=%v", mode, tc.staged), func(t *testing.T) {
+			b := openTest(t, Options{NoUnifiedMemory: tc.staged})
 			ref := cpuref.New()
 			bt := b.NewBatch()
 			var outs []*Tensor
@@ -88,17 +97,23 @@ func TestBarriersBatch(t *testing.T) {
 			case "independent in place":
 				// The passes of a call stay ordered (a barrier between a
 				// call's two dispatches), calls do not wait for each
-				// other; one barrier orders the parameters' copy before
-				// the first call, one the error words before their
-				// read-back.
-				assert.Equal(t, 2*n+2, cmds)
-				assert.Equal(t, n+2, barriers)
+				// other. Staged, one barrier orders the parameters' copy
+				// before the first call, one the error words before
+				// their read-back.
+				if tc.staged {
+					assert.Equal(t, []int{2*n + 2, n + 2}, []int{cmds, barriers})
+				} else {
+					assert.Equal(t, []int{2 * n, n}, []int{cmds, barriers})
+				}
 			default:
 				// As in place, with each call's copy of data ordered
-				// before its first dispatch (that barrier also orders
-				// the parameters' copy before the first call).
-				assert.Equal(t, 3*n+2, cmds)
-				assert.Equal(t, 2*n+1, barriers)
+				// before its first dispatch (staged, that barrier also
+				// orders the parameters' copy before the first call).
+				if tc.staged {
+					assert.Equal(t, []int{3*n + 2, 2*n + 1}, []int{cmds, barriers})
+				} else {
+					assert.Equal(t, []int{3 * n, 2 * n}, []int{cmds, barriers})
+				}
 			}
 		})
 	}
