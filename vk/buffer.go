@@ -237,21 +237,38 @@ func (b *Buffer) checkRange(op string, offset, n uint64) error {
 	return nil
 }
 
+// use enters the device and read-locks b for an operation op on
+// [offset, offset+n), once b is open and the range lies within it; the
+// caller runs release when done.
+func (b *Buffer) use(op string, offset, n uint64) (release func(), err error) {
+	if err := b.d.enter(); err != nil {
+		return nil, err
+	}
+	b.mu.RLock()
+	release = func() {
+		b.mu.RUnlock()
+		b.d.leave()
+	}
+	if b.closed {
+		err = fmt.Errorf("%w: buffer", ErrClosed)
+	} else {
+		err = b.checkRange(op, offset, n)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
 // Upload copies src into the buffer at offset.
 func (b *Buffer) Upload(offset uint64, src []byte) (err error) {
 	defer guard(&err)
-	if err := b.d.enter(); err != nil {
+	release, err := b.use("Upload", offset, uint64(len(src)))
+	if err != nil {
 		return err
 	}
-	defer b.d.leave()
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closed {
-		return fmt.Errorf("%w: buffer", ErrClosed)
-	}
-	if err := b.checkRange("Upload", offset, uint64(len(src))); err != nil {
-		return err
-	}
+	defer release()
 	if len(src) == 0 {
 		return nil
 	}
@@ -266,18 +283,11 @@ func (b *Buffer) Upload(offset uint64, src []byte) (err error) {
 // Download copies len(dst) bytes from the buffer at offset into dst.
 func (b *Buffer) Download(offset uint64, dst []byte) (err error) {
 	defer guard(&err)
-	if err := b.d.enter(); err != nil {
+	release, err := b.use("Download", offset, uint64(len(dst)))
+	if err != nil {
 		return err
 	}
-	defer b.d.leave()
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closed {
-		return fmt.Errorf("%w: buffer", ErrClosed)
-	}
-	if err := b.checkRange("Download", offset, uint64(len(dst))); err != nil {
-		return err
-	}
+	defer release()
 	if len(dst) == 0 {
 		return nil
 	}

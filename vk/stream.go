@@ -5,7 +5,6 @@ package vk
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -49,18 +48,11 @@ func (b *Buffer) DownloadTo(offset, n uint64, w io.Writer) (done uint64, err err
 // memory: the buffer's own mapping, or the staging ring. done counts the
 // bytes move handled.
 func (b *Buffer) stream(op string, offset, n uint64, upload bool, move func([]byte) (int, error), done *uint64) error {
-	if err := b.d.enter(); err != nil {
+	release, err := b.use(op, offset, n)
+	if err != nil {
 		return err
 	}
-	defer b.d.leave()
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closed {
-		return fmt.Errorf("%w: buffer", ErrClosed)
-	}
-	if err := b.checkRange(op, offset, n); err != nil {
-		return err
-	}
+	defer release()
 	if n == 0 {
 		return nil
 	}
