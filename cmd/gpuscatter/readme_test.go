@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
 // readmeCommand is one shell command of a README block with what the
@@ -31,6 +33,7 @@ var exitNote = regexp.MustCompile(`\s+\(exit (\d+)[^)]*\)\s*$`)
 // and the languages of all its blocks.
 func readmeShell(t *testing.T) (cmds []readmeCommand, langs []string) {
 	t.Helper()
+	treetests.Require(t)
 	md, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	lines := strings.Split(string(md), "\n")
@@ -171,6 +174,7 @@ func TestReadmeShellExamples(t *testing.T) {
 // of 'gpuscatter help', which are generated from each command's flag
 // table.
 func TestReadmeUsageIsTheTools(t *testing.T) {
+	treetests.Require(t)
 	md, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	_, block, ok := strings.Cut(string(md), "### Usage\n\n```text\n")
@@ -184,3 +188,4 @@ func TestReadmeUsageIsTheTools(t *testing.T) {
 	}
 	assert.Equal(t, want.String(), block)
 }
+
