@@ -37,6 +37,7 @@ build: deps
 ## size, GPU against CPU, with the table on stdout and JSON + PNG in bin/.
 run: build
 	./bin/gpuscatter bench --json bin/bench.json --plot bin/bench.png
+	@echo "make run: the table is above; wrote $(CURDIR)/bin/bench.json and $(CURDIR)/bin/bench.png"
 
 ## examples: every spec example through the command-line tool.
 examples: build

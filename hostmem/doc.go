@@ -14,7 +14,12 @@
 // earlier allocations and other processes move them.
 //
 // The answer is an estimate: it cannot see memory another process takes
-// a moment later, and it keeps a margin for the runtime's own needs. It
-// turns the common cases (a file larger than the limit, an output that
-// does not fit beside the inputs) into one line of error.
+// a moment later, and it keeps a headroom beside each request for what
+// the process needs outside it (Headroom: the Go runtime, a Vulkan driver
+// opened later, and under an address-space limit the threads' stacks and
+// malloc arenas), so that a run it lets through does not end in the
+// runtime. It turns the common cases (a file larger than the limit, an
+// output that does not fit beside the inputs) into one line of error. A
+// limit so small that the runtime cannot start is beyond its reach: the
+// process fails before any of its code runs.
 package hostmem

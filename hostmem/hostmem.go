@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 )
 
 // ErrNoMemory is wrapped by every error Check returns.
@@ -21,6 +22,9 @@ type Limit struct {
 	// Name says which limit decides: "address-space limit, ulimit -v",
 	// "cgroup memory limit", "available memory", ...
 	Name string
+	// addressSpace: the limit counts address space reserved, not only
+	// memory used (ulimit -v), so Headroom adds the threads' reservations.
+	addressSpace bool
 }
 
 // Error is a request that does not fit.
@@ -38,10 +42,38 @@ func (e *Error) Error() string {
 // Unwrap returns ErrNoMemory.
 func (e *Error) Unwrap() error { return ErrNoMemory }
 
-// margin is what Check keeps back from a limit for the Go runtime: the
-// heap grows in 64 MiB arenas, and a large allocation's pages stay mapped
-// for a while after it is freed.
-func margin(need uint64) uint64 { return 64<<20 + need/16 }
+// The headroom Check keeps back from a limit, beside the request, for what
+// the process allocates after the check outside the request itself (see
+// Headroom).
+const (
+	// HeadroomBase is kept back from every limit: the Go runtime (its
+	// heap grows in 64 MiB arenas and keeps GC metadata beside it) and a
+	// Vulkan driver opened after the check (lavapipe maps LLVM and the
+	// code it compiles).
+	HeadroomBase = 128 << 20
+	// HeadroomPerThread is kept back from an address-space limit per CPU:
+	// a thread reserves its stack (8 MiB) and, once it calls malloc,
+	// glibc's 64 MiB arena, and the runtime and the driver (lavapipe
+	// runs a thread per core) start threads after the check. Only an
+	// address-space limit counts reservations as used.
+	HeadroomPerThread = 72 << 20
+)
+
+// Headroom returns what Check keeps back from limit l beside a request of
+// need bytes: HeadroomBase, an eighth of need (a large allocation's pages
+// stay mapped for a while after it is freed, and the heap grows past a
+// live size before the collector runs), and, when l is an address-space
+// limit (ulimit -v), HeadroomPerThread for each CPU. A run the check lets
+// through then does not end in the Go runtime's "out of memory" for want
+// of that margin; a limit so small that the runtime cannot even start is
+// beyond any check the program can make.
+func Headroom(need uint64, l Limit) uint64 {
+	h := HeadroomBase + need/8
+	if l.addressSpace {
+		h += HeadroomPerThread * uint64(runtime.NumCPU())
+	}
+	return h
+}
 
 // Check returns an *Error wrapping ErrNoMemory when need more bytes would
 // not fit under the process's limits (see the package documentation),
@@ -57,7 +89,7 @@ func checkAgainst(need uint64, l Limit) error {
 	if l.Bytes == math.MaxUint64 {
 		return nil
 	}
-	if m := margin(need); need > math.MaxUint64-m || need+m > l.Bytes {
+	if m := Headroom(need, l); need > math.MaxUint64-m || need+m > l.Bytes {
 		return &Error{Need: need, Limit: l}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -11,9 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestCheckAgainst: a request fits when it and its headroom do, to the
+// byte; an address-space limit keeps HeadroomPerThread more per CPU.
 func TestCheckAgainst(t *testing.T) {
-	l := Limit{Bytes: 1 << 30, Name: "address-space limit, ulimit -v"}
-	require.NoError(t, checkAgainst(512<<20, l))
+	const need = 512 << 20
+	for _, c := range []struct {
+		l    Limit
+		want uint64
+	}{
+		{Limit{Name: "cgroup memory limit"}, HeadroomBase + need/8},
+		{Limit{Name: "address-space limit, ulimit -v", addressSpace: true}, HeadroomBase + need/8 + HeadroomPerThread*uint64(runtime.NumCPU())},
+	} {
+		require.Equal(t, c.want, Headroom(need, c.l), c.l.Name)
+		c.l.Bytes = need + c.want
+		require.NoError(t, checkAgainst(need, c.l), c.l.Name)
+		c.l.Bytes--
+		err := checkAgainst(need, c.l)
+		require.ErrorIs(t, err, ErrNoMemory, c.l.Name)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, uint64(need), e.Need)
+	}
+	assert.GreaterOrEqual(t, Headroom(0, Limit{}), uint64(128<<20), "the runtime's arenas and the driver")
+
+	l := Limit{Bytes: 1 << 30, Name: "address-space limit, ulimit -v", addressSpace: true}
 	err := checkAgainst(1<<30, l)
 	require.ErrorIs(t, err, ErrNoMemory)
 	assert.Equal(t, "needs 1.0 GiB of memory; 1.0 GiB is available (address-space limit, ulimit -v)", err.Error())

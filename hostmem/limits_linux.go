@@ -19,9 +19,10 @@ func limits() []Limit {
 		resource int
 		used     string // the /proc/self/status field the limit counts
 		name     string
+		as       bool // counts reserved address space
 	}{
-		{unix.RLIMIT_AS, "VmSize", "address-space limit, ulimit -v"},
-		{unix.RLIMIT_DATA, "VmData", "data-segment limit, ulimit -d"},
+		{unix.RLIMIT_AS, "VmSize", "address-space limit, ulimit -v", true},
+		{unix.RLIMIT_DATA, "VmData", "data-segment limit, ulimit -d", false},
 	} {
 		var rl unix.Rlimit
 		if unix.Getrlimit(r.resource, &rl) != nil || rl.Cur == unix.RLIM_INFINITY {
@@ -31,7 +32,7 @@ func limits() []Limit {
 		if !ok {
 			continue
 		}
-		out = append(out, Limit{Bytes: sub(rl.Cur, used), Name: r.name})
+		out = append(out, Limit{Bytes: sub(rl.Cur, used), Name: r.name, addressSpace: r.as})
 	}
 	if l, ok := cgroupLimit(); ok {
 		out = append(out, l)

@@ -31,6 +31,8 @@ for dir in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
 	fi
 done
 cp kit/run.sh kit/README "$out/"
+# The tests run.sh skips: those that need the source tree or Go.
+cp internal/treetests/tests.txt "$out/tree-tests"
 chmod +x "$out/run.sh" "$out/gpuscatter" "$out"/tests/*.test
 (cd "$(dirname "$out")" && tar -czf "$(basename "$out").tar.gz" "$(basename "$out")")
 size=$(wc -c <"$out.tar.gz")

@@ -3,24 +3,28 @@
 package kit_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
-// TestKitRunsOutsideTheTree builds the kit, copies it into a temporary
-// directory and runs its run.sh there with HOME unset and the quick sizes
-// (KIT_QUICK=1): the device list, check --quick, the test binaries (a few
-// of their tests, to keep the time down) and bench --quick. Every step must
-// pass and write its output. The tarball must stay under 64 MiB.
+// TestKitRunsOutsideTheTree builds the kit, unpacks it into a temporary
+// directory and runs its run.sh there exactly as a GPU machine would:
+// env -i PATH=/usr/bin:/bin KIT_QUICK=1 run.sh DIR, so with HOME unset and
+// no Go on the PATH, from another directory, with every test of each test
+// binary (only those of internal/treetests/tests.txt skipped). It must end
+// RESULT: PASS with exit status 0 and write every result, the JSON ones
+// valid. The tarball must stay under 64 MiB.
 func TestKitRunsOutsideTheTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the kit")
@@ -46,38 +50,65 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	require.NoError(t, err, "%s", msg)
 	require.NoError(t, os.RemoveAll(build))
 
-	results := filepath.Join(t.TempDir(), "results")
-	run := exec.Command(filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
-	run.Dir = t.TempDir() // any directory
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "GOFLAGS=") {
-			env = append(env, kv)
-		}
+	// The machine's environment: nothing but PATH and KIT_QUICK. Where a
+	// Go toolchain is installed in /usr/bin or /bin, a go first on the
+	// PATH that fails keeps it out of reach.
+	path := "/usr/bin:/bin"
+	if _, err := lookPathIn("go", path); err == nil {
+		noGo := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(noGo, "go"), []byte("#!/bin/sh\necho 'go: not on a GPU machine' >&2\nexit 127\n"), 0o755))
+		path = noGo + ":" + path
 	}
-	run.Env = append(env, "KIT_QUICK=1", "KIT_TEST_RUN=^(TestDevices|TestDevicesJSON|TestValidationMessagesCollected|TestCheckUsage|TestExecuteAfterClose|TestOpenRejectsUnknownDevice)$")
+	results := filepath.Join(t.TempDir(), "results")
+	run := exec.Command("env", "-i", "PATH="+path, "KIT_QUICK=1", filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
+	run.Dir = t.TempDir() // any directory
 	report, err := run.CombinedOutput()
 	t.Logf("run.sh:\n%s", report)
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "RESULT: PASS")
 	for _, f := range []string{"devices.json", "check.json", "check.txt", "vk.test.txt", "gpu.test.txt", "gpuscatter.test.txt",
-		"bench.json", "bench.png", "report.txt"} {
+		"bench.txt", "bench.json", "bench.png", "report.txt"} {
 		fi, err := os.Stat(filepath.Join(results, f))
 		if assert.NoError(t, err, f) {
 			assert.Positive(t, fi.Size(), f)
 		}
 	}
-	// Each test binary ran tests (vk's validation test through the
-	// bundled layer) and none failed.
+	for _, f := range []string{"devices.json", "check.json", "bench.json"} {
+		b, err := os.ReadFile(filepath.Join(results, f))
+		if assert.NoError(t, err, f) {
+			assert.True(t, json.Valid(b), "%s is not valid JSON", f)
+		}
+	}
+	// Each test binary ran its tests (vk's validation test through the
+	// bundled layer) and none failed; the tests of the tree list were
+	// skipped by run.sh, so they never ran.
+	tree, err := treetests.List()
+	require.NoError(t, err)
 	for _, bin := range []string{"vk.test", "gpu.test", "gpuscatter.test"} {
 		out, err := os.ReadFile(filepath.Join(results, bin+".txt"))
 		require.NoError(t, err)
 		assert.Contains(t, string(out), "--- PASS", bin)
 		assert.NotContains(t, string(out), "--- FAIL", bin)
+		assert.Regexp(t, `(?m)^(PASS|ok)\b`, string(out), bin)
+		for _, x := range tree {
+			assert.NotContains(t, string(out), "=== RUN   "+x.Name+"\n", "%s ran %s", bin, x.Name)
+		}
 	}
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(check), "PASS: ")
+}
+
+// lookPathIn finds name in the directories of path, as exec.LookPath does
+// with path as $PATH.
+func lookPathIn(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }
 
 // TestRunShArguments: run.sh checks its argument before doing anything,

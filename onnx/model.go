@@ -133,6 +133,12 @@ func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
 		return nil, formatErr("the model imports no opset for %s of its %s node", name, n.GetOpType())
 	}
 	for _, a := range n.GetAttribute() {
+		// The checker refuses a node that gives one attribute twice
+		// ("Attribute 'axis' appeared multiple times"): which value
+		// applies would be a guess.
+		if _, dup := node.Attrs[a.GetName()]; dup {
+			return nil, formatErr("the %s node gives attribute %q twice; ONNX's checker rejects repeated attributes", n.GetOpType(), a.GetName())
+		}
 		if a.GetRefAttrName() != "" {
 			return nil, unsupportedErr("attribute %s of the %s node refers to %s; only a function body may", a.GetName(), n.GetOpType(), a.GetRefAttrName())
 		}

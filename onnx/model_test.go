@@ -73,6 +73,10 @@ func TestSingleNodeErrors(t *testing.T) {
 		{"duplicate initializer", func(m *onnxpb.ModelProto) {
 			m.Graph.Initializer = append(m.Graph.Initializer, m.Graph.Initializer[0])
 		}, ErrFormat, `two initializers are named "indices"; ONNX's checker rejects duplicate names`},
+		{"duplicate attribute", func(m *onnxpb.ModelProto) {
+			n := m.Graph.Node[0]
+			n.Attribute = append(n.Attribute, &onnxpb.AttributeProto{Name: proto.String("axis"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(1)})
+		}, ErrFormat, `the ScatterElements node gives attribute "axis" twice; ONNX's checker rejects repeated attributes`},
 		{"bad initializer", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Dims = []int64{5} }, ErrFormat,
 			`initializer "indices": dims [5] of int64 need 40 bytes of raw_data, have 8`},
 	} {

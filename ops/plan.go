@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/internal/suggest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -269,8 +270,13 @@ func (v validator) inputs(req Request) error {
 func (v validator) reduction(name string, dt tensor.DType) (Reduction, error) {
 	r, ok := v.op.ParseReduction(name)
 	if !ok {
-		return 0, v.errorf("reduction", ErrReduction, "reduction %q is not accepted by %s; it takes %s",
-			name, v.op.Name, strings.Join(v.op.ReductionNames(), ", "))
+		names := v.op.ReductionNames()
+		hint := suggest.DidYouMean(strings.TrimSpace(name), names, "")
+		if hint != "" {
+			hint = " (" + hint + ")"
+		}
+		return 0, v.errorf("reduction", ErrReduction, "reduction %q is not accepted by %s%s; it takes %s",
+			name, v.op.Name, hint, strings.Join(names, ", "))
 	}
 	if !r.Accepts(dt) {
 		key, _ := v.op.ReductionName(r)

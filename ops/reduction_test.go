@@ -110,6 +110,28 @@ func TestReductionDTypeErrors(t *testing.T) {
 	assert.Equal(t, `ScatterElements-18: reduction "add" does not apply to string data; only none does`, err.Error())
 }
 
+// TestReductionNameSuggestions: a misspelt reduction name gets a "did you
+// mean" naming the reductions a few typing mistakes away, as operators and
+// flags do in the command-line tool; a name near none gets only the list.
+func TestReductionNameSuggestions(t *testing.T) {
+	for _, c := range []struct{ op, red, want string }{
+		{"ScatterElements-18", "ad", `ScatterElements-18: reduction "ad" is not accepted by ScatterElements-18 (did you mean add?); it takes none, add, mul, min, max`},
+		{"ScatterElements-18", "maxx", `ScatterElements-18: reduction "maxx" is not accepted by ScatterElements-18 (did you mean max?); it takes none, add, mul, min, max`},
+		{"ScatterElementsUpdate-12", " Prd ", `ScatterElementsUpdate-12: reduction " Prd " is not accepted by ScatterElementsUpdate-12 (did you mean prod?); it takes none, sum, prod, min, max, mean`},
+		{"ScatterElementsUpdate-12", "man", `ScatterElementsUpdate-12: reduction "man" is not accepted by ScatterElementsUpdate-12 (did you mean min, max or mean?); it takes none, sum, prod, min, max, mean`},
+		{"ScatterElements-16", "max", `ScatterElements-16: reduction "max" is not accepted by ScatterElements-16; it takes none, add, mul`},
+		{"ScatterElements-16", "average", `ScatterElements-16: reduction "average" is not accepted by ScatterElements-16; it takes none, add, mul`},
+		{"ScatterUpdate-3", "sum", `ScatterUpdate-3: reduction "sum" is not accepted by ScatterUpdate-3; it takes none`},
+	} {
+		data, _ := tensor.New(tensor.Float32, []int{2})
+		upd, _ := tensor.New(tensor.Float32, []int{1})
+		_, err := ops.Prepare(ops.Request{Op: c.op, Reduction: c.red, Data: data, Updates: upd,
+			Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)})
+		require.ErrorIs(t, err, ops.ErrReduction, "%s %q", c.op, c.red)
+		assert.Equal(t, c.want, err.Error(), "%s %q", c.op, c.red)
+	}
+}
+
 func TestReductionOrderSensitive(t *testing.T) {
 	for _, r := range append(allReductions, ops.Reduction(7)) {
 		for _, dt := range append(tensor.DTypes(), tensor.Invalid) {

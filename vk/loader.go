@@ -23,6 +23,7 @@ var loader struct {
 // helpers, and loads the global entry points.
 func load() error {
 	loader.once.Do(func() {
+		quietDriverCache()
 		gipa, source, err := platformGetInstanceProcAddr()
 		if err != nil {
 			loader.err = fmt.Errorf("%w: %v", ErrNoDevice, err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
 // tool finds an external program; a missing one fails the test under CI
@@ -31,6 +33,7 @@ func tool(t *testing.T, name, pkg string) string {
 // TestShadersUpToDate recompiles every testdata/*.comp and compares the
 // result with the committed .spv (regenerate with go generate ./vk).
 func TestShadersUpToDate(t *testing.T) {
+	treetests.Require(t)
 	glslc := tool(t, "glslc", "glslc")
 	sources, err := filepath.Glob("testdata/*.comp")
 	require.NoError(t, err)
@@ -58,6 +61,7 @@ func TestShadersUpToDate(t *testing.T) {
 // assert that the structures and constants of this package's C headers
 // (gsvk.h, gsaddr.h, gspipe.h, gscall.h) match the Khronos headers.
 func TestHeaderLayouts(t *testing.T) {
+	treetests.Require(t)
 	cc := tool(t, "cc", "gcc")
 	if _, err := os.Stat("/usr/include/vulkan/vulkan.h"); err != nil {
 		if os.Getenv("CI") != "" {

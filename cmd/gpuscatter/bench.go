@@ -16,6 +16,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/chart"
+	"github.com/gpuscatter/gpuscatter/internal/suggest"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -418,7 +419,7 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 			known = known || strings.EqualFold(n, w)
 		}
 		if !known {
-			hint := didYouMean(n, bench.Names(), "")
+			hint := suggest.DidYouMean(n, bench.Names(), "")
 			if hint != "" {
 				hint = " (" + hint + ")"
 			}

@@ -13,12 +13,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
 // buildBinary builds the command into a temporary directory and returns
 // its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	treetests.Require(t)
 	bin := filepath.Join(t.TempDir(), "gpuscatter")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	if msg, err := build.CombinedOutput(); err != nil {

@@ -45,7 +45,8 @@ operator: cases, passed, failed and seconds, and for each failing row its
 first mismatch (operator, dtype, reduction, position, expected and got) or
 its first error. Rows of the operator "-" are checks of the path as a
 whole, and each validation message is a case of the row "validation". A
-progress line is shown on stderr when it is a terminal.
+progress line is shown on stderr when it is a terminal; elsewhere (a pipe,
+a log file) a line per path as it finishes: its cases, failures and time.
 
 Exit status: 0 when every case passes, 1 when any fails (or the device
 cannot be opened), 2 for a malformed command line.
@@ -195,7 +196,17 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		prog.set(fmt.Sprintf("[%d/%d] %s", i+1, len(paths), p.Name))
+		cases0, failed0 := rep.Totals()
+		pathStart := time.Now()
 		root.Run(p.Name, func(t opstest.T) { gpucheck.RunPath(t, cfg, p) })
+		if prog == nil {
+			// Off a terminal (a pipe, a log file, CI) a line per path,
+			// the group of rows it fills, as it finishes, as bench
+			// prints one per workload.
+			cases, failed := rep.Totals()
+			fmt.Fprintf(c.stderr, "%scheck [%d/%d] %s: %d cases, %d failed, %.1f s\n",
+				prefix, i+1, len(paths), p.Name, cases-cases0, failed-failed0, time.Since(pathStart).Seconds())
+		}
 	}
 	prog.close()
 	res.Seconds = time.Since(start).Seconds()

@@ -3,14 +3,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
@@ -38,6 +42,36 @@ func TestCheckPasses(t *testing.T) {
 	for _, row := range res.Rows {
 		assert.Equal(t, row.Cases, row.Passed, "%+v", row)
 	}
+}
+
+// TestCheckProgressOffTerminal: with stderr a file (check --quick 2>FILE),
+// check writes a line per path, the group of rows it fills, as the path
+// finishes, so a log shows where a long run is; with stdout into the same
+// file, every such line comes before the verdict.
+func TestCheckProgressOffTerminal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "check.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	code := Main(context.Background(), []string{"check", "--quick", "--match", "resident"}, f, f)
+	require.NoError(t, f.Close())
+	log, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, exitOK, code, "%s", log)
+	text := string(log)
+	verdict := strings.Index(text, "\nPASS: ")
+	require.Positive(t, verdict, text)
+	paths := gpucheck.Config{Size: gpucheck.Quick, Match: "resident"}.Selected()
+	require.Greater(t, len(paths), 1)
+	for i, p := range paths {
+		line := fmt.Sprintf("%scheck [%d/%d] %s: ", prefix, i+1, len(paths), p.Name)
+		at := strings.Index(text, line)
+		if assert.GreaterOrEqual(t, at, 0, "no line %q in\n%s", line, text) {
+			assert.Less(t, at, verdict, "%q after the verdict", line)
+			rest, _, _ := strings.Cut(text[at+len(line):], "\n")
+			assert.Regexp(t, `^[1-9][0-9]* cases, 0 failed, [0-9]+\.[0-9] s$`, rest)
+		}
+	}
+	assert.NotContains(t, text, "\r", "no line redrawn in place off a terminal")
 }
 
 // TestCheckCatchesBrokenPaths forces two broken paths (knobs.Knobs.Fault)

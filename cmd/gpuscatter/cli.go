@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gpuscatter/gpuscatter/internal/suggest"
 )
 
 // Exit codes.
@@ -390,7 +392,7 @@ func parseFlags(args []string, specs []flagSpec) error {
 			for i, sp := range specs {
 				names[i] = sp.name
 			}
-			return usagef("unknown flag --%s%s", name, semi(didYouMean(name, names, "--")))
+			return usagef("unknown flag --%s%s", name, semi(suggest.DidYouMean(name, names, "--")))
 		}
 		if seen[name] {
 			return usagef("flag --%s is given more than once", name)

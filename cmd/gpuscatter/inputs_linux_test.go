@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,6 +76,59 @@ func TestBinaryInputs(t *testing.T) {
 		assert.Regexp(t, `^gpuscatter: --data \S+: needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr)
 		_, err := os.Stat(filepath.Join(dir, "out.npy"))
 		assert.ErrorIs(t, err, os.ErrNotExist)
+	})
+
+	// Near the address-space limit, on either side of what the memory
+	// check lets through: a run either succeeds or is refused in one
+	// line, never ends in the Go runtime (hostmem.Headroom keeps room for
+	// the runtime, the driver and the threads' reservations).
+	t.Run("near the address-space limit", func(t *testing.T) {
+		data := filepath.Join(dir, "near.npy")
+		sparseNPY(t, data, 64<<20) // 256 MiB
+		out := filepath.Join(dir, "out.npy")
+		for _, backend := range []string{"cpu", "gpu"} {
+			var ok, refused int
+			// run runs under ulimit -v limit (KiB) and reports whether
+			// the run went through.
+			run := func(limit int) bool {
+				_ = os.Remove(out)
+				r := runBinary(t, "sh", nil, false, append([]string{"-c", `ulimit -v "$0" && exec "$@"`, strconv.Itoa(limit), bin},
+					append(args(data), "--backend", backend)...)...)
+				switch r.code {
+				case exitOK:
+					ok++
+					fi, err := os.Stat(out)
+					if assert.NoError(t, err, "%s under ulimit -v %d", backend, limit) {
+						assert.Equal(t, int64(4<<26+128), fi.Size())
+					}
+					return true
+				case exitError:
+					refused++
+					assert.Regexp(t, `^gpuscatter: .*needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr,
+						"%s under ulimit -v %d", backend, limit)
+					assert.NoFileExists(t, out)
+				default:
+					t.Errorf("%s under ulimit -v %d: exit status %d: %.2000s", backend, limit, r.code, r.stderr)
+				}
+				return false
+			}
+			// The first limit the run goes through in steps of 512 MiB
+			// (the headroom grows with the CPUs), then 64 MiB steps
+			// around it, where the check decides by a few MiB.
+			first := 0
+			for limit := 1536 << 10; limit <= 12<<20 && first == 0; limit += 512 << 10 {
+				if run(limit) {
+					first = limit
+				}
+			}
+			require.Positive(t, first, "%s: no limit up to 12 GiB lets the run through", backend)
+			for limit := first - 512<<10; limit < first+512<<10; limit += 64 << 10 {
+				run(limit)
+			}
+			t.Logf("%s: %d runs succeeded, %d were refused; the first in 512 MiB steps under ulimit -v %d MiB", backend, ok, refused, first>>10)
+			assert.Positive(t, ok, "%s: the sweep reaches limits the run fits under", backend)
+			assert.Positive(t, refused, "%s: the sweep reaches limits the run does not fit under", backend)
+		}
 	})
 
 	t.Run("dev zero as a pb", func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
 // TestBuildWithoutCgo: with CGO_ENABLED=0 the module builds and vets, and
@@ -21,6 +23,7 @@ func TestBuildWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the module without cgo")
 	}
+	treetests.Require(t)
 	env := append(os.Environ(), "CGO_ENABLED=0")
 	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
 		cmd := exec.Command("go", args...)

@@ -197,6 +197,8 @@ func TestOnnxRunModelErrors(t *testing.T) {
 		{"index out of range in an initializer", model("ScatterElements", 18, nil, map[string]*tensor.Tensor{
 			"data": f32([]int{2}, 1, 2), "indices": i64([]int{1}, 7), "updates": f32([]int{1}, 5)}), nil, "ScatterElements-18: indices[0] = 7 is out of range [-2, 1] for axis 0 of data"},
 		{"duplicate initializer", dupInit, nil, `two initializers are named "data"; ONNX's checker rejects duplicate names`},
+		{"duplicate attribute", model("ScatterElements", 18, []*onnxpb.AttributeProto{intAttr("axis", 0), intAttr("axis", 1)}, nil), nil,
+			`the ScatterElements node gives attribute "axis" twice; ONNX's checker rejects repeated attributes`},
 		{"duplicate opset import", dupOpset, nil, "the model imports the default domain (ai.onnx) twice (opsets 18 and 11); ONNX's checker rejects it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 )
 
 // readmeCommand is one shell command of a README block with what the
@@ -31,6 +34,7 @@ var exitNote = regexp.MustCompile(`\s+\(exit (\d+)[^)]*\)\s*$`)
 // and the languages of all its blocks.
 func readmeShell(t *testing.T) (cmds []readmeCommand, langs []string) {
 	t.Helper()
+	treetests.Require(t)
 	md, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	lines := strings.Split(string(md), "\n")
@@ -171,6 +175,7 @@ func TestReadmeShellExamples(t *testing.T) {
 // of 'gpuscatter help', which are generated from each command's flag
 // table.
 func TestReadmeUsageIsTheTools(t *testing.T) {
+	treetests.Require(t)
 	md, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	_, block, ok := strings.Cut(string(md), "### Usage\n\n```text\n")
@@ -183,4 +188,91 @@ func TestReadmeUsageIsTheTools(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want.String(), block)
+}
+
+// TestReadmeEnvironmentTable: the README's table of environment variables
+// names every variable the code, the tests and the kit's scripts read
+// (os.Getenv, os.LookupEnv, an Env constant, ${NAME} in a script), and
+// no other.
+func TestReadmeEnvironmentTable(t *testing.T) {
+	treetests.Require(t)
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(md), "### Environment variables\n")
+	require.True(t, ok, "README.md has an Environment variables section")
+	var table []string // the lines of the section's first table
+	for _, l := range strings.Split(section, "\n") {
+		if strings.HasPrefix(l, "|") {
+			table = append(table, l)
+		} else if len(table) > 0 {
+			break
+		}
+	}
+	require.NotEmpty(t, table)
+	named := map[string]bool{}
+	for _, row := range table {
+		first := strings.Split(row, "|")[1] // the variable column
+		for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(first, -1) {
+			named[m[1]] = true
+		}
+	}
+	read := map[string][]string{} // variable -> files
+	goRead := regexp.MustCompile(`(?:Getenv|LookupEnv)\("([A-Z][A-Z0-9_]+)"\)|(?:Env[A-Za-z]*|[A-Za-z]*Env) *= *"([A-Z][A-Z0-9_]+)"`)
+	shRead := regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`)
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "bin" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		var re *regexp.Regexp
+		switch {
+		case strings.HasSuffix(path, ".go"):
+			re = goRead
+		case strings.HasSuffix(path, ".sh"):
+			re = shRead
+		default:
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			for _, name := range m[1:] {
+				if name != "" {
+					read[name] = append(read[name], path)
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Contains(t, read, "GPUSCATTER_VULKAN_LIBRARY", "the scan finds the variables")
+	delete(read, "PATH") // the system's, read to find programs
+	for name, files := range read {
+		assert.True(t, named[name], "%s is read (%v) but not in the README's table", name, files)
+	}
+	for _, name := range []string{"MESA_SHADER_CACHE_DIR", "MESA_SHADER_CACHE_DISABLE", "XDG_CACHE_HOME", "HOME", "GO", "FUZZTIME", "ONNX_NODE_TESTS"} {
+		assert.True(t, named[name], "%s is not in the README's table", name)
+	}
+}
+
+// TestReadmeBenchProgressExample: the README's example of bench's line
+// off a terminal counts the workloads as the tool does.
+func TestReadmeBenchProgressExample(t *testing.T) {
+	treetests.Require(t)
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(md)), " ")
+	m := regexp.MustCompile("`gpuscatter: bench \\[(\\d+)/(\\d+)\\] ([A-Za-z0-9-]+) on (cpu|gpu): median [0-9.]+ ms, [0-9.]+ GB/s, (resident [0-9.]+ ms, [0-9.]+x the cpu, )?verified`").FindStringSubmatch(text)
+	require.NotNil(t, m, "README.md has an example of bench's progress line")
+	names := bench.Names()
+	assert.Equal(t, strconv.Itoa(len(names)), m[2], "the number of workloads")
+	i, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	if assert.True(t, i >= 1 && i <= len(names), m[0]) {
+		assert.Equal(t, names[i-1], m[3], "workload %d", i)
+	}
 }

@@ -1,0 +1,69 @@
+//go:build cgo
+
+package vk
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+)
+
+// Mesa's Vulkan drivers (lavapipe, radv, anv, ...) keep a disk cache of
+// compiled shaders of their own, in $MESA_SHADER_CACHE_DIR, else
+// $XDG_CACHE_HOME/mesa_shader_cache (set but empty counts as set), else
+// mesa_shader_cache under the .cache folder of the user's home folder in
+// the password database (not $HOME). They create one level of folder
+// there, and where that fails they print a line of their own on stderr
+// ("Failed to create ... for shader cache (...)---disabling") and go on
+// without the cache. gpuscatter reports a cache it cannot use in one line
+// of its own (Options.Warn), so before the first instance is created,
+// when the folder Mesa would use is not a writable folder and cannot be
+// made one, Mesa's cache is disabled (MESA_SHADER_CACHE_DISABLE=true)
+// instead: the run is the same, without the driver's line. A
+// MESA_SHADER_CACHE_DIR or MESA_SHADER_CACHE_DISABLE the caller set is
+// left as it is. Other drivers' caches do not print such lines.
+
+// quietDriverCache disables Mesa's shader cache when the folder it would
+// use is unusable (see above). load calls it once, before any instance.
+func quietDriverCache() {
+	for _, v := range []string{"MESA_SHADER_CACHE_DIR", "MESA_SHADER_CACHE_DISABLE", "MESA_GLSL_CACHE_DIR", "MESA_GLSL_CACHE_DISABLE"} {
+		if _, set := os.LookupEnv(v); set {
+			return
+		}
+	}
+	if dir, ok := mesaCacheParent(); ok && dirUsable(dir) {
+		return
+	}
+	// With cgo, os.Setenv also sets the C environment the driver reads.
+	_ = os.Setenv("MESA_SHADER_CACHE_DISABLE", "true")
+}
+
+// mesaCacheParent returns the folder in which Mesa creates its cache
+// folder; ok is false when it has none (no password entry).
+func mesaCacheParent() (dir string, ok bool) {
+	if x, set := os.LookupEnv("XDG_CACHE_HOME"); set {
+		return x, true
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		return "", false
+	}
+	return filepath.Join(u.HomeDir, ".cache"), true
+}
+
+// dirUsable reports whether dir is a folder the process may create files
+// in, or a missing one it may create (its parent being such a folder), as
+// Mesa needs to create its cache folder in it.
+func dirUsable(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		return fi.IsDir() && writable(dir)
+	} else if !os.IsNotExist(err) {
+		return false
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	fi, err := os.Stat(parent)
+	return err == nil && fi.IsDir() && writable(parent)
+}
