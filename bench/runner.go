@@ -187,7 +187,7 @@ type Result struct {
 	// Planned reports that the backend worked them out.
 	Planned                    bool
 	PlanPasses, PlanDispatches int
-	PlanBytes, PlanMemory int64
+	PlanBytes, PlanMemory      int64
 	// Plan is the backend's description of the call (TrafficPlanner).
 	Plan string
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
