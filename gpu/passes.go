@@ -82,14 +82,19 @@ func (pl *callPlan) split(ps *pass) error {
 }
 
 // invocations returns the invocations of a dispatch pass that have
-// positions to handle: per dispatch, its positions over the run, at most
-// its workgroups' invocations (a pass whose workgroups stride over the
-// positions has as many as it launches). Other passes have none.
+// positions to handle: per dispatch, its positions over the run (one
+// each where the workgroups stride over the positions, neighbouring
+// invocations on neighbouring ones: the workgroup-memory scatter), at most
+// the invocations its workgroups launch. Other passes have none.
 func (ps *pass) invocations() uint64 {
+	per := uint64(max(ps.run, 1))
+	if ps.key.Private {
+		per = 1
+	}
 	var n uint64
 	for _, d := range ps.dispatches {
 		launched := uint64(d.groups[0]) * uint64(d.groups[1]) * uint64(d.groups[2]) * uint64(ps.local)
-		n += min(launched, ceilDiv(d.end-d.base, uint64(max(ps.run, 1))))
+		n += min(launched, ceilDiv(d.end-d.base, per))
 	}
 	return n
 }
@@ -192,7 +197,7 @@ func (pl *callPlan) ordered() {
 	list := uint32(tNone)
 	if r.segments > 1 {
 		list = tList
-		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList})
+		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList, written: 4 * r.listWords})
 	}
 	for seg := uint64(0); seg < r.segments; seg++ {
 		n := r.slots * r.inner
