@@ -3,6 +3,7 @@
 package kit_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -74,6 +75,16 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(out), "--- PASS", bin)
 		assert.NotContains(t, string(out), "--- FAIL", bin)
+	}
+	// devices.json is the device list alone (for plan --facts).
+	devs, err := os.ReadFile(filepath.Join(results, "devices.json"))
+	require.NoError(t, err)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal(devs, &list), "%s", devs)
+	require.NotEmpty(t, list)
+	for i, d := range list {
+		assert.Contains(t, d, "name", "device %d", i)
+		assert.Contains(t, d, "capabilities", "device %d", i)
 	}
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
