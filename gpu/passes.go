@@ -259,14 +259,25 @@ func (pl *callPlan) foldBytes(seg uint64, perm bool) (read, written uint64) {
 }
 
 // radix appends one pass of the radix sort: count digits per tile, scan
-// the counts, scatter.
+// the counts, scatter. The count reads the keys; the scatter reads the
+// keys, the values unless they are the positions (the first pass) and
+// the tile counts, and writes the values and, but for the last pass, the
+// keys.
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
+	hist := 4 * radixDigits * r.tiles
 	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
-		read: 8 * r.items, written: 4 * radixDigits * r.tiles})
+		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
+	read, written := 4*r.items+hist, 4*r.items
+	if args[argVIn] != tNone {
+		read += 4 * r.items
+	}
+	if args[argKOut] != tNone {
+		written += 4 * r.items
+	}
 	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
-		read: 8*r.items + 4*radixDigits*r.tiles, written: 8 * r.items})
+		read: read, written: written})
 }
 
 // scan appends an exclusive scan, in place, of the first n words of
