@@ -101,8 +101,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if x.PlanPasses == 1 {
 				verbs = "pass reads and writes"
 			}
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %.1f MB on the device, %.2fx MB/pass; %.1f MB of device memory",
-				x.PlanPasses, verbs, float64(x.PlanBytes)/1e6, float64(x.PlanBytes)/float64(max(x.Bytes, 1)), float64(x.PlanMemory)/1e6))
+			dispatches := "dispatches"
+			if x.PlanDispatches == 1 {
+				dispatches = "dispatch"
+			}
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %.1f MB on the device in %d %s, %.2fx MB/pass; %.1f MB of device memory",
+				x.PlanPasses, verbs, float64(x.PlanBytes)/1e6, x.PlanDispatches, dispatches,
+				float64(x.PlanBytes)/float64(max(x.Bytes, 1)), float64(x.PlanMemory)/1e6))
 		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
@@ -243,6 +248,7 @@ type jsonResult struct {
 	Waits            int         `json:"waits,omitempty"`
 	TransferPieces   int         `json:"transfer_pieces,omitempty"`
 	PlanPasses       int         `json:"plan_passes,omitempty"`
+	Dispatches       *int        `json:"dispatches,omitempty"`
 	PlanBytes        int64       `json:"plan_bytes,omitempty"`
 	PlanMemory       int64       `json:"plan_memory,omitempty"`
 	Plan             string      `json:"plan,omitempty"`
@@ -288,9 +294,10 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // (workloads of several calls per execution: their number, and median_ms
 // and resident_ms over it), submits, waits and transfer_pieces (the host
 // round trips of the last resident batch of such a workload, on backends
-// that run batches), plan_passes, plan_bytes and plan_memory (backends
-// that work out their passes before running: the passes, the device bytes
-// they read and write in all, the device memory) and plan (the backend's
+// that run batches), plan_passes, dispatches, plan_bytes and plan_memory
+// (backends that work out their passes before running: the passes, their
+// compute dispatches, the device bytes they read and write in all, the
+// device memory) and plan (the backend's
 // description of the call: path, tensors, passes), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
 // max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
@@ -313,6 +320,10 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,
 			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces,
+		}
+		if x.Planned {
+			d := x.PlanDispatches
+			j.Dispatches = &d
 		}
 		if x.Calls > 1 {
 			j.Calls = x.Calls

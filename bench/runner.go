@@ -65,14 +65,14 @@ type BatchRunner interface {
 }
 
 // TrafficPlanner is implemented by device backends that work out from a
-// plan alone, before running it, the passes they run, the device bytes
-// those read and write in all, and the device memory they take (the
-// Vulkan backend's PlanTraffic). Run reports them next to the one-pass
+// plan alone, before running it, the passes they run and their compute
+// dispatches, the device bytes those read and write in all, and the
+// device memory they take (the Vulkan backend's PlanTraffic). Run reports them next to the one-pass
 // bytes (Workload.Traffic), so the cost of each pass on a device shows
 // before the device runs it, with the plan's description (its passes,
 // kernels and arguments).
 type TrafficPlanner interface {
-	PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, plan string, err error)
+	PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memory uint64, plan string, err error)
 }
 
 // Target is a backend to benchmark, under a short label such as "cpu" or
@@ -180,12 +180,14 @@ type Result struct {
 	// last resident batch (BatchRunner; 0 for other backends and for
 	// workloads of one call).
 	Submits, Waits, TransferPieces int
-	// PlanPasses, PlanBytes and PlanMemory are what the backend works out
-	// before running (TrafficPlanner; 0 for other backends): the passes,
-	// the device bytes they read and write in all, and the device memory
-	// the call takes.
-	PlanPasses            int
-	PlanBytes, PlanMemory int64
+	// PlanPasses, PlanDispatches, PlanBytes and PlanMemory are what the
+	// backend works out before running (TrafficPlanner; 0 for other
+	// backends): the passes, their compute dispatches, the device bytes
+	// they read and write in all, and the device memory the call takes.
+	// Planned reports that the backend worked them out.
+	Planned                    bool
+	PlanPasses, PlanDispatches int
+	PlanBytes, PlanMemory      int64
 	// Plan is the backend's description of the call (TrafficPlanner).
 	Plan string
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
@@ -411,8 +413,9 @@ func (r *runner) workload() ([]Result, error) {
 		res := r.result(t)
 		res.MemcpyGBps = mgbps
 		if tp, ok := t.Backend.(TrafficPlanner); ok {
-			if n, traffic, memory, plan, err := tp.PlanTraffic(p); err == nil {
-				res.PlanPasses, res.PlanBytes, res.PlanMemory, res.Plan = n, int64(traffic), int64(memory), plan
+			if n, dispatches, traffic, memory, plan, err := tp.PlanTraffic(p); err == nil {
+				res.Planned, res.PlanPasses, res.PlanDispatches = true, n, dispatches
+				res.PlanBytes, res.PlanMemory, res.Plan = int64(traffic), int64(memory), plan
 			}
 		}
 		if ti > 0 && r.tolerant() {

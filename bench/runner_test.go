@@ -158,6 +158,39 @@ func TestEveryQuickWorkloadIsAValidRequest(t *testing.T) {
 	}
 }
 
+// TestShapesPlanAsTheInputs: a workload's call without payloads
+// (Shapes) prepares into the plan its inputs prepare into, for the
+// built-in workloads and a Custom one.
+func TestShapesPlanAsTheInputs(t *testing.T) {
+	ws := quick(t)
+	req, err := ws[0].Request()
+	require.NoError(t, err)
+	custom, err := Custom("custom", req)
+	require.NoError(t, err)
+	for _, w := range append(ws, custom) {
+		req, err := w.Request()
+		require.NoError(t, err, w.Name)
+		full, err := ops.Prepare(req)
+		require.NoError(t, err, w.Name)
+		shapes := w.Shapes()
+		for _, x := range []*tensor.Tensor{shapes.Data, shapes.Indices, shapes.Updates} {
+			if x != nil {
+				assert.Nil(t, x.Data, "%s: no payload", w.Name)
+			}
+		}
+		p, err := ops.PrepareShapes(shapes)
+		require.NoError(t, err, w.Name)
+		assert.Equal(t, full.Op, p.Op, w.Name)
+		assert.Equal(t, full.Kind, p.Kind, w.Name)
+		assert.Equal(t, full.DType, p.DType, w.Name)
+		assert.Equal(t, full.Shape, p.Shape, w.Name)
+		assert.Equal(t, full.Reduction, p.Reduction, w.Name)
+		assert.Equal(t, full.J, p.J, w.Name)
+		assert.Equal(t, full.NumUpdates(), p.NumUpdates(), w.Name)
+		assert.Equal(t, full.NumIndices(), p.NumIndices(), w.Name)
+	}
+}
+
 func TestSelect(t *testing.T) {
 	ws, err := Select([]string{"se", " SS ", "SE"}, QuickScale, 1)
 	require.NoError(t, err)

@@ -46,6 +46,8 @@ type Workload struct {
 	Calls int
 
 	build func() (ops.Request, error)
+	// shapes returns the call without payloads (Shapes).
+	shapes func() ops.Request
 	// red is the reduction Reduction names.
 	red ops.Reduction
 	// held: the inputs exist already (Custom), so running the workload
@@ -96,6 +98,23 @@ func (w *Workload) Describe() string {
 // a Custom workload returns the request it was made with.
 func (w *Workload) Request() (ops.Request, error) { return w.build() }
 
+// Shapes returns the workload's operator call with data, indices and
+// updates as tensors of their dtypes and shapes without payloads (the
+// other inputs as they are), for ops.PrepareShapes: what a backend plans
+// from, without building the inputs.
+func (w *Workload) Shapes() ops.Request { return w.shapes() }
+
+// shapesOf returns req with its data, indices and updates without
+// payloads.
+func shapesOf(req ops.Request) ops.Request {
+	for _, t := range []**tensor.Tensor{&req.Data, &req.Indices, &req.Updates} {
+		if *t != nil {
+			*t = &tensor.Tensor{DType: (*t).DType, Shape: (*t).Shape, StringFormat: (*t).StringFormat}
+		}
+	}
+	return req
+}
+
 // Custom returns a workload named name that runs req, whose tensors the
 // caller holds. It fails when req is not a valid operator call.
 func Custom(name string, req ops.Request) (*Workload, error) {
@@ -112,6 +131,7 @@ func Custom(name string, req ops.Request) (*Workload, error) {
 		Calls:        1,
 		UpdatesBytes: tensorBytes(req.Updates),
 		build:        func() (ops.Request, error) { return req, nil },
+		shapes:       func() ops.Request { return shapesOf(req) },
 		held:         true,
 	}
 	if req.Indices != nil {
@@ -311,12 +331,13 @@ func (d def) workload(s scaler, seed uint64) (*Workload, error) {
 	}
 	w.numIndices = w.IndicesBytes / 8
 	w.build = func() (ops.Request, error) { return sp.request(seed) }
+	w.shapes = sp.shapes
 	return w, nil
 }
 
 // request generates the inputs of sp from seed.
 func (sp spec) request(seed uint64) (ops.Request, error) {
-	req := ops.Request{Op: sp.op, Reduction: sp.reduction}
+	req := sp.shapes()
 	var err error
 	if req.Data, err = randomValues(sp.dt, sp.data, seed, streamData); err != nil {
 		return ops.Request{}, err
@@ -329,11 +350,22 @@ func (sp spec) request(seed uint64) (ops.Request, error) {
 			return ops.Request{}, err
 		}
 	}
+	return req, nil
+}
+
+// shapes returns the call of sp with data, indices and updates as
+// tensors without payloads (Workload.Shapes).
+func (sp spec) shapes() ops.Request {
+	req := ops.Request{Op: sp.op, Reduction: sp.reduction,
+		Data: &tensor.Tensor{DType: sp.dt, Shape: sp.data}, Updates: &tensor.Tensor{DType: sp.dt, Shape: sp.upd}}
+	if sp.idx != nil {
+		req.Indices = &tensor.Tensor{DType: tensor.Int64, Shape: sp.idx}
+	}
 	if sp.op == "ScatterUpdate-3" {
 		req.Axis = tensor.Scalar(sp.axis)
 	}
 	if sp.step != nil {
 		req.Start, req.Stop, req.Step = tensor.Ints(sp.start...), tensor.Ints(sp.stop...), tensor.Ints(sp.step...)
 	}
-	return req, nil
+	return req
 }

@@ -156,15 +156,7 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	if err != nil {
 		return nil, wrapVK(err)
 	}
-	caps := dev.Capabilities()
-	var missing []string
-	if !dev.DeviceAddresses() {
-		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
-	}
-	if !caps.ShaderInt64 {
-		missing = append(missing, "shaderInt64")
-	}
-	if len(missing) > 0 {
+	if missing := lacking(dev.DeviceAddresses(), dev.Capabilities().ShaderInt64); len(missing) > 0 {
 		name := dev.Info().Name
 		err := dev.Close()
 		return nil, errors.Join(fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, name, missing), err)
@@ -178,16 +170,10 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 		pipes:     map[pipeKey]*vk.Pipeline{},
 		pooled:    map[*vk.Buffer]uint64{},
 		poolLimit: opts.MaxPoolBytes,
-		run:       1,
-		tuning:    tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall},
 
 		deterministic: opts.Deterministic,
 	}
-	if dev.Info().Type == vk.DeviceCPU {
-		b.run = cpuRun
-		b.walkMin = cpuWalkMin
-		b.copyMin = copyMinRun
-	}
+	b.run, b.tuning = typeDefaults(dev.Info().Type)
 	if b.poolLimit == 0 {
 		b.poolLimit = 4 << 30
 	}

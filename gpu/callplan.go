@@ -68,18 +68,23 @@ type pass struct {
 	slot  int // passFill
 	// A dispatch: kernel key over n positions, run per invocation. args,
 	// when not nil, replace the hot words (the reduce and sort kernels'
-	// arguments); seg is the walk's segment. chain is the most steps an
-	// invocation walks or folds in order (0 for passes that do not).
+	// arguments); seg is the walk's or the fold's segment. chain is the
+	// most steps an invocation walks or folds in order (0 for passes that
+	// do not). local is the kernel's workgroup size (split sets it).
 	key        shaders.Key
 	n          uint64
 	run        uint32
+	local      uint32
 	args       []uint32
 	seg        uint32
 	chain      uint64
 	dispatches []dispatch
 	// copies are passCopyRuns' regions by pair of chunks.
 	copies []chunkCopy
-	// read and written estimate the device bytes the pass moves.
+	// read and written are the device bytes the pass moves: at most
+	// what its invocations can read and write from the plan's counts
+	// (the index values decide how many targets an update really meets,
+	// and how long a slot's list is).
 	read, written uint64
 }
 

@@ -40,7 +40,7 @@ func checkClosed(t *testing.T, b *Backend) {
 	require.NoError(t, err)
 	_, err = b.Needs(p)
 	require.ErrorIs(t, err, ErrClosed)
-	_, _, _, _, err = b.PlanTraffic(p)
+	_, _, _, _, _, err = b.PlanTraffic(p)
 	require.ErrorIs(t, err, ErrClosed)
 	assert.NotPanics(t, func() { _ = b.LastStats(); _ = b.Name(); _ = b.ValidationMessages() })
 }

@@ -38,7 +38,8 @@ func (pl *callPlan) path() string {
 }
 
 // String describes the call: its operator and path, its tensors, and
-// every pass with its kernel, positions, run, arguments and dispatches.
+// every pass with its kernel, positions, run, invocations, arguments and
+// dispatches.
 func (pl *callPlan) String() string {
 	var sb strings.Builder
 	p, j := pl.p, pl.j
@@ -83,7 +84,8 @@ func (ps *pass) String() string {
 	if len(ps.dispatches) == 1 {
 		plural = ""
 	}
-	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d dispatch%s", label, variantName(ps.key), ps.n, ps.run, len(ps.dispatches), plural)
+	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d invocations, %d dispatch%s", label, variantName(ps.key), ps.n, ps.run,
+		ps.invocations(), len(ps.dispatches), plural)
 	if len(ps.dispatches) > 0 {
 		s += fmt.Sprintf(" %v", ps.dispatches[0].groups)
 	}

@@ -22,7 +22,9 @@
 //
 // A call that needs more device memory than is free is refused before any
 // work with an error wrapping ops.ErrOutOfMemory; Backend.Needs gives the
-// figure from a plan's shapes.
+// figure from a plan's shapes, with the passes, dispatches and device
+// traffic of the call, and PlanFor gives the same for a device described
+// by one element of vk.Devices, without the device.
 //
 // Float sum, sub, prod and mean fold a target's updates on device atomics,
 // in an order the device picks: the results may differ from cpuref's in

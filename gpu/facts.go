@@ -3,8 +3,11 @@
 package gpu
 
 import (
+	"fmt"
+
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // facts are what planning reads of the device and of the backend's
@@ -56,6 +59,73 @@ func (b *Backend) facts(stream bool) facts {
 		f.streamShift = b.callShift(f.streamMin)
 	}
 	return f
+}
+
+// typeDefaults returns the run and the tuning a Backend takes on a device
+// of type t (before knobs): on CPU devices runs of cpuRun positions, the
+// column walk from cpuWalkMin columns and copy commands for runs of
+// copyMinRun bytes; on GPUs one position per invocation, the walk from
+// gpuWalkMin and no copy commands.
+func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
+	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall}
+	if t == vk.DeviceCPU {
+		tn.walkMin, tn.copyMin = cpuWalkMin, copyMinRun
+		return cpuRun, tn
+	}
+	return 1, tn
+}
+
+// lacking names what every kernel needs that a device without buffer
+// device addresses or without shaderInt64 lacks.
+func lacking(addresses, int64s bool) []string {
+	var missing []string
+	if !addresses {
+		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
+	}
+	if !int64s {
+		missing = append(missing, "shaderInt64")
+	}
+	return missing
+}
+
+// infoFacts returns the facts of a Backend opened with opts on the device
+// that info describes: what Open and Backend.facts derive from the
+// device, read from its description instead.
+func infoFacts(info vk.DeviceInfo, opts Options) facts {
+	caps := info.Capabilities
+	run, tn := typeDefaults(info.Type)
+	shift := chunkShift(caps.MaxMemoryAllocationSize)
+	f := facts{
+		run: run, walkMin: tn.walkMin, copyMin: tn.copyMin, maxGroups: caps.MaxComputeWorkGroupCount,
+		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
+		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
+		deterministic: opts.Deterministic, orderedMax: tn.orderedMax,
+	}
+	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
+		// Backend.streams: a large output is read back chunk by chunk.
+		f.streamShift = min(shift, streamShift)
+	}
+	return f
+}
+
+// PlanFor returns what Execute of p needs of the device that info
+// describes, opened with opts, as Backend.Needs on that device would
+// return it: the plan is worked out from the device's description alone
+// (one element of vk.Devices, as 'gpuscatter devices --json' prints it),
+// so no device is needed. It fails with an error wrapping
+// ops.ErrUnsupported where Open would refuse the device, and with
+// Execute's error for a plan the device cannot run.
+func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
+	caps := info.Capabilities
+	if missing := lacking(caps.BufferDeviceAddress, caps.ShaderInt64); len(missing) > 0 {
+		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
+	}
+	f := infoFacts(info, opts)
+	pl, err := f.planCall(p)
+	if err != nil {
+		return PlanNeeds{}, err
+	}
+	return pl.needs(), nil
 }
 
 // callShift returns the chunk shift of a call whose output takes

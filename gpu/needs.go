@@ -16,10 +16,19 @@ type PlanNeeds struct {
 	DeviceBytes uint64
 	// Tensors lists the call's device tensors with their bytes.
 	Tensors []TensorNeed
-	// Passes lists the passes the call records, in order, with the device
-	// bytes each reads and writes (estimated from the plan's counts; the
-	// index values decide how many targets an update really meets).
+	// Path names the way the call runs: "data" (nothing runs on the
+	// device), "resolve" (no updates: the indices are checked only), a
+	// reduction's Stats.Reduction ("native", "cas", "native+private",
+	// "walk", "ordered", ...), else "copy", "walk", "gather", "owner",
+	// "later" or "scatter".
+	Path string
+	// Passes lists the passes the call records, in order, with their
+	// dispatches, invocations and the device bytes each reads and writes
+	// (at most what the plan's counts allow; the index values decide how
+	// many targets an update really meets).
 	Passes []PassNeed
+	// Dispatches is the compute dispatches over all Passes.
+	Dispatches int
 	// TrafficBytes is the device bytes read and written over all Passes.
 	TrafficBytes uint64
 	// OnePassBytes is the traffic of a single pass that would read the
@@ -40,10 +49,14 @@ type TensorNeed struct {
 	Bytes uint64
 }
 
-// PassNeed is one pass of a call: its label in Stats.Passes, and the
-// device bytes it reads and writes.
+// PassNeed is one pass of a call: its label in Stats.Passes, its compute
+// dispatches (0 for a fill or copy commands), the invocations that have
+// work in them (its parallelism), and the device bytes it reads and
+// writes.
 type PassNeed struct {
 	Name          string
+	Dispatches    int
+	Invocations   uint64
 	Read, Written uint64
 }
 
@@ -85,7 +98,7 @@ var tensorNames = [numTensors]string{"output", "updates", "indices", "normalised
 // needs works out PlanNeeds from the call's plan: its tensors, parameter
 // buffer and passes as the recorder lowers them.
 func (pl *callPlan) needs() PlanNeeds {
-	n := PlanNeeds{Plan: pl.String()}
+	n := PlanNeeds{Path: pl.path(), Plan: pl.String()}
 	if pl.hostOnly() {
 		return n // Execute copies data on the host
 	}
@@ -105,12 +118,21 @@ func (pl *callPlan) needs() PlanNeeds {
 	if pl.j.updates > 0 {
 		n.HostBytes += data
 	}
-	for _, ps := range pl.passes {
+	var pending PassNeed // unlabelled passes: timed with the next pass
+	for i := range pl.passes {
+		ps := &pl.passes[i]
+		pending.Dispatches += len(ps.dispatches)
+		pending.Invocations += ps.invocations()
+		pending.Read += ps.read
+		pending.Written += ps.written
 		if ps.label == "" {
-			continue // its commands are timed with the next pass
+			continue
 		}
-		n.Passes = append(n.Passes, PassNeed{ps.label, ps.read, ps.written})
-		n.TrafficBytes += ps.read + ps.written
+		pending.Name = ps.label
+		n.Passes = append(n.Passes, pending)
+		n.Dispatches += pending.Dispatches
+		n.TrafficBytes += pending.Read + pending.Written
+		pending = PassNeed{}
 	}
 	n.OnePassBytes = idx + 2*pl.j.updates*uint64(pl.j.elemBytes)
 	return n
@@ -131,12 +153,13 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 }
 
 // PlanTraffic returns, from Needs, the number of passes Execute of p
-// runs, the device bytes they read and write in all, the device memory
-// the call takes and the plan's description (bench.TrafficPlanner).
-func (b *Backend) PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, plan string, err error) {
+// runs and their compute dispatches, the device bytes they read and write
+// in all, the device memory the call takes and the plan's description
+// (bench.TrafficPlanner).
+func (b *Backend) PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memory uint64, plan string, err error) {
 	n, err := b.Needs(p)
 	if err != nil {
-		return 0, 0, 0, "", err
+		return 0, 0, 0, 0, "", err
 	}
-	return len(n.Passes), n.TrafficBytes, n.DeviceBytes, n.Plan, nil
+	return len(n.Passes), n.Dispatches, n.TrafficBytes, n.DeviceBytes, n.Plan, nil
 }

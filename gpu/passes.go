@@ -74,10 +74,29 @@ func (pl *callPlan) split(ps *pass) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
 	}
+	ps.local = v.LocalSize[0]
 	if ps.dispatches == nil {
 		ps.dispatches = splitDispatch(ps.n, v.LocalSize[0], ps.run, pl.f.maxGroups)
 	}
 	return nil
+}
+
+// invocations returns the invocations of a dispatch pass that have
+// positions to handle: per dispatch, its positions over the run (one
+// each where the workgroups stride over the positions, neighbouring
+// invocations on neighbouring ones: the workgroup-memory scatter), at most
+// the invocations its workgroups launch. Other passes have none.
+func (ps *pass) invocations() uint64 {
+	per := uint64(max(ps.run, 1))
+	if ps.key.Private {
+		per = 1
+	}
+	var n uint64
+	for _, d := range ps.dispatches {
+		launched := uint64(d.groups[0]) * uint64(d.groups[1]) * uint64(d.groups[2]) * uint64(ps.local)
+		n += min(launched, ceilDiv(d.end-d.base, per))
+	}
+	return n
 }
 
 // dispatch appends dispatch pass ps; a zero run means the backend's.
@@ -112,13 +131,16 @@ func (pl *callPlan) scatter(read, written uint64) {
 		pl.dispatch(pass{label: "scatter", key: pl.scatterKey(), n: j.scatterInvocations(), read: read, written: written})
 		return
 	}
-	segs := j.walkSegments()
+	// Each segment moves its share of the J rows of every column.
+	segs, J := j.walkSegments(), j.params[pJ]
+	var doneR, doneW uint64
 	for s := uint64(0); s < segs; s++ {
-		r, w := read/segs, written/segs
+		chain := min(segment, J-s*segment)
+		r, w := read/J*chain+read%J*chain/J, written/J*chain+written%J*chain/J
 		if s == segs-1 {
-			r, w = read-r*(segs-1), written-w*(segs-1)
+			r, w = read-doneR, written-doneW
 		}
-		chain := min(segment, j.params[pJ]-s*segment)
+		doneR, doneW = doneR+r, doneW+w
 		pl.dispatch(pass{label: "scatter", key: pl.scatterKey(), n: j.columns(), run: 1, seg: uint32(s), chain: chain, read: r, written: w})
 	}
 }
@@ -175,9 +197,8 @@ func (pl *callPlan) ordered() {
 	list := uint32(tNone)
 	if r.segments > 1 {
 		list = tList
-		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList})
+		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList, written: 4 * r.listWords})
 	}
-	e := uint64(j.elemBytes)
 	for seg := uint64(0); seg < r.segments; seg++ {
 		n := r.slots * r.inner
 		if seg > 0 {
@@ -185,22 +206,78 @@ func (pl *callPlan) ordered() {
 		}
 		args := []uint32{argPhase: phaseFold, argInnerLo: uint32(r.inner), argInnerHi: uint32(r.inner >> 32),
 			argPerm: perm, argSeg: uint32(seg), argList: list}
+		read, written := pl.foldBytes(seg, perm != tNone)
 		// One position per invocation: a run of positions would make an
 		// invocation's loop run up to run*segment times.
-		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, chain: min(segment, r.chain-seg*segment),
-			read: j.updates*(e+4) + min(j.outputs, j.updates)*e, written: min(j.outputs, j.updates) * e})
+		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, seg: uint32(seg),
+			chain: min(segment, r.chain-seg*segment), read: read, written: written})
 	}
 }
 
+// foldBytes returns the device bytes that segment seg of the in-order fold
+// reads and writes at most, charged for the slots it can fold and the
+// updates they can hold, not for every update: segment 0 visits every
+// slot (its start and end), folds at most segment updates of each and
+// reads (with use_init_val) and writes the element of every slot that
+// has any; segment s > 0 folds only the listed slots that hold more than
+// s segments, at most min(listWords-1, items/(s*segment+1)) of them, and
+// at most the items the earlier segments left. An update folded reads
+// its position in the sorted list (perm) and its elements.
+func (pl *callPlan) foldBytes(seg uint64, perm bool) (read, written uint64) {
+	j, r := pl.j, pl.j.red
+	e := uint64(j.elemBytes)
+	per := e // bytes read per update element folded
+	if perm {
+		per += 4
+	}
+	listed := r.listWords - min(r.listWords, 1) // slots the list can name
+	slots, folded := min(r.slots, r.items), min(r.items, r.slots*segment)
+	read, written = 4*(r.slots+1), 0
+	if seg > 0 {
+		slots = min(listed, r.items/(seg*segment+1))
+		folded = min(slots*segment, r.items-min(r.items, seg*segment))
+		read = 4*(1+slots) + 8*slots // the list, then each slot's start and end
+	} else if r.segments > 1 {
+		written += 4 * (1 + listed) // the list of the longer slots
+	}
+	elems := slots * r.inner
+	read += folded * r.inner * per
+	if seg > 0 || r.useInit {
+		read += elems * e // the element, or the partial fold
+	}
+	written += elems * e
+	if r.accBytes > 0 && r.segments > 1 {
+		// The mean's 64-bit partial sums between segments.
+		if seg > 0 {
+			read += 8 * elems
+		}
+		if seg+1 < r.segments {
+			written += 8 * elems
+		}
+	}
+	return read, written
+}
+
 // radix appends one pass of the radix sort: count digits per tile, scan
-// the counts, scatter.
+// the counts, scatter. The count reads the keys; the scatter reads the
+// keys, the values unless they are the positions (the first pass) and
+// the tile counts, and writes the values and, but for the last pass, the
+// keys.
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
+	hist := 4 * radixDigits * r.tiles
 	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
-		read: 8 * r.items, written: 4 * radixDigits * r.tiles})
+		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
+	read, written := 4*r.items+hist, 4*r.items
+	if args[argVIn] != tNone {
+		read += 4 * r.items
+	}
+	if args[argKOut] != tNone {
+		written += 4 * r.items
+	}
 	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
-		read: 8*r.items + 4*radixDigits*r.tiles, written: 8 * r.items})
+		read: read, written: written})
 }
 
 // scan appends an exclusive scan, in place, of the first n words of

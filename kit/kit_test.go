@@ -94,6 +94,16 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 			assert.NotContains(t, string(out), "=== RUN   "+x.Name+"\n", "%s ran %s", bin, x.Name)
 		}
 	}
+	// devices.json is the device list alone (for plan --facts).
+	devs, err := os.ReadFile(filepath.Join(results, "devices.json"))
+	require.NoError(t, err)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal(devs, &list), "%s", devs)
+	require.NotEmpty(t, list)
+	for i, d := range list {
+		assert.Contains(t, d, "name", "device %d", i)
+		assert.Contains(t, d, "capabilities", "device %d", i)
+	}
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(check), "PASS: ")

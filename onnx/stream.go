@@ -46,6 +46,9 @@ type streamReader struct {
 	// known reports that left is the file's exact remaining size rather
 	// than a bound.
 	known bool
+	// header: raw_data is skipped, its length kept in rawLen (ReadHeaderFile).
+	header bool
+	rawLen int64
 }
 
 // streamLimit is the most bytes a stream of unknown length may hold:
@@ -214,14 +217,19 @@ func (s *streamReader) skip(num protowire.Number, typ protowire.Type) error {
 		if err != nil {
 			return err
 		}
-		d, err := s.r.Discard(int(n))
-		s.left -= int64(d)
-		if err != nil {
-			return s.ioErr(err)
-		}
-		return nil
+		return s.discard(n)
 	}
 	return formatErr("not a TensorProto: field %d has wire type %d, which is not supported", num, typ)
+}
+
+// discard skips n bytes of the message.
+func (s *streamReader) discard(n int64) error {
+	d, err := s.r.Discard(int(n))
+	s.left -= int64(d)
+	if err != nil {
+		return s.ioErr(err)
+	}
+	return nil
 }
 
 // grow makes room for n more elements of size bytes each in *p, checking
@@ -371,6 +379,17 @@ func (s *streamReader) field(tp *onnxpb.TensorProto, num protowire.Number, typ p
 			return err
 		}
 		tp.RawData = nil // a repeated scalar field: the last one counts
+		if s.header {
+			n, err := s.length("raw_data")
+			if err != nil {
+				return err
+			}
+			if err := s.discard(n); err != nil {
+				return err
+			}
+			tp.RawData, s.rawLen = []byte{}, n
+			return nil
+		}
 		b, err := s.bytes("raw_data")
 		tp.RawData = b
 		return err
@@ -405,6 +424,20 @@ func (s *streamReader) field(tp *onnxpb.TensorProto, num protowire.Number, typ p
 // raw_data as the tensor's data. size is the exact number of bytes r
 // holds, or -1 for a stream of unknown length.
 func readStream(r io.Reader, size int64) (*tensor.Tensor, error) {
+	s, err := newStreamReader(r, size)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	return decode(tp, true)
+}
+
+// newStreamReader returns a streamReader of r, which holds size bytes
+// (-1: a stream of unknown length).
+func newStreamReader(r io.Reader, size int64) (*streamReader, error) {
 	s := &streamReader{r: bufio.NewReaderSize(r, 64<<10), left: streamLimit}
 	if size >= 0 {
 		if size > MaxFileBytes {
@@ -412,9 +445,5 @@ func readStream(r io.Reader, size int64) (*tensor.Tensor, error) {
 		}
 		s.left, s.known = size, true
 	}
-	tp, err := s.read()
-	if err != nil {
-		return nil, err
-	}
-	return decode(tp, true)
+	return s, nil
 }

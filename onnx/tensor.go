@@ -108,15 +108,15 @@ func typedField(dt tensor.DType) (field, int) {
 }
 
 // present lists the fields of tp that hold data, with their lengths (in
-// bytes for raw_data, in entries otherwise).
-func present(tp *onnxpb.TensorProto) (fields []field, lens []int) {
+// bytes for raw_data, rawLen, in entries otherwise).
+func present(tp *onnxpb.TensorProto, rawLen int) (fields []field, lens []int) {
 	add := func(f field, n int, set bool) {
 		if set {
 			fields = append(fields, f)
 			lens = append(lens, n)
 		}
 	}
-	add(rawData, len(tp.RawData), tp.RawData != nil)
+	add(rawData, rawLen, tp.RawData != nil)
 	add(floatData, len(tp.FloatData), len(tp.FloatData) > 0)
 	add(int32Data, len(tp.Int32Data), len(tp.Int32Data) > 0)
 	add(stringData, len(tp.StringData), len(tp.StringData) > 0)
@@ -135,64 +135,9 @@ func Decode(tp *onnxpb.TensorProto) (*tensor.Tensor, error) { return decode(tp, 
 // decode is Decode; with adoptRaw, the tensor takes tp.RawData as its data
 // instead of a copy, so that a tensor read from a file is in memory once.
 func decode(tp *onnxpb.TensorProto, adoptRaw bool) (*tensor.Tensor, error) {
-	if tp.Segment != nil {
-		return nil, unsupportedErr("segmented data (segment %d..%d) is not supported", tp.Segment.GetBegin(), tp.Segment.GetEnd())
-	}
-	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL || len(tp.ExternalData) > 0 {
-		loc := ""
-		for _, kv := range tp.ExternalData {
-			if kv.GetKey() == "location" {
-				loc = fmt.Sprintf(" (in %q)", kv.GetValue())
-			}
-		}
-		return nil, unsupportedErr("external data%s is not supported; store the values in the TensorProto", loc)
-	}
-	dt, err := DTypeOf(tp.GetDataType())
+	dt, shape, src, err := check(tp, len(tp.RawData))
 	if err != nil {
 		return nil, err
-	}
-	shape := make([]int, len(tp.Dims))
-	for i, d := range tp.Dims {
-		if d < 0 {
-			return nil, formatErr("dims[%d] is negative (%d)", i, d)
-		}
-		if d > tensor.MaxBytes {
-			return nil, formatErr("dims[%d] = %d is over the 2^40 limit", i, d)
-		}
-		shape[i] = int(d)
-	}
-	n, err := tensor.NumElements(shape)
-	if err != nil {
-		return nil, formatErr("dims %s have more than 2^40 elements", tensor.FormatShape(shape))
-	}
-	fields, lens := present(tp)
-	if len(fields) > 1 {
-		return nil, formatErr("data in both %v and %v; a TensorProto keeps its values in one field", fields[0], fields[1])
-	}
-	want, per := typedField(dt)
-	claim := func() string { return fmt.Sprintf("dims %s of %v", tensor.FormatShape(shape), dt) }
-	src, have := noField, 0
-	if len(fields) == 1 {
-		src, have = fields[0], lens[0]
-	}
-	switch {
-	case src == noField:
-		if n > 0 {
-			return nil, formatErr("%s need %d elements but the TensorProto holds no data", claim(), n)
-		}
-		src = want
-	case src == rawData && dt == tensor.String:
-		return nil, formatErr("a string tensor keeps its values in string_data, not raw_data")
-	case src == rawData:
-		if need := uint64(n) * uint64(dt.Size()); uint64(have) != need {
-			return nil, formatErr("%s need %d bytes of raw_data, have %d", claim(), need, have)
-		}
-	case src != want:
-		return nil, formatErr("%v data is kept in %v, but the TensorProto has %v", dt, want, src)
-	default:
-		if need := uint64(n) * uint64(per); uint64(have) != need {
-			return nil, formatErr("%s need %d entries of %v, have %d", claim(), need, src, have)
-		}
 	}
 	var t *tensor.Tensor
 	if adoptRaw && src == rawData {
@@ -217,6 +162,73 @@ func decode(tp *onnxpb.TensorProto, adoptRaw bool) (*tensor.Tensor, error) {
 		return t, nil
 	}
 	return t, fill(t, tp)
+}
+
+// check checks what Decode checks before it allocates the tensor, with
+// raw_data rawLen bytes long (a header read skips its bytes), and returns
+// the tensor's dtype and shape and the field that holds its values.
+func check(tp *onnxpb.TensorProto, rawLen int) (dt tensor.DType, shape []int, src field, err error) {
+	fail := func(err error) (tensor.DType, []int, field, error) { return tensor.Invalid, nil, noField, err }
+	if tp.Segment != nil {
+		return fail(unsupportedErr("segmented data (segment %d..%d) is not supported", tp.Segment.GetBegin(), tp.Segment.GetEnd()))
+	}
+	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL || len(tp.ExternalData) > 0 {
+		loc := ""
+		for _, kv := range tp.ExternalData {
+			if kv.GetKey() == "location" {
+				loc = fmt.Sprintf(" (in %q)", kv.GetValue())
+			}
+		}
+		return fail(unsupportedErr("external data%s is not supported; store the values in the TensorProto", loc))
+	}
+	dt, err = DTypeOf(tp.GetDataType())
+	if err != nil {
+		return fail(err)
+	}
+	shape = make([]int, len(tp.Dims))
+	for i, d := range tp.Dims {
+		if d < 0 {
+			return fail(formatErr("dims[%d] is negative (%d)", i, d))
+		}
+		if d > tensor.MaxBytes {
+			return fail(formatErr("dims[%d] = %d is over the 2^40 limit", i, d))
+		}
+		shape[i] = int(d)
+	}
+	n, err := tensor.NumElements(shape)
+	if err != nil {
+		return fail(formatErr("dims %s have more than 2^40 elements", tensor.FormatShape(shape)))
+	}
+	fields, lens := present(tp, rawLen)
+	if len(fields) > 1 {
+		return fail(formatErr("data in both %v and %v; a TensorProto keeps its values in one field", fields[0], fields[1]))
+	}
+	want, per := typedField(dt)
+	claim := func() string { return fmt.Sprintf("dims %s of %v", tensor.FormatShape(shape), dt) }
+	src, have := noField, 0
+	if len(fields) == 1 {
+		src, have = fields[0], lens[0]
+	}
+	switch {
+	case src == noField:
+		if n > 0 {
+			return fail(formatErr("%s need %d elements but the TensorProto holds no data", claim(), n))
+		}
+		src = want
+	case src == rawData && dt == tensor.String:
+		return fail(formatErr("a string tensor keeps its values in string_data, not raw_data"))
+	case src == rawData:
+		if need := uint64(n) * uint64(dt.Size()); uint64(have) != need {
+			return fail(formatErr("%s need %d bytes of raw_data, have %d", claim(), need, have))
+		}
+	case src != want:
+		return fail(formatErr("%v data is kept in %v, but the TensorProto has %v", dt, want, src))
+	default:
+		if need := uint64(n) * uint64(per); uint64(have) != need {
+			return fail(formatErr("%s need %d entries of %v, have %d", claim(), need, src, have))
+		}
+	}
+	return dt, shape, src, nil
 }
 
 // fill stores the typed field of tp, whose length is checked, into t.

@@ -37,7 +37,10 @@ speedup over the CPU, and whether the outputs matched. Under each GPU row:
 the device time by phase, a device-to-device copy of the same traffic (the
 yardstick for copy-bound workloads), and the time of the call in place on
 inputs already resident on the device (no host transfers, no copy of
-data), also verified.
+data), also verified, and the plan of the call ('gpuscatter plan'): its
+passes and compute dispatches, the device bytes they read and write
+against the bytes one pass must move, and the device memory it takes;
+--json has them as plan_passes, dispatches, plan_bytes and plan_memory.
 
 Outputs must match bit for bit (any NaN equals any NaN), except float sum,
 sub, prod and mean reductions on the GPU, whose order of additions may

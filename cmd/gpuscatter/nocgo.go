@@ -9,8 +9,8 @@ import (
 )
 
 // A build without cgo has no Vulkan backend: newGPUBackend stays nil, so
-// --backend gpu fails with errNoGPUBackend and auto runs on the CPU; check
-// and devices say the same.
+// --backend gpu fails with errNoGPUBackend and auto runs on the CPU; check,
+// devices and plan say the same.
 
 func deviceOf(ops.Backend) (deviceKind, bool) { return deviceKind{}, false }
 
@@ -19,6 +19,8 @@ func deviceTimed(b ops.Backend) ops.Backend { return b }
 var checkCommand = noVulkanCommand("check", "qualify a Vulkan device (not in this build: it has no Vulkan)")
 
 var devicesCommand = noVulkanCommand("devices", "list the Vulkan devices (not in this build: it has no Vulkan)")
+
+var planCommand = noVulkanCommand("plan", "print a call's plan on the GPU (not in this build: it has no Vulkan)")
 
 // noVulkanCommand is a command that needs Vulkan: it fails with
 // errNoGPUBackend.

@@ -1,0 +1,305 @@
+//go:build cgo
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/onnx"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+var planCommand = &command{
+	name:    "plan",
+	summary: "print the passes, traffic and device memory of a call on the GPU, without running it",
+	flags:   func() []flagSpec { return newPlanFlags().specs(new(gpuSettings)) },
+	details: `Prints the plan the Vulkan backend makes for run's call on these inputs,
+without running it and without reading the payloads of --data, --indices
+and --updates (their dtypes and shapes come from the .npy headers, or from
+the .pb files with their raw_data skipped): the path it takes, every pass
+with its compute dispatches, the invocations that have work in them, and
+the device bytes it reads and writes (at most what the shapes allow; the
+index values decide how many targets an update meets), the dispatches and
+the traffic in all against the one-pass bytes (indices and updates read,
+each update's target written: the least any plan moves), the device
+memory the call allocates, and the passes as recorded, with their kernels.
+
+The plan is the Vulkan device's (--device), or, with --facts FILE, that of
+the device FILE describes: one element of what 'gpuscatter devices --json'
+prints on the machine with that device (an array of one element is taken
+too), so that a plan for any GPU can be read without it. --deterministic
+plans deterministic mode.
+
+--json prints an object instead: op, device, device_type, deterministic,
+path, passes (each with name, dispatches, invocations, read_bytes and
+written_bytes), dispatches, traffic_bytes, one_pass_bytes,
+device_memory_bytes, host_bytes (moved between host and device), tensors
+(each with name and bytes) and plan (the passes as recorded).
+
+Exit status: 0 on success; 1 for invalid input, for a call the device
+cannot run, and without a Vulkan device and without --facts, with one
+line on stderr; 2 for a malformed command line.
+`,
+	run: planMain,
+}
+
+// planFlags holds the parsed flags of the plan command: run's operator
+// and input flags, and its own.
+type planFlags struct {
+	run    *runFlags
+	facts  stringArg
+	asJSON bool
+}
+
+func newPlanFlags() *planFlags {
+	return &planFlags{run: newRunFlags(), facts: stringArg{name: "facts", check: nonEmptyPath}}
+}
+
+// specs returns the flags of the plan command: run's but --out, --backend
+// and --model, then --json and --facts; --device and --deterministic set
+// g.
+func (f *planFlags) specs(g *gpuSettings) []flagSpec {
+	var specs []flagSpec
+	for _, s := range f.run.specs(nil, g) {
+		if s.name != "out" && s.name != "backend" {
+			specs = append(specs, s)
+		}
+	}
+	js := jsonListSpec(&f.asJSON)
+	js.usage = "print the plan as a JSON object, for tools"
+	return append(specs, js,
+		f.facts.spec().with("FILE", "plan for the device FILE describes, one element of 'gpuscatter devices --json', "+
+			"instead of this machine's Vulkan device", false))
+}
+
+// planMain is the plan command: parse, read the inputs' shapes, plan,
+// print.
+func planMain(ctx context.Context, c *cli, args []string) error {
+	f := newPlanFlags()
+	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
+		return err
+	}
+	r := f.run
+	var op *ops.Op
+	if r.op.given {
+		var err error
+		if op, err = lookupOp(r.op.value); err != nil {
+			return err
+		}
+	}
+	var missing []string
+	for _, given := range []struct {
+		name string
+		ok   bool
+	}{{"op", r.op.given}, {"data", r.data.given}, {"updates", r.updates.given}} {
+		if !given.ok {
+			missing = append(missing, "--"+given.name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		return usagef("missing required flag %s", missing[0])
+	default:
+		return usagef("missing required flags %s", strings.Join(missing, ", "))
+	}
+	if err := r.missingFor(op); err != nil {
+		return err
+	}
+	if f.facts.given && c.gpu.device != "" {
+		return usagef("--device and --facts are exclusive: --facts describes the device to plan for")
+	}
+	req, err := r.shapes(op)
+	if err != nil {
+		return err
+	}
+	p, err := ops.PrepareShapes(req)
+	if err != nil {
+		return err
+	}
+	n, info, err := f.plan(ctx, c, p)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n))
+	}
+	_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n))
+	return err
+}
+
+// plan works out p's plan for the device --facts describes, or else for
+// the Vulkan device --device selects, and returns it with the device's
+// description.
+func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (gpu.PlanNeeds, vk.DeviceInfo, error) {
+	// As run opens the backend for its one call.
+	opts := gpu.Options{Deterministic: c.gpu.deterministic, MaxPoolBytes: -1}
+	if f.facts.given {
+		b, err := os.ReadFile(f.facts.value)
+		if err != nil {
+			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fileError("facts", f.facts.value, err)
+		}
+		info, err := vk.ParseDeviceInfo(b)
+		if err != nil {
+			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("--facts %s: %w", f.facts.value, err)
+		}
+		n, err := gpu.PlanFor(info, opts, p)
+		return n, info, err
+	}
+	b, err := newGPUBackend(ctx, c.gpu, true)
+	if errors.Is(err, ops.ErrNoDevice) {
+		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
+			"one element of 'gpuscatter devices --json' from the machine with the device", err)
+	}
+	if err != nil {
+		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+	}
+	defer b.Close()
+	g, ok := b.(*gpu.Backend)
+	if !ok {
+		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("backend %s does not plan its calls", b.Name())
+	}
+	n, err := g.Needs(p)
+	if err != nil {
+		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+	}
+	return n, g.Device().Info(), g.Close()
+}
+
+// shapes returns op's call on f's inputs with data, indices and updates
+// as tensors without payloads, read from their files' headers; the other
+// inputs are read whole (they are small).
+func (f *runFlags) shapes(op *ops.Op) (ops.Request, error) {
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value}
+	for _, in := range []struct {
+		arg *tensorArg
+		dst **tensor.Tensor
+	}{{&f.data, &req.Data}, {&f.indices, &req.Indices}, {&f.updates, &req.Updates}} {
+		t, err := in.arg.loadShape()
+		if err != nil {
+			return ops.Request{}, err
+		}
+		*in.dst = t
+	}
+	for _, in := range []struct {
+		arg *tensorArg
+		dst **tensor.Tensor
+	}{{&f.axis, &req.Axis}, {&f.start, &req.Start}, {&f.stop, &req.Stop}, {&f.step, &req.Step}, {&f.axes, &req.Axes}} {
+		t, err := in.arg.load()
+		if err != nil {
+			return ops.Request{}, err
+		}
+		*in.dst = t
+	}
+	return req, nil
+}
+
+// loadShape returns the flag's tensor without its payload: the dtype and
+// shape of the .npy header, or of the .pb file read without its
+// raw_data; nil when the flag was not given. A file error names the flag
+// and the path.
+func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
+	if !a.given {
+		return nil, nil
+	}
+	if isPBPath(a.path) {
+		h, err := onnx.ReadHeaderFile(a.path)
+		if err != nil {
+			return nil, fileError(a.name, a.path, err)
+		}
+		return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
+	}
+	h, err := npy.OpenFile(a.path)
+	if err != nil {
+		return nil, fileError(a.name, a.path, err)
+	}
+	defer h.Close()
+	return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
+}
+
+// planJSON is what plan --json prints.
+type planJSON struct {
+	Op                string       `json:"op"`
+	Device            string       `json:"device"`
+	DeviceType        string       `json:"device_type"`
+	Deterministic     bool         `json:"deterministic"`
+	Path              string       `json:"path"`
+	Passes            []passJSON   `json:"passes"`
+	Dispatches        int          `json:"dispatches"`
+	TrafficBytes      uint64       `json:"traffic_bytes"`
+	OnePassBytes      uint64       `json:"one_pass_bytes"`
+	DeviceMemoryBytes uint64       `json:"device_memory_bytes"`
+	HostBytes         uint64       `json:"host_bytes"`
+	Tensors           []tensorJSON `json:"tensors"`
+	Plan              string       `json:"plan"`
+}
+
+type passJSON struct {
+	Name         string `json:"name"`
+	Dispatches   int    `json:"dispatches"`
+	Invocations  uint64 `json:"invocations"`
+	ReadBytes    uint64 `json:"read_bytes"`
+	WrittenBytes uint64 `json:"written_bytes"`
+}
+
+type tensorJSON struct {
+	Name  string `json:"name"`
+	Bytes uint64 `json:"bytes"`
+}
+
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) planJSON {
+	j := planJSON{Op: p.Op.Name, Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
+		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
+		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
+	for _, ps := range n.Passes {
+		j.Passes = append(j.Passes, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written})
+	}
+	for _, t := range n.Tensors {
+		j.Tensors = append(j.Tensors, tensorJSON{t.Name, t.Bytes})
+	}
+	return j
+}
+
+// planText is what plan prints without --json.
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) string {
+	var b strings.Builder
+	mode := ""
+	if deterministic {
+		mode = ", deterministic"
+	}
+	red := ""
+	if p.Reduction != ops.None {
+		red = " reduction " + p.Reduction.String()
+	}
+	fmt.Fprintf(&b, "%s %v%s%s on %q (%s%s): path %s\n", p.Op.Name, p.DType, tensor.FormatShape(p.Shape), red, info.Name, info.Type, mode, n.Path)
+	if len(n.Passes) > 0 {
+		fmt.Fprintf(&b, "  %3s %-13s %10s %12s %14s %14s\n", "#", "pass", "dispatches", "invocations", "read bytes", "written bytes")
+		for i, ps := range n.Passes {
+			fmt.Fprintf(&b, "  %3d %-13s %10d %12d %14d %14d\n", i+1, ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written)
+		}
+	}
+	fmt.Fprintf(&b, "passes: %d, dispatches: %d\n", len(n.Passes), n.Dispatches)
+	fmt.Fprintf(&b, "traffic: %d bytes read and written; one pass: %d bytes", n.TrafficBytes, n.OnePassBytes)
+	if n.OnePassBytes > 0 {
+		fmt.Fprintf(&b, "; %.2fx that", float64(n.TrafficBytes)/float64(n.OnePassBytes))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "device memory: %d bytes", n.DeviceBytes)
+	if n.DeviceBytes >= 1<<20 {
+		fmt.Fprintf(&b, " (%s)", mib(n.DeviceBytes))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "as recorded:\n  %s\n", strings.ReplaceAll(n.Plan, "\n", "\n  "))
+	return b.String()
+}

@@ -1,0 +1,238 @@
+//go:build cgo
+
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/npy"
+	"github.com/gpuscatter/gpuscatter/onnx"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// discreteFacts is the discrete GPU's description the gpu package's
+// plan table is planned for.
+const discreteFacts = "../../gpu/testdata/facts/discrete.json"
+
+// planInputs writes a ScatterElements-18 call of n random updates into m
+// elements and returns the run flags that name it, and the call without
+// payloads.
+func planInputs(t *testing.T, dir string, m, n int) ([]string, ops.Request) {
+	seed := uint64(n)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	idx := make([]int64, n)
+	upd := make([]float32, n)
+	for i := range idx {
+		idx[i], upd[i] = rng.Int64N(int64(m)), rng.Float32()
+	}
+	d := f32([]int{m}, make([]float32, m)...)
+	args := []string{"--op", "ScatterElements-18", "--reduction", "add",
+		"--data", writeNPY(t, dir, "d.npy", d), "--indices", writeNPY(t, dir, "i.npy", i64([]int{n}, idx...)),
+		"--updates", writeNPY(t, dir, "u.npy", f32([]int{n}, upd...))}
+	req := ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{m}},
+		Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{n}}, Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{n}}}
+	return args, req
+}
+
+// requirePlanJSON checks that plan --json printed n's figures.
+func requirePlanJSON(t *testing.T, stdout string, n gpu.PlanNeeds, what string) planJSON {
+	t.Helper()
+	var got planJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got), what)
+	assert.Equal(t, n.Path, got.Path, what)
+	require.Len(t, got.Passes, len(n.Passes), what)
+	for i, ps := range n.Passes {
+		assert.Equal(t, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written}, got.Passes[i], "%s: pass %d", what, i+1)
+	}
+	assert.Equal(t, n.Dispatches, got.Dispatches, what)
+	assert.Equal(t, n.TrafficBytes, got.TrafficBytes, what)
+	assert.Equal(t, n.OnePassBytes, got.OnePassBytes, what)
+	assert.Equal(t, n.DeviceBytes, got.DeviceMemoryBytes, what)
+	assert.Equal(t, n.Plan, got.Plan, what)
+	// The keys tools read.
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &raw))
+	for _, k := range []string{"passes", "dispatches", "traffic_bytes", "one_pass_bytes", "device_memory_bytes"} {
+		assert.Contains(t, raw, k, what)
+	}
+	return got
+}
+
+// TestPlanIsTheDevicesPlan: plan prints the plan the Vulkan backend makes
+// for the call on this machine's device, as text and as JSON, in both
+// modes, and writes nothing.
+func TestPlanIsTheDevicesPlan(t *testing.T) {
+	dir := t.TempDir()
+	args, req := planInputs(t, dir, 64, 5000)
+	before := snapshot(t, dir)
+	p, err := ops.PrepareShapes(req)
+	require.NoError(t, err)
+	for _, det := range []bool{false, true} {
+		b, err := gpu.Open(gpu.Options{Deterministic: det, MaxPoolBytes: -1})
+		require.NoError(t, err)
+		want, err := b.Needs(p)
+		require.NoError(t, err)
+		info := b.Device().Info()
+		require.NoError(t, b.Close())
+		flags := append([]string{"plan"}, args...)
+		if det {
+			flags = append(flags, "--deterministic")
+		}
+		code, stdout, stderr := runCLI(t, append(flags, "--json")...)
+		require.Equal(t, exitOK, code, stderr)
+		got := requirePlanJSON(t, stdout, want, "json")
+		assert.Equal(t, info.Name, got.Device)
+		assert.Equal(t, det, got.Deterministic)
+
+		code, stdout, stderr = runCLI(t, flags...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Empty(t, stderr)
+		assert.Contains(t, stdout, "ScatterElements-18 float32[64] reduction sum on "+`"`+info.Name+`"`)
+		assert.Contains(t, stdout, "path "+want.Path+"\n")
+		for i, ps := range want.Passes {
+			assert.Regexp(t, `\n +`+itoa(i+1)+` `+ps.Name+` +`+itoa(ps.Dispatches)+` +`+u64toa(ps.Invocations)+` +`+u64toa(ps.Read)+` +`+u64toa(ps.Written)+`\n`, stdout)
+		}
+		assert.Contains(t, stdout, "dispatches: "+itoa(want.Dispatches)+"\n")
+		assert.Contains(t, stdout, "traffic: "+u64toa(want.TrafficBytes)+" bytes read and written; one pass: "+u64toa(want.OnePassBytes)+" bytes")
+		assert.Contains(t, stdout, "device memory: "+u64toa(want.DeviceBytes)+" bytes")
+		assert.Contains(t, stdout, strings.ReplaceAll(want.Plan, "\n", "\n  "))
+	}
+	assert.Equal(t, before, snapshot(t, dir), "plan writes nothing")
+}
+
+// TestPlanForFacts: --facts plans for the device a file describes, one
+// element of devices --json or an array of that one, with no device
+// needed, as gpu.PlanFor does.
+func TestPlanForFacts(t *testing.T) {
+	dir := t.TempDir()
+	args, req := planInputs(t, dir, 1000, 40000)
+	p, err := ops.PrepareShapes(req)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	info, err := vk.ParseDeviceInfo(raw)
+	require.NoError(t, err)
+	array := filepath.Join(dir, "devices.json")
+	require.NoError(t, os.WriteFile(array, []byte("[\n"+string(raw)+"]\n"), 0o644))
+	for _, det := range []bool{false, true} {
+		want, err := gpu.PlanFor(info, gpu.Options{Deterministic: det, MaxPoolBytes: -1}, p)
+		require.NoError(t, err)
+		for _, facts := range []string{discreteFacts, array} {
+			flags := append([]string{"plan", "--json", "--facts", facts}, args...)
+			if det {
+				flags = append(flags, "--deterministic")
+			}
+			code, stdout, stderr := runCLI(t, flags...)
+			require.Equal(t, exitOK, code, stderr)
+			got := requirePlanJSON(t, stdout, want, facts)
+			assert.Equal(t, "NVIDIA GeForce RTX 4090", got.Device)
+			assert.Equal(t, "discrete", got.DeviceType)
+		}
+	}
+}
+
+// TestPlanReadsNoPayload: the shapes come from the headers: a data file
+// of 4 GiB whose payload is a hole, and indices in a .pb file, plan
+// without being read.
+func TestPlanReadsNoPayload(t *testing.T) {
+	dir := t.TempDir()
+	const m = 1 << 30
+	data := filepath.Join(dir, "data.npy")
+	f, err := os.Create(data)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{m}))
+	at, err := f.Seek(0, 1)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(at+4*m))
+	require.NoError(t, f.Close())
+	pb, err := onnx.Marshal(i64([]int{3, 1}, 0, m-1, 5))
+	require.NoError(t, err)
+	indices := filepath.Join(dir, "indices.pb")
+	require.NoError(t, os.WriteFile(indices, pb, 0o644))
+	updates := writeNPY(t, dir, "updates.npy", f32([]int{3}, 1, 2, 3))
+	code, stdout, stderr := runCLI(t, "plan", "--json", "--facts", discreteFacts, "--op", "ScatterND-18",
+		"--data", data, "--indices", indices, "--updates", updates)
+	require.Equal(t, exitOK, code, stderr)
+	var got planJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.GreaterOrEqual(t, got.DeviceMemoryBytes, uint64(4*m), "the output is on the device")
+	assert.Less(t, got.TrafficBytes, uint64(1<<20), "three updates move a few bytes")
+}
+
+// TestPlanErrors: every failure is one line naming the input at fault
+// (exit 1) or a usage error (exit 2).
+func TestPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 64, 100)
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	noInt64 := write("noint64.json", strings.Replace(string(raw), `"shaderInt64": true`, `"shaderInt64": false`, 1))
+	truncated := writeNPY(t, dir, "short.npy", f32([]int{64}, make([]float32, 64)...))
+	st, err := os.Stat(truncated)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(truncated, st.Size()-4))
+	badUpdates := writeNPY(t, dir, "bad.npy", f32([]int{99}, make([]float32, 99)...))
+	with := func(extra ...string) []string { return append(append([]string{"plan"}, args...), extra...) }
+	replace := func(flag, value string) []string {
+		out := append([]string{"plan"}, args...)
+		for i := range out {
+			if out[i] == flag {
+				out[i+1] = value
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		parts []string
+	}{
+		{"no device and no facts", with("--device", "no-such-device"), []string{"no Vulkan device to plan for", "give --facts FILE"}},
+		{"missing facts file", with("--facts", filepath.Join(dir, "none.json")), []string{"--facts", "none.json: open: no such file or directory"}},
+		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
+		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
+		{"a device no kernel runs on", with("--facts", noInt64), []string{"lacks", "shaderInt64"}},
+		{"truncated data", replace("--data", truncated), []string{"--data " + truncated, "only 252 bytes follow"}},
+		{"updates of the wrong shape", replace("--updates", badUpdates), []string{"ScatterElements-18", "updates"}},
+	} {
+		code, stdout, stderr := runCLI(t, c.args...)
+		requireInputError(t, code, stdout, stderr, c.parts...)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no --op", []string{"plan", "--data", "x.npy", "--updates", "y.npy"}, "missing required flag --op"},
+		{"no --indices", []string{"plan", "--op", "ScatterND-18", "--data", "x.npy", "--updates", "y.npy"}, "missing required flag --indices"},
+		{"--device with --facts", with("--device", "0", "--facts", discreteFacts), "--device and --facts are exclusive"},
+		{"--out is run's", with("--out", "y.npy"), "unknown flag --out"},
+	} {
+		code, stdout, stderr := runCLI(t, c.args...)
+		requireUsageError(t, code, stdout, stderr, c.msg)
+	}
+}
+
+func itoa(n int) string { return u64toa(uint64(n)) }
+
+func u64toa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

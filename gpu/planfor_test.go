@@ -1,0 +1,133 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// TestPlanForIsNeeds: planning from the device's description (PlanFor)
+// gives what Needs gives on the device itself, for every path, with and
+// without Deterministic, and with a one-call backend whose large output
+// streams back in smaller chunks.
+func TestPlanForIsNeeds(t *testing.T) {
+	large := elementsReq("", tensor.Float32, []int{1 << 27}, []int{10})
+	for _, opts := range []Options{{}, {Deterministic: true}, {MaxPoolBytes: -1}} {
+		b := openTest(t, opts)
+		info := b.Device().Info()
+		reqs := []ops.Request{large}
+		for _, c := range planCases() {
+			reqs = append(reqs, c.req)
+		}
+		for i, req := range reqs {
+			p, err := ops.PrepareShapes(req)
+			require.NoError(t, err)
+			want, err := b.Needs(p)
+			require.NoError(t, err)
+			got, err := PlanFor(info, opts, p)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "%+v, request %d (%s)", opts, i, req.Op)
+		}
+	}
+}
+
+// TestPlanForRefusesWhatOpenRefuses: a device without shaderInt64 or
+// buffer device addresses cannot run any kernel, so PlanFor fails as Open
+// would, with ops.ErrUnsupported.
+func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
+	info := openTest(t, Options{}).Device().Info()
+	p, err := ops.PrepareShapes(elementsReq("", tensor.Float32, []int{16}, []int{4}))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		drop func()
+	}{
+		{"shaderInt64", func() { info.Capabilities.ShaderInt64 = false }},
+		{"bufferDeviceAddress", func() { info.Capabilities.BufferDeviceAddress = false }},
+	} {
+		saved := info
+		c.drop()
+		_, err := PlanFor(info, Options{}, p)
+		require.ErrorIs(t, err, ops.ErrUnsupported, c.name)
+		assert.Contains(t, err.Error(), c.name)
+		info = saved
+	}
+}
+
+// TestFoldChargesTheSlotsItFolds: a deterministic sum whose targets may
+// hold several segments of updates folds in one pass per segment; the
+// first is charged for every update, each later one only for the slots
+// the list can name and the updates they can still hold, so the charges
+// fall segment by segment, and the fold in all moves a few times the
+// updates rather than once per segment.
+func TestFoldChargesTheSlotsItFolds(t *testing.T) {
+	const items = 100_000
+	f := cpuFacts()
+	f.deterministic = true
+	pl := planOf(t, f, elementsReq("add", tensor.Float32, []int{1024}, []int{items}))
+	require.Equal(t, "ordered", pl.path())
+	var folds []*pass
+	for i := range pl.passes {
+		if pl.passes[i].label == "fold" {
+			folds = append(folds, &pl.passes[i])
+		}
+	}
+	require.Len(t, folds, int(ceilDiv(items, segment)))
+	perUpdate := uint64(4 + 4) // the element and its sorted position
+	var total uint64
+	for s, ps := range folds {
+		assert.Equal(t, uint32(s), ps.seg, "fold %d names its segment", s)
+		total += ps.read + ps.written
+		if s == 0 {
+			assert.GreaterOrEqual(t, ps.read, items*perUpdate, "segment 0 folds every update")
+			continue
+		}
+		assert.LessOrEqual(t, ps.read, folds[s-1].read, "fold %d reads no more than fold %d", s, s-1)
+		assert.LessOrEqual(t, ps.read, (items-uint64(s)*segment)*perUpdate+pl.j.red.listWords*16,
+			"fold %d folds at most the updates the earlier segments left", s)
+	}
+	assert.Less(t, folds[len(folds)-1].read, folds[0].read/10, "the last fold reads a fraction of the first")
+	assert.Less(t, total, uint64(len(folds))*items*perUpdate/2, "far below one charge of every update per segment")
+}
+
+// TestPassInvocations: each pass counts the invocations that have
+// positions to handle, however its positions are split into dispatches,
+// and the plan text gives them.
+func TestPassInvocations(t *testing.T) {
+	small := cpuFacts()
+	small.maxGroups = [3]uint32{3, 2, 2} // several dispatches per pass
+	for _, f := range []facts{cpuFacts(), gpuFacts(), small} {
+		pl := planOf(t, f, elementsReq("", tensor.Float32, []int{100}, []int{100_000}))
+		for i := range pl.passes {
+			ps := &pl.passes[i]
+			if ps.kind != passDispatch {
+				assert.Zero(t, ps.invocations(), ps.label)
+				continue
+			}
+			assert.Equal(t, ceilDiv(ps.n, uint64(ps.run)), ps.invocations(), "%s with run %d", ps.label, ps.run)
+			assert.Contains(t, pl.String(), fmt.Sprintf("%d invocations", ps.invocations()))
+		}
+		n := pl.needs()
+		dispatches := 0
+		for _, ps := range n.Passes {
+			dispatches += ps.Dispatches
+		}
+		assert.Equal(t, dispatches, n.Dispatches)
+		if f.maxGroups[0] == 3 {
+			assert.Greater(t, n.Dispatches, len(n.Passes), "tight limits split passes")
+		}
+	}
+	// A workgroup-memory scatter strides: its invocations are those it
+	// launches.
+	pl := planOf(t, cpuFacts(), elementsReq("add", tensor.Int32, []int{16}, []int{5000}))
+	require.Equal(t, "native+private", pl.path())
+	sc := &pl.passes[len(pl.passes)-1]
+	assert.Equal(t, uint64(pl.j.red.groups)*uint64(sc.local), sc.invocations())
+}
