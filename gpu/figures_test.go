@@ -5,10 +5,10 @@ package gpu
 import (
 	"bufio"
 	"bytes"
+	"embed"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +30,13 @@ var update = flag.Bool("update", false, "rewrite testdata/plan_figures.txt with 
 
 // figuresFile is the table TestPlanFigures pins.
 const figuresFile = "testdata/plan_figures.txt"
+
+// figuresData holds the table and the device descriptions in the test
+// binary, so that the qualification kit, which runs it outside the source
+// tree, checks them too.
+//
+//go:embed testdata/plan_figures.txt testdata/facts/*.json
+var figuresData embed.FS
 
 // figureScales are the bench scales the table pins: the issue's 0.25 and
 // full size.
@@ -92,7 +99,7 @@ func parseFigure(line string) (planFigure, error) {
 func figureDevices(t *testing.T) map[string]vk.DeviceInfo {
 	devs := map[string]vk.DeviceInfo{}
 	for _, name := range []string{"lavapipe", "discrete"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "facts", name+".json"))
+		b, err := figuresData.ReadFile("testdata/facts/" + name + ".json")
 		require.NoError(t, err)
 		info, err := vk.ParseDeviceInfo(b)
 		require.NoError(t, err, name)
@@ -160,7 +167,7 @@ func TestPlanFigures(t *testing.T) {
 		t.Logf("wrote %s: %d rows", figuresFile, len(got))
 		return
 	}
-	f, err := os.Open(figuresFile)
+	f, err := figuresData.Open(figuresFile)
 	require.NoError(t, err, "run go test ./gpu -run TestPlanFigures -update to write the table")
 	defer f.Close()
 	want := map[string]planFigure{}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/treetests"
 	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -116,6 +117,7 @@ func TestPlanIsTheDevicesPlan(t *testing.T) {
 // element of devices --json or an array of that one, with no device
 // needed, as gpu.PlanFor does.
 func TestPlanForFacts(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
 	dir := t.TempDir()
 	args, req := planInputs(t, dir, 1000, 40000)
 	p, err := ops.PrepareShapes(req)
@@ -174,6 +176,7 @@ func TestPlanReadsNoPayload(t *testing.T) {
 // TestPlanErrors: every failure is one line naming the input at fault
 // (exit 1) or a usage error (exit 2).
 func TestPlanErrors(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
 	dir := t.TempDir()
 	args, _ := planInputs(t, dir, 64, 100)
 	write := func(name, text string) string {
