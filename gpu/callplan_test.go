@@ -92,6 +92,9 @@ func planCases() []planCase {
 	}
 	meanReq := elementsReq("", i32, []int{5000}, []int{5000})
 	meanReq.Op, meanReq.Reduction, meanReq.Axis = "ScatterElementsUpdate-12", "mean", tensor.Scalar(int64(0))
+	execute := func() facts { f := atomicFloats(); f.ownOutput = true; return f }
+	int32Indices := elementsReq("add", f32, []int{5000}, []int{5000})
+	int32Indices.Indices = desc(tensor.Int32, 5000)
 	ordered := []string{"clear", "resolve", "scan", "radix-count", "scan", "radix-scatter", "radix-count", "scan", "radix-scatter", "fold"}
 	return []planCase{
 		{"few updates look at the later ones", cpuFacts, elementsReq("", f32, []int{100}, []int{10}), "later", []string{"resolve", "scatter"}},
@@ -108,6 +111,9 @@ func planCases() []planCase {
 		{"integers pile up in workgroup memory", cpuFacts, elementsReq("add", i32, []int{16}, []int{5000}), "native+private", []string{"resolve", "scatter"}},
 		{"the mean prepares and finishes", cpuFacts, meanReq, "native", []string{"clear", "resolve", "prepare", "scatter", "finish"}},
 		{"no 64-bit atomics fold in order", no64, elementsReq("max", f64, []int{200}, []int{1000}), "ordered", ordered},
+		{"Execute checks the indices in the scatter", execute, elementsReq("add", f32, []int{5000}, []int{5000}), "native", []string{"scatter"}},
+		{"Execute of a mean still counts", func() facts { f := cpuFacts(); f.ownOutput = true; return f }, meanReq, "native", []string{"clear", "resolve", "prepare", "scatter", "finish"}},
+		{"resident 4-byte indices are checked, then read again", atomicFloats, int32Indices, "native", []string{"resolve", "scatter"}},
 		{"deterministic walks", walk, elementsReq("add", f32, []int{16, 64}, []int{100, 64}), "walk", []string{"resolve", "scatter"}},
 	}
 }

@@ -46,8 +46,15 @@ func (pl *callPlan) String() string {
 	if p.Reduction.String() != "none" {
 		fmt.Fprintf(&sb, " reduction %v", p.Reduction)
 	}
-	fmt.Fprintf(&sb, ": %s, %d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
-		pl.path(), j.posBits, j.elemBytes, pl.shift, pl.flags)
+	fmt.Fprintf(&sb, ": %s, ", pl.path())
+	switch {
+	case j.direct && j.check:
+		sb.WriteString("indices checked by resolve and read raw by the scatter, ")
+	case j.direct:
+		sb.WriteString("indices checked by the scatter, ")
+	}
+	fmt.Fprintf(&sb, "%d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
+		j.posBits, j.elemBytes, pl.shift, pl.flags)
 	sb.WriteString("  tensors:")
 	for i, size := range pl.sizes {
 		if size > 0 {

@@ -33,11 +33,17 @@ type facts struct {
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide bool
 	orderedMax                                    uint64
+	// ownOutput: the call's output is the backend's own buffer, none of
+	// the caller's tensors (Execute), so that a call a bad index stops may
+	// leave it half written: the host discards it. Atomic reductions then
+	// check the indices in the pass that applies them (job.direct).
+	ownOutput bool
 }
 
 // facts returns the facts of b's device and settings. stream says whether
 // large outputs may take smaller chunks (Execute's host-backed calls; a
-// batch's resident tensors keep theirs). b.mu is held.
+// batch's resident tensors keep theirs); those calls' outputs are also the
+// backend's own (facts.ownOutput). b.mu is held.
 func (b *Backend) facts(stream bool) facts {
 	caps := b.dev.Capabilities()
 	f := facts{
@@ -46,7 +52,7 @@ func (b *Backend) facts(stream bool) facts {
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
-		orderedMax: b.orderedMax,
+		orderedMax: b.orderedMax, ownOutput: stream,
 	}
 	if stream {
 		f.streamMin = b.streamMin

@@ -25,8 +25,8 @@ func (pl *callPlan) planPasses() error {
 	if j.owners > 0 {
 		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tOwner, written: 4 * j.owners})
 	}
-	if j.resolve > 0 && j.kind != shaders.Slice {
-		read, written := uint64(j.indexBytes)*j.indices, 4*j.resolve
+	if j.resolve > 0 && j.kind != shaders.Slice && (!j.direct || j.check) {
+		read, written := uint64(j.indexBytes)*j.indices, 4*j.normWords()
 		if j.flags&(flagOwner|flagCount) != 0 {
 			read, written = read+4*j.resolve, written+4*j.resolve
 		}
@@ -135,6 +135,10 @@ func (pl *callPlan) atomic() {
 	}
 	// Atomics read and write the target of every update.
 	read, written := j.updates*(2*e+4)+4*j.resolve, j.updates*e
+	if j.direct {
+		// The scatter reads the raw indices instead of normalised ones.
+		read = j.updates*2*e + uint64(j.indexBytes)*j.indices
+	}
 	if r.private {
 		// One 1-D dispatch of r.groups workgroups; each strides over the
 		// updates (scatter.comp, scatterPrivate).

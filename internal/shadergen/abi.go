@@ -173,6 +173,11 @@ var abiGroups = []abiGroup{
 			c("FLAG_PRIVATE", "flagPrivate", "scatter: accumulate in workgroup memory first"),
 			c("FLAG_WALK", "flagWalk", "ELEMENT scatter: one position per column (walkColumn)"),
 			c("FLAG_LATER", "flagLater", "updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words"),
+			c("FLAG_DIRECT", "flagDirect", "reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them"),
+			c("FLAG_INDEX_SIGNED", "flagIndexSigned", "FLAG_DIRECT: the index type is signed"),
+			c("FLAG_INDEX_2", "flagIndex2", "FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)"),
+			c("FLAG_INDEX_4", "flagIndex4", "FLAG_DIRECT: 4-byte indices"),
+			c("FLAG_INDEX_8", "flagIndex8", "FLAG_DIRECT: 8-byte indices"),
 		),
 	},
 	{
