@@ -12,7 +12,8 @@ import (
 // path names the way the call runs: "data" (nothing to do on the device),
 // "resolve" (no updates: the indices are checked only), the reduction's
 // path (Stats.Reduction), or for reduction none "copy" (copy regions),
-// "walk", "gather", "owner" (owner words), "later" (updates look at the
+// "walk", "gather", "owner" (owner words), "table" (the last-writer
+// table in workgroup memory), "later" (updates look at the
 // later ones along J) or "scatter" (updates cannot collide).
 func (pl *callPlan) path() string {
 	j := pl.j
@@ -31,6 +32,8 @@ func (pl *callPlan) path() string {
 		return "gather"
 	case j.flags&flagOwner != 0:
 		return "owner"
+	case j.flags&flagTable != 0:
+		return "table"
 	case j.flags&flagLater != 0:
 		return "later"
 	}

@@ -31,7 +31,14 @@ func (pl *callPlan) planPasses() error {
 			read, written = read+4*j.resolve, written+4*j.resolve
 		}
 		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
-		pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+		if j.flags&flagTable != 0 {
+			// One workgroup takes every position (planTable).
+			key.Private = true
+			pl.passes = append(pl.passes, pass{label: "resolve", kind: passDispatch, key: key, n: j.resolve, run: 1,
+				dispatches: []dispatch{{base: 0, end: j.resolve, groups: [3]uint32{1, 1, 1}}}, read: read, written: written})
+		} else {
+			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+		}
 	}
 	e := uint64(j.elemBytes)
 	switch r := j.red; {

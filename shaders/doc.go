@@ -43,6 +43,10 @@
 //	             laterWins             the later positions along J: < LATER_MAX
 //	every kernel the positions of a run  pc.run <= MAX_RUN; the host passes 1 or 16
 //	index.glsl   indexAt (Block)       a tuple's components: <= ops.MaxRank
+//	resolve.comp resolveTable          its positions: TABLE_RUN; the table's
+//	                                   words: TABLE_WORDS/LOCAL_SIZE
+//	             findSlot              probes: <= TABLE_WORDS/2 (fewer keys than
+//	                                   slots), TABLE_RUN*TABLE_WORDS/2 in all (53248)
 //	scatter.comp walkColumn            one segment of a column: <= SEGMENT
 //	             sliceRun              the positions of the run
 //	             scatterPrivate        its tiles: <= 1 + 16*4*PRIV_WORDS/tile (the host

@@ -72,7 +72,104 @@ uint64_t resolveOne(pos_t p) {
 #endif
 }
 
+#ifdef TABLE
+// The last-writer table (FLAG_TABLE): one workgroup resolves every
+// position, keeping for each slot (a BLOCK row, an ELEMENT target) the
+// last update in index order in a hash table in workgroup memory, then
+// writes each position's normalised index, or NO_ROW where a later update
+// has the same slot. The scatter then writes the updates whose index is
+// not NO_ROW, and no owner words (4 bytes per slot of the output) are
+// cleared or claimed. Slot s's key (the slot + 1; 0 is free) is word s,
+// its owner (j + 1 of its last update) word TABLE_SLOTS + s; the host
+// gives at most TABLE_RUN*LOCAL_SIZE positions, fewer than TABLE_SLOTS, so
+// that linear probing always finds a key's slot within TABLE_SLOTS probes.
+#define TABLE_SLOTS (TABLE_WORDS / 2)
+
+shared uint table[TABLE_WORDS];
+
+// mix32 scatters the bits of a key over the slots (MurmurHash3's
+// finaliser): rows that differ by multiples of a power of two would
+// otherwise share a slot.
+uint mix32(uint h) {
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+// findSlot returns the slot of key: with claim, the free slot it takes
+// when it has none yet.
+uint findSlot(uint key, bool claim) {
+	uint mask = uint(TABLE_SLOTS) - 1u;
+	uint s = mix32(key) & mask;
+	for (uint i = 0u; i < uint(TABLE_SLOTS); i++) {
+		uint prev = claim ? atomicCompSwap(table[s], 0u, key) : table[s];
+		if (prev == 0u || prev == key) {
+			break;
+		}
+		s = (s + 1u) & mask;
+	}
+	return s;
+}
+
+void resolveTable() {
+	uint lid = gl_LocalInvocationID.x;
+	for (uint w = lid; w < uint(TABLE_WORDS); w += uint(LOCAL_SIZE)) {
+		table[w] = 0u;
+	}
+	barrier();
+	// Position p = lid + i*LOCAL_SIZE: its key, its normalised index, its
+	// j + 1 (0 for a bad index).
+	uint keys[TABLE_RUN], vals[TABLE_RUN], owners[TABLE_RUN];
+	uint n = uint(pc.end);
+	uint64_t bad = noBad;
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		uint p = lid + i * uint(LOCAL_SIZE);
+		owners[i] = 0u;
+		if (p >= n) {
+			continue;
+		}
+		uint64_t b;
+		uint64_t v = indexAt(pos_t(p), b);
+		if (b != noBad) {
+			bad = min(bad, b);
+			continue;
+		}
+		vals[i] = uint(v);
+#if KIND == KIND_BLOCK
+		keys[i] = uint(v) + 1u;
+		owners[i] = p + 1u;
+#else
+		pos_t o, j, k;
+		split(pos_t(p), o, j, k);
+		keys[i] = uint(target(o, k, uint(v))) + 1u;
+		owners[i] = uint(j) + 1u;
+#endif
+		atomicMax(table[uint(TABLE_SLOTS) + findSlot(keys[i], true)], owners[i]);
+	}
+	barrier();
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		uint p = lid + i * uint(LOCAL_SIZE);
+		if (owners[i] == 0u) {
+			continue; // no position, or a bad index: the scatter does nothing
+		}
+		bool wins = table[uint(TABLE_SLOTS) + findSlot(keys[i], false)] == owners[i];
+		Word(addressOf(T_NORM, u32Offset(pos_t(p)))).w = wins ? vals[i] : NO_ROW;
+	}
+	if (bad != noBad) {
+		atomicMin(Word(errorAddress()).w, uint(bad >> pc.errShift));
+	}
+}
+#endif
+
 void main() {
+#ifdef TABLE
+	// One workgroup: every invocation reaches the barriers.
+	loadChunks();
+	resolveTable();
+#else
 	pos_t p = firstPosition();
 	uint64_t end = runEnd(p);
 	if (uint64_t(p) >= end) {
@@ -87,4 +184,5 @@ void main() {
 	if (bad != noBad) {
 		atomicMin(Word(errorAddress()).w, uint(bad >> pc.errShift));
 	}
+#endif
 }

@@ -18,7 +18,8 @@
 //
 // With reduction none and duplicate targets the last update in index order
 // wins (the contract's order): resolve.comp stored j+1 of the last update
-// for every slot in the owner words, and only that update writes; or, for
+// for every slot in the owner words, and only that update writes; or it
+// marked every other update's index NO_ROW (FLAG_TABLE); or, for
 // plans with at most LATER_MAX positions along the index dimension
 // (FLAG_LATER), an update writes unless a later one has the same index
 // (laterWins), which needs no owner words; or, for
@@ -348,6 +349,9 @@ void scatterOne(pos_t u) {
 	split(u, o, j, k);
 #if KIND == KIND_BLOCK
 	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+		return;
+	}
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
 		return;
 	}
@@ -357,6 +361,9 @@ void scatterOne(pos_t u) {
 	apply(u, target(o, k, v));
 #elif KIND == KIND_ELEMENT
 	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+		return;
+	}
 	pos_t t = target(o, k, v);
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(t) != uint(j) + 1u) {
 		return;
