@@ -147,7 +147,13 @@ void resolveTable() {
 		keys[i] = uint(target(o, k, uint(v))) + 1u;
 		owners[i] = uint(j) + 1u;
 #endif
-		atomicMax(table[uint(TABLE_SLOTS) + findSlot(keys[i], true)], owners[i]);
+	}
+	// The claims come after every load of this invocation, so that its
+	// loads are in flight together rather than one per claim.
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		if (owners[i] != 0u) {
+			atomicMax(table[uint(TABLE_SLOTS) + findSlot(keys[i], true)], owners[i]);
+		}
 	}
 	barrier();
 	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
