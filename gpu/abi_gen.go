@@ -14,17 +14,23 @@ const groupSize = 256
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
 const (
-	flagNegative = 1 << 0  // indices may count from the end: [-s, s-1]
-	flagOwner    = 1 << 1  // updates may collide: the last one wins
-	flagMaps     = 1 << 2  // ELEMENT: the outer and inner maps are lists
-	flagOneChunk = 1 << 3  // every tensor fits in one chunk
-	flagCount    = 1 << 4  // resolve counts the updates per slot (owner words)
-	flagTarget   = 1 << 5  // ELEMENT resolve stores targets, not index values
-	flagXTables  = 1 << 6  // the reduction tensors (T_ACC ...) are present
-	flagUseInit  = 1 << 7  // ScatterElementsUpdate-12 use_init_val
-	flagPrivate  = 1 << 8  // scatter: accumulate in workgroup memory first
-	flagWalk     = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
-	flagLater    = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+	flagNegative    = 1 << 0  // indices may count from the end: [-s, s-1]
+	flagOwner       = 1 << 1  // updates may collide: the last one wins
+	flagMaps        = 1 << 2  // ELEMENT: the outer and inner maps are lists
+	flagOneChunk    = 1 << 3  // every tensor fits in one chunk
+	flagCount       = 1 << 4  // resolve counts the updates per slot (owner words)
+	flagTarget      = 1 << 5  // ELEMENT resolve stores targets, not index values
+	flagXTables     = 1 << 6  // the reduction tensors (T_ACC ...) are present
+	flagUseInit     = 1 << 7  // ScatterElementsUpdate-12 use_init_val
+	flagPrivate     = 1 << 8  // scatter: accumulate in workgroup memory first
+	flagWalk        = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
+	flagLater       = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+	flagDirect      = 1 << 11 // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
+	flagIndexSigned = 1 << 12 // FLAG_DIRECT: the index type is signed
+	flagIndex2      = 1 << 13 // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
+	flagIndex4      = 1 << 14 // FLAG_DIRECT: 4-byte indices
+	flagIndex8      = 1 << 15 // FLAG_DIRECT: 8-byte indices
+	flagTable       = 1 << 16 // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
@@ -74,11 +80,19 @@ const hotWords = 16
 // partial result in memory. LATER_MAX is the largest J of FLAG_LATER
 // plans: each update looks at the index of the at most LATER_MAX-1
 // updates after it along the index dimension instead of claiming owner
-// words, which take 4 bytes per slot of the output.
+// words, which take 4 bytes per slot of the output. TABLE_RUN bounds
+// the positions each invocation of a FLAG_TABLE resolve takes: its one
+// workgroup resolves at most TABLE_RUN*LOCAL_SIZE positions into
+// TABLE_WORDS/2 slots (a key word and an owner word each), so that each
+// probe loop runs at most TABLE_WORDS/2 times and an invocation's at most
+// TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW
+// marks the normalised index of an update that a later one overwrites.
 const (
-	maxRun   = 64
-	segment  = 16384
-	laterMax = 64
+	maxRun     = 64
+	segment    = 16384
+	laterMax   = 64
+	tableRun   = 13
+	tableWords = 8192
 )
 
 // The tensors a kernel addresses, by their chunk tables. The first five

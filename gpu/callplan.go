@@ -116,7 +116,7 @@ func (f *facts) planCall(p *ops.Plan) (*callPlan, error) {
 		pl.host[2] = uint64(p.Indices.Len() * p.Indices.DType.Size())
 	}
 	pl.shift = f.callShift(pl.host[0])
-	pl.sizes = []uint64{pl.host[0], pl.host[1], pl.host[2], 4 * j.resolve, 4 * j.owners}
+	pl.sizes = []uint64{pl.host[0], pl.host[1], pl.host[2], 4 * j.normWords(), 4 * j.owners}
 	if j.red != nil {
 		extra := j.red.tensorSizes()
 		pl.sizes = append(pl.sizes, extra[:]...)

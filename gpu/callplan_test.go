@@ -92,9 +92,16 @@ func planCases() []planCase {
 	}
 	meanReq := elementsReq("", i32, []int{5000}, []int{5000})
 	meanReq.Op, meanReq.Reduction, meanReq.Axis = "ScatterElementsUpdate-12", "mean", tensor.Scalar(int64(0))
+	table := func() facts { f := cpuFacts(); f.table = true; return f }
+	execute := func() facts { f := atomicFloats(); f.ownOutput = true; return f }
+	int32Indices := elementsReq("add", f32, []int{5000}, []int{5000})
+	int32Indices.Indices = desc(tensor.Int32, 5000)
 	ordered := []string{"clear", "resolve", "scan", "radix-count", "scan", "radix-scatter", "radix-count", "scan", "radix-scatter", "fold"}
 	return []planCase{
 		{"few updates look at the later ones", cpuFacts, elementsReq("", f32, []int{100}, []int{10}), "later", []string{"resolve", "scatter"}},
+		{"colliding updates resolve in a table", table, elementsReq("", f32, []int{100}, []int{1000}), "table", []string{"resolve", "scatter"}},
+		{"more positions than one table takes claim owner words", table, elementsReq("", f32, []int{5000}, []int{tableMax + 1}), "owner", []string{"clear", "resolve", "scatter"}},
+		{"gather keeps its owner words", table, nd("", 4, 100, 8), "gather", []string{"clear", "resolve", "scatter"}},
 		{"many colliding updates claim owner words", cpuFacts, elementsReq("", f32, []int{100}, []int{1000}), "owner", []string{"clear", "resolve", "scatter"}},
 		{"many columns walk", walk, elementsReq("", f32, []int{16, 64}, []int{100, 64}), "walk", []string{"resolve", "scatter"}},
 		{"more updates than outputs gather", cpuFacts, nd("", 4, 100, 8), "gather", []string{"clear", "resolve", "scatter"}},
@@ -108,6 +115,9 @@ func planCases() []planCase {
 		{"integers pile up in workgroup memory", cpuFacts, elementsReq("add", i32, []int{16}, []int{5000}), "native+private", []string{"resolve", "scatter"}},
 		{"the mean prepares and finishes", cpuFacts, meanReq, "native", []string{"clear", "resolve", "prepare", "scatter", "finish"}},
 		{"no 64-bit atomics fold in order", no64, elementsReq("max", f64, []int{200}, []int{1000}), "ordered", ordered},
+		{"Execute checks the indices in the scatter", execute, elementsReq("add", f32, []int{5000}, []int{5000}), "native", []string{"scatter"}},
+		{"Execute of a mean still counts", func() facts { f := cpuFacts(); f.ownOutput = true; return f }, meanReq, "native", []string{"clear", "resolve", "prepare", "scatter", "finish"}},
+		{"resident 4-byte indices are checked, then read again", atomicFloats, int32Indices, "native", []string{"resolve", "scatter"}},
 		{"deterministic walks", walk, elementsReq("add", f32, []int{16, 64}, []int{100, 64}), "walk", []string{"resolve", "scatter"}},
 	}
 }
@@ -126,8 +136,9 @@ func TestPlanPaths(t *testing.T) {
 // bounds of the shaders' documentation (Loop bounds): runs of at most
 // MAX_RUN, walks and folds of at most SEGMENT steps with one position per
 // invocation, workgroups within the device's limits, each private
-// workgroup given at most max(tile, 16*outputs) updates; and the
-// dispatches cover each pass's positions once.
+// workgroup given at most max(tile, 16*outputs) updates, the last-writer
+// table's one workgroup at most TABLE_RUN positions per invocation; and
+// the dispatches cover each pass's positions once.
 func TestPlanLoopBounds(t *testing.T) {
 	cases := planCases()
 	long := func(f func() facts, red string, J int) planCase {
@@ -162,6 +173,12 @@ func TestPlanLoopBounds(t *testing.T) {
 				g := uint64(ps.dispatches[0].groups[0])
 				assert.LessOrEqual(t, g, uint64(f.maxGroups[0]))
 				assert.LessOrEqual(t, ceilDiv(pl.j.updates, g), max(groupSize*uint64(f.run), privateShare*pl.j.outputs), c.name)
+				continue
+			}
+			if pl.j.flags&flagTable != 0 && ps.label == "resolve" {
+				require.Len(t, ps.dispatches, 1)
+				assert.Equal(t, [3]uint32{1, 1, 1}, ps.dispatches[0].groups, c.name)
+				assert.LessOrEqual(t, ps.n, uint64(tableRun*groupSize), c.name)
 				continue
 			}
 			var at uint64

@@ -12,7 +12,8 @@ import (
 // path names the way the call runs: "data" (nothing to do on the device),
 // "resolve" (no updates: the indices are checked only), the reduction's
 // path (Stats.Reduction), or for reduction none "copy" (copy regions),
-// "walk", "gather", "owner" (owner words), "later" (updates look at the
+// "walk", "gather", "owner" (owner words), "table" (the last-writer
+// table in workgroup memory), "later" (updates look at the
 // later ones along J) or "scatter" (updates cannot collide).
 func (pl *callPlan) path() string {
 	j := pl.j
@@ -31,6 +32,8 @@ func (pl *callPlan) path() string {
 		return "gather"
 	case j.flags&flagOwner != 0:
 		return "owner"
+	case j.flags&flagTable != 0:
+		return "table"
 	case j.flags&flagLater != 0:
 		return "later"
 	}
@@ -47,8 +50,15 @@ func (pl *callPlan) String() string {
 	if p.Reduction.String() != "none" {
 		fmt.Fprintf(&sb, " reduction %v", p.Reduction)
 	}
-	fmt.Fprintf(&sb, ": %s, %d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
-		pl.path(), j.posBits, j.elemBytes, pl.shift, pl.flags)
+	fmt.Fprintf(&sb, ": %s, ", pl.path())
+	switch {
+	case j.direct && j.check:
+		sb.WriteString("indices checked by resolve and read raw by the scatter, ")
+	case j.direct:
+		sb.WriteString("indices checked by the scatter, ")
+	}
+	fmt.Fprintf(&sb, "%d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
+		j.posBits, j.elemBytes, pl.shift, pl.flags)
 	sb.WriteString("  tensors:")
 	for i, size := range pl.sizes {
 		if size > 0 {

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
@@ -36,11 +37,20 @@ type facts struct {
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide bool
 	orderedMax                                    uint64
+	// table: the device's workgroup memory holds the last-writer table
+	// (4*tableWords bytes), and Backend.noTable is not set.
+	table bool
+	// ownOutput: the call's output is the backend's own buffer, none of
+	// the caller's tensors (Execute), so that a call a bad index stops may
+	// leave it half written: the host discards it. Atomic reductions then
+	// check the indices in the pass that applies them (job.direct).
+	ownOutput bool
 }
 
 // facts returns the facts of b's device and settings. stream says whether
 // large outputs may take smaller chunks (Execute's host-backed calls; a
-// batch's resident tensors keep theirs). b.mu is held.
+// batch's resident tensors keep theirs); those calls' outputs are also the
+// backend's own (facts.ownOutput). b.mu is held.
 func (b *Backend) facts(stream bool) facts {
 	caps := b.dev.Capabilities()
 	f := facts{
@@ -49,7 +59,8 @@ func (b *Backend) facts(stream bool) facts {
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
-		orderedMax: b.orderedMax,
+		orderedMax: b.orderedMax, ownOutput: stream,
+		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	if stream {
 		f.streamMin = b.streamMin
@@ -100,6 +111,9 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax,
+		// As Backend.facts(true): Execute's output is the backend's own.
+		ownOutput: true,
+		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
 	}
 	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
 		// Backend.streams: a large output is read back chunk by chunk.
@@ -153,8 +167,32 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 		}
 	}
 	f.planWalk(j)
+	f.planTable(j)
 	f.planCopies(j)
 	return j, nil
+}
+
+// tableMax is the most index positions (tuples, or indices) a FLAG_TABLE
+// resolve takes: one workgroup, TABLE_RUN positions per invocation.
+const tableMax = tableRun * groupSize
+
+// planTable makes a plan whose updates can collide (reduction none, owner
+// words) resolve the last writer of every slot in a table in workgroup
+// memory instead, where one workgroup can take its index positions (at
+// most tableMax): the table is sized to the updates, while owner words,
+// cleared, claimed and read, take 4 bytes per slot of the output, which
+// for a large tensor patched in a few places is most of the call's
+// traffic. Plans with more positions keep the owner words: their updates
+// then cover a large part of the output, or the owner words' cost is
+// shared by many updates (gather plans, with more updates than outputs,
+// read them output-major). The table needs 32-bit positions and slots
+// below NO_ROW.
+func (f *facts) planTable(j *job) {
+	if !f.table || j.flags&flagOwner == 0 || j.gather || j.posBits != 32 || j.resolve > tableMax || j.owners >= math.MaxUint32 {
+		return
+	}
+	j.flags = j.flags&^flagOwner | flagTable
+	j.owners = 0
 }
 
 // jobFor is planJob with b's facts; b.mu is held.

@@ -32,6 +32,9 @@ type tuning struct {
 	orderedMax uint64
 	// noPrivate turns off the workgroup-memory accumulation.
 	noPrivate bool
+	// noTable makes plans whose updates collide claim owner words where
+	// the last-writer table would serve (planTable).
+	noTable bool
 	// noInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	noInt64Atomics bool

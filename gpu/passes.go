@@ -25,13 +25,20 @@ func (pl *callPlan) planPasses() error {
 	if j.owners > 0 {
 		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tOwner, written: 4 * j.owners})
 	}
-	if j.resolve > 0 && j.kind != shaders.Slice {
-		read, written := uint64(j.indexBytes)*j.indices, 4*j.resolve
+	if j.resolve > 0 && j.kind != shaders.Slice && (!j.direct || j.check) {
+		read, written := uint64(j.indexBytes)*j.indices, 4*j.normWords()
 		if j.flags&(flagOwner|flagCount) != 0 {
 			read, written = read+4*j.resolve, written+4*j.resolve
 		}
 		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
-		pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+		if j.flags&flagTable != 0 {
+			// One workgroup takes every position (planTable).
+			key.Private = true
+			pl.passes = append(pl.passes, pass{label: "resolve", kind: passDispatch, key: key, n: j.resolve, run: 1,
+				dispatches: []dispatch{{base: 0, end: j.resolve, groups: [3]uint32{1, 1, 1}}}, read: read, written: written})
+		} else {
+			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+		}
 	}
 	e := uint64(j.elemBytes)
 	switch r := j.red; {
@@ -157,6 +164,10 @@ func (pl *callPlan) atomic() {
 	}
 	// Atomics read and write the target of every update.
 	read, written := j.updates*(2*e+4)+4*j.resolve, j.updates*e
+	if j.direct {
+		// The scatter reads the raw indices instead of normalised ones.
+		read = j.updates*2*e + uint64(j.indexBytes)*j.indices
+	}
 	if r.private {
 		// One 1-D dispatch of r.groups workgroups; each strides over the
 		// updates (scatter.comp, scatterPrivate).

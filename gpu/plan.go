@@ -59,6 +59,11 @@ type job struct {
 	// red describes how a reduction runs (nil for reduction none); the
 	// planner sets it (facts.planReduction).
 	red *reduction
+	// direct: an atomic reduction whose scatter reads and checks the raw
+	// indices itself (FLAG_DIRECT; facts.planDirect), so that no pass
+	// writes normalised ones; check: a resolve pass checks them first
+	// (the output is a caller's tensor), else there is none.
+	direct, check bool
 }
 
 // unsupported returns an error for a plan this backend cannot run.
@@ -346,6 +351,15 @@ func (j *job) hot() [hotWords]uint32 {
 		h[i] = uint32(j.params[i])
 	}
 	return h
+}
+
+// normWords returns the words of T_NORM: one per resolve position, none
+// when the scatter reads the raw indices (direct).
+func (j *job) normWords() uint64 {
+	if j.direct {
+		return 0
+	}
+	return j.resolve
 }
 
 // rowRun returns, for a Slice plan whose innermost dimension is

@@ -111,7 +111,42 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		}
 	}
 	f.planPrivate(p, j, r)
+	f.planDirect(j, r)
 	return nil
+}
+
+// planDirect makes an atomic reduction's scatter (not a column walk, which
+// reads its indices along the column) read and check the raw
+// indices itself (FLAG_DIRECT) where resolve would only normalise them
+// (no counts to take): on an output of the backend's own (Execute) with no
+// resolve pass at all, since a bad index only makes the host discard the
+// output; on a caller's tensor after a resolve pass that only checks them,
+// where reading the indices twice costs less than writing and reading a
+// normalised word per index tuple (indices of under 8 bytes a tuple).
+func (f *facts) planDirect(j *job, r *reduction) {
+	if r.counts || j.walk || j.resolve == 0 {
+		return
+	}
+	switch {
+	case f.ownOutput:
+	case uint64(j.indexBytes)*j.indices < 8*j.resolve:
+		j.check = true
+	default:
+		return
+	}
+	j.direct = true
+	j.flags |= flagDirect
+	if j.indexSigned {
+		j.flags |= flagIndexSigned
+	}
+	switch j.indexBytes {
+	case 2:
+		j.flags |= flagIndex2
+	case 4:
+		j.flags |= flagIndex4
+	case 8:
+		j.flags |= flagIndex8
+	}
 }
 
 // atomics returns how the atomic path updates an element: with the

@@ -2,8 +2,8 @@
 // the table that names them.
 //
 // Each kernel family is one GLSL source under src/ (resolve.comp,
-// scatter.comp, gather.comp, reduce.comp and sort.comp, with common.glsl
-// and reduce.glsl shared), compiled into many variants by macros, the way
+// scatter.comp, gather.comp, reduce.comp and sort.comp, with common.glsl,
+// index.glsl and reduce.glsl shared), compiled into many variants by macros, the way
 // ncnn builds its fp32/fp16 kernels: the kind of operator (Block, Element,
 // Slice), the element size or the index type, the element type and atomic
 // path of reductions, the sort stage and the width of positions. The
@@ -42,7 +42,11 @@
 //	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
 //	             laterWins             the later positions along J: < LATER_MAX
 //	every kernel the positions of a run  pc.run <= MAX_RUN; the host passes 1 or 16
-//	resolve.comp resolveOne (Block)    a tuple's components: <= ops.MaxRank
+//	index.glsl   indexAt (Block)       a tuple's components: <= ops.MaxRank
+//	resolve.comp resolveTable          its positions: TABLE_RUN; the table's
+//	                                   words: TABLE_WORDS/LOCAL_SIZE
+//	             findSlot              probes: <= TABLE_WORDS/2 (fewer keys than
+//	                                   slots), TABLE_RUN*TABLE_WORDS/2 in all (53248)
 //	scatter.comp walkColumn            one segment of a column: <= SEGMENT
 //	             sliceRun              the positions of the run
 //	             scatterPrivate        its tiles: <= 1 + 16*4*PRIV_WORDS/tile (the host

@@ -92,7 +92,7 @@ func (a Atomics) String() string {
 type Stage uint8
 
 // Key selects a variant. Fields that do not apply to the family stay zero:
-// IndexBytes and IndexSigned for Resolve; ElemBytes and Reduction for
+// IndexBytes, IndexSigned and Private for Resolve; ElemBytes and Reduction for
 // Scatter and Gather; DType, Atomics and Private for Scatter with a
 // reduction; ElemBytes, Reduction and DType for Reduce; Stage for Sort.
 type Key struct {
@@ -110,7 +110,9 @@ type Key struct {
 	DType   tensor.DType
 	Atomics Atomics
 	// Private selects the workgroup-memory accumulation of Scatter
-	// reductions (PrivateWords of workgroup memory).
+	// reductions (PrivateWords of workgroup memory), and for Resolve the
+	// last-writer table in workgroup memory (FLAG_TABLE; 4*TABLE_WORDS
+	// bytes of it, 32-bit positions only).
 	Private bool
 	Stage   Stage
 }

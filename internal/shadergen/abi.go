@@ -173,6 +173,12 @@ var abiGroups = []abiGroup{
 			c("FLAG_PRIVATE", "flagPrivate", "scatter: accumulate in workgroup memory first"),
 			c("FLAG_WALK", "flagWalk", "ELEMENT scatter: one position per column (walkColumn)"),
 			c("FLAG_LATER", "flagLater", "updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words"),
+			c("FLAG_DIRECT", "flagDirect", "reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them"),
+			c("FLAG_INDEX_SIGNED", "flagIndexSigned", "FLAG_DIRECT: the index type is signed"),
+			c("FLAG_INDEX_2", "flagIndex2", "FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)"),
+			c("FLAG_INDEX_4", "flagIndex4", "FLAG_DIRECT: 4-byte indices"),
+			c("FLAG_INDEX_8", "flagIndex8", "FLAG_DIRECT: 8-byte indices"),
+			c("FLAG_TABLE", "flagTable", "updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words"),
 		),
 	},
 	{
@@ -229,12 +235,21 @@ var abiGroups = []abiGroup{
 			"partial result in memory. LATER_MAX is the largest J of FLAG_LATER\n" +
 			"plans: each update looks at the index of the at most LATER_MAX-1\n" +
 			"updates after it along the index dimension instead of claiming owner\n" +
-			"words, which take 4 bytes per slot of the output.",
+			"words, which take 4 bytes per slot of the output. TABLE_RUN bounds\n" +
+			"the positions each invocation of a FLAG_TABLE resolve takes: its one\n" +
+			"workgroup resolves at most TABLE_RUN*LOCAL_SIZE positions into\n" +
+			"TABLE_WORDS/2 slots (a key word and an owner word each), so that each\n" +
+			"probe loop runs at most TABLE_WORDS/2 times and an invocation's at most\n" +
+			"TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW\n" +
+			"marks the normalised index of an update that a later one overwrites.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
 			cv("SEGMENT", "segment", 1<<14, ""),
 			cv("LATER_MAX", "laterMax", 64, ""),
+			cv("TABLE_RUN", "tableRun", 13, ""),
+			cv("TABLE_WORDS", "tableWords", 8192, ""),
+			cv("NO_ROW", "", 0xFFFFFFFF, ""),
 		},
 	},
 	{

@@ -51,6 +51,7 @@ type variant struct {
 	elem     int    // scatter, gather, reduce: element size in bytes
 	index    int    // resolve: index element size in bytes
 	signed   bool   // resolve: signed index type
+	table    bool   // resolve: the workgroup-memory table (FLAG_TABLE)
 	red      string // scatter, gather: reduction ("none" for moves)
 	dtype    *dtype // scatter with a reduction, reduce
 	atomics  string // scatter with a reduction: "cas" or "native"
@@ -156,6 +157,14 @@ func allVariants() []*variant {
 					}
 					v.defines = []string{"KIND=" + kinds[kind].glsl, fmt.Sprintf("INDEX_BYTES=%d", ib), fmt.Sprintf("INDEX_SIGNED=%d", sgn)}
 					out = append(out, v)
+					if pos == 32 {
+						// The last-writer table (FLAG_TABLE), for 32-bit positions.
+						tv := *v
+						tv.table = true
+						tv.name = fmt.Sprintf("resolve-%s-%s-table-p%d", kind, indexName(ib, signed), pos)
+						tv.defines = append(append([]string(nil), v.defines...), "TABLE=1")
+						out = append(out, &tv)
+					}
 				}
 			}
 		}
@@ -403,6 +412,9 @@ func table(vs []*variant) ([]byte, error) {
 		switch {
 		case v.family == "resolve":
 			key += fmt.Sprintf(", IndexBytes: %d, IndexSigned: %t", v.index, v.signed)
+			if v.table {
+				key += ", Private: true"
+			}
 		case v.family == "sort":
 			key += ", Stage: " + stages[v.stage].goName
 		case v.dtype == nil:

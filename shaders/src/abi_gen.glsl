@@ -46,17 +46,23 @@
 #define SPEC_FLAGS 2
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
-#define FLAG_NEGATIVE 1u   // indices may count from the end: [-s, s-1]
-#define FLAG_OWNER 2u      // updates may collide: the last one wins
-#define FLAG_MAPS 4u       // ELEMENT: the outer and inner maps are lists
-#define FLAG_ONE_CHUNK 8u  // every tensor fits in one chunk
-#define FLAG_COUNT 16u     // resolve counts the updates per slot (owner words)
-#define FLAG_TARGET 32u    // ELEMENT resolve stores targets, not index values
-#define FLAG_XTABLES 64u   // the reduction tensors (T_ACC ...) are present
-#define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
-#define FLAG_PRIVATE 256u  // scatter: accumulate in workgroup memory first
-#define FLAG_WALK 512u     // ELEMENT scatter: one position per column (walkColumn)
-#define FLAG_LATER 1024u   // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_NEGATIVE 1u        // indices may count from the end: [-s, s-1]
+#define FLAG_OWNER 2u           // updates may collide: the last one wins
+#define FLAG_MAPS 4u            // ELEMENT: the outer and inner maps are lists
+#define FLAG_ONE_CHUNK 8u       // every tensor fits in one chunk
+#define FLAG_COUNT 16u          // resolve counts the updates per slot (owner words)
+#define FLAG_TARGET 32u         // ELEMENT resolve stores targets, not index values
+#define FLAG_XTABLES 64u        // the reduction tensors (T_ACC ...) are present
+#define FLAG_USE_INIT 128u      // ScatterElementsUpdate-12 use_init_val
+#define FLAG_PRIVATE 256u       // scatter: accumulate in workgroup memory first
+#define FLAG_WALK 512u          // ELEMENT scatter: one position per column (walkColumn)
+#define FLAG_LATER 1024u        // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_DIRECT 2048u       // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
+#define FLAG_INDEX_SIGNED 4096u // FLAG_DIRECT: the index type is signed
+#define FLAG_INDEX_2 8192u      // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
+#define FLAG_INDEX_4 16384u     // FLAG_DIRECT: 4-byte indices
+#define FLAG_INDEX_8 32768u     // FLAG_DIRECT: 8-byte indices
+#define FLAG_TABLE 65536u       // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on
@@ -100,10 +106,19 @@
 // partial result in memory. LATER_MAX is the largest J of FLAG_LATER
 // plans: each update looks at the index of the at most LATER_MAX-1
 // updates after it along the index dimension instead of claiming owner
-// words, which take 4 bytes per slot of the output.
+// words, which take 4 bytes per slot of the output. TABLE_RUN bounds
+// the positions each invocation of a FLAG_TABLE resolve takes: its one
+// workgroup resolves at most TABLE_RUN*LOCAL_SIZE positions into
+// TABLE_WORDS/2 slots (a key word and an owner word each), so that each
+// probe loop runs at most TABLE_WORDS/2 times and an invocation's at most
+// TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW
+// marks the normalised index of an update that a later one overwrites.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
+#define TABLE_RUN 13u
+#define TABLE_WORDS 8192u
+#define NO_ROW 4294967295u
 
 // The tensors a kernel addresses, by their chunk tables. The first five
 // have their table offsets in the push constants; the reduction tensors

@@ -4,7 +4,8 @@
 // duplicates are possible, claims the targets for the last update
 // (FLAG_OWNER, reduction none) or counts the updates each slot receives
 // (FLAG_COUNT, reductions: mean, use_init_val = false and the in-order
-// fold need the counts).
+// fold need the counts). With FLAG_DIRECT (a reduction whose scatter reads
+// the raw indices itself) it only checks them.
 //
 // Variant macros (besides common.glsl's):
 //   KIND          KIND_BLOCK: one invocation per index tuple of TUPLE
@@ -17,86 +18,26 @@
 //   INDEX_BYTES   1, 2, 4 or 8: the index element size.
 //   INDEX_SIGNED  1 for int8 ... int64, 0 for uint8 ... uint64.
 //
-// Indices are read as 32-bit words, so devices need no 8- or 16-bit storage.
-// A bad index never faults or clamps: the invocation lowers the error word
-// to (its first bad position >> errShift) and claims or counts nothing for
-// it; the host then finds the exact first bad position and reports it.
+// index.glsl reads and checks the indices. A bad index never faults or
+// clamps: the invocation lowers the error word to (its first bad position
+// >> errShift) and claims or counts nothing for it.
 
 #include "common.glsl"
-
-// sext64 sign-extends x to 64 bits. It builds the high word itself:
-// llvmpipe (Mesa 22.3) miscompiles int64_t(int) (OpSConvert), which turned
-// -1 into a huge positive index.
-int64_t sext64(int x) {
-	return int64_t(packUint2x32(uvec2(uint(x), uint(x >> 31))));
-}
-
-// readIndex returns the index at flat position pos of indices. exact is
-// false for a uint64 above the int64 range (always out of range).
-int64_t readIndex(uint64_t pos, out bool exact) {
-	exact = true;
-#if INDEX_BYTES == 8
-	uint64_t o = pos * 8ul;
-	uint lo = loadWord(T_IDX, o);
-	uint hi = loadWord(T_IDX, o + 4ul);
-#if !INDEX_SIGNED
-	exact = hi < 0x80000000u;
-#endif
-	return int64_t(packUint2x32(uvec2(lo, hi)));
-#elif INDEX_BYTES == 4
-	uint w = loadWord(T_IDX, pos * 4ul);
-#if INDEX_SIGNED
-	return sext64(int(w));
-#else
-	return int64_t(uint64_t(w));
-#endif
-#else
-	uint64_t o = pos * uint64_t(INDEX_BYTES);
-	uint w = loadWord(T_IDX, o & ~3ul);
-	int bit = int(o & 3ul) * 8;
-#if INDEX_SIGNED
-	return sext64(bitfieldExtract(int(w), bit, INDEX_BYTES * 8));
-#else
-	return int64_t(uint64_t(bitfieldExtract(w, bit, INDEX_BYTES * 8)));
-#endif
-#endif
-}
-
-// normalise maps index v into a dimension of size s, counting from the
-// end when it is negative, and reports whether it was in range. It does not
-// branch: on CPU devices a divergent branch per index (and an atomic inside
-// one) costs several times the index's load.
-bool normalise(inout int64_t v, bool exact, int64_t s) {
-	int64_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? -s : 0l;
-	bool ok = exact && v >= lo && v < s;
-	v += v < 0l ? s : 0l;
-	return ok;
-}
-
-// noBad is the bad position of a run with no bad index.
-const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
+#include "index.glsl"
 
 // resolveOne resolves position p: a tuple (BLOCK) or an index (ELEMENT).
 // It returns the position of the first bad index element it met, or
 // noBad. The normalised value of a bad index is garbage: no pass reads it
 // once the error word is set.
 uint64_t resolveOne(pos_t p) {
-#if KIND == KIND_BLOCK
-	// The tuple's components sit at p*k ... p*k+k-1.
-	uint k = uint(param(P_TUPLE));
-	uint at = uint(param(P_TUPLE_AT));
-	uint64_t row = 0ul;
-	uint64_t bad = noBad;
-	for (uint c = 0u; c < k; c++) {
-		uint64_t pos = uint64_t(p) * uint64_t(k) + uint64_t(c);
-		bool exact;
-		int64_t v = readIndex(pos, exact);
-		int64_t s = int64_t(param(at + c));
-		if (!normalise(v, exact, s)) {
-			bad = min(bad, pos);
-		}
-		row = row * uint64_t(s) + uint64_t(v);
+	uint64_t bad;
+	uint64_t v = indexAt(p, bad);
+	if ((FLAGS & FLAG_DIRECT) != 0u) {
+		// The scatter reads the raw indices itself: only check them.
+		return bad;
 	}
+#if KIND == KIND_BLOCK
+	uint64_t row = v;
 	Word(addressOf(T_NORM, u32Offset(p))).w = uint(row);
 	if (bad != noBad) {
 		return bad;
@@ -108,15 +49,12 @@ uint64_t resolveOne(pos_t p) {
 	}
 	return noBad;
 #elif KIND == KIND_ELEMENT
-	bool exact;
-	int64_t v = readIndex(uint64_t(p), exact);
-	bool ok = normalise(v, exact, int64_t(param(P_ROWS)));
 	if ((FLAGS & (FLAG_OWNER | FLAG_COUNT | FLAG_TARGET)) == 0u) {
 		Word(addressOf(T_NORM, u32Offset(p))).w = uint(v);
-		return ok ? noBad : uint64_t(p);
+		return bad;
 	}
-	if (!ok) {
-		return uint64_t(p);
+	if (bad != noBad) {
+		return bad;
 	}
 	pos_t o, j, k;
 	split(p, o, j, k);
@@ -134,7 +72,110 @@ uint64_t resolveOne(pos_t p) {
 #endif
 }
 
+#ifdef TABLE
+// The last-writer table (FLAG_TABLE): one workgroup resolves every
+// position, keeping for each slot (a BLOCK row, an ELEMENT target) the
+// last update in index order in a hash table in workgroup memory, then
+// writes each position's normalised index, or NO_ROW where a later update
+// has the same slot. The scatter then writes the updates whose index is
+// not NO_ROW, and no owner words (4 bytes per slot of the output) are
+// cleared or claimed. Slot s's key (the slot + 1; 0 is free) is word s,
+// its owner (j + 1 of its last update) word TABLE_SLOTS + s; the host
+// gives at most TABLE_RUN*LOCAL_SIZE positions, fewer than TABLE_SLOTS, so
+// that linear probing always finds a key's slot within TABLE_SLOTS probes.
+#define TABLE_SLOTS (TABLE_WORDS / 2)
+
+shared uint table[TABLE_WORDS];
+
+// mix32 scatters the bits of a key over the slots (MurmurHash3's
+// finaliser): rows that differ by multiples of a power of two would
+// otherwise share a slot.
+uint mix32(uint h) {
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+// findSlot returns the slot of key: with claim, the free slot it takes
+// when it has none yet.
+uint findSlot(uint key, bool claim) {
+	uint mask = uint(TABLE_SLOTS) - 1u;
+	uint s = mix32(key) & mask;
+	for (uint i = 0u; i < uint(TABLE_SLOTS); i++) {
+		uint prev = claim ? atomicCompSwap(table[s], 0u, key) : table[s];
+		if (prev == 0u || prev == key) {
+			break;
+		}
+		s = (s + 1u) & mask;
+	}
+	return s;
+}
+
+void resolveTable() {
+	uint lid = gl_LocalInvocationID.x;
+	for (uint w = lid; w < uint(TABLE_WORDS); w += uint(LOCAL_SIZE)) {
+		table[w] = 0u;
+	}
+	barrier();
+	// Position p = lid + i*LOCAL_SIZE: its key, its normalised index, its
+	// j + 1 (0 for a bad index).
+	uint keys[TABLE_RUN], vals[TABLE_RUN], owners[TABLE_RUN];
+	uint n = uint(pc.end);
+	uint64_t bad = noBad;
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		uint p = lid + i * uint(LOCAL_SIZE);
+		owners[i] = 0u;
+		if (p >= n) {
+			continue;
+		}
+		uint64_t b;
+		uint64_t v = indexAt(pos_t(p), b);
+		if (b != noBad) {
+			bad = min(bad, b);
+			continue;
+		}
+		vals[i] = uint(v);
+#if KIND == KIND_BLOCK
+		keys[i] = uint(v) + 1u;
+		owners[i] = p + 1u;
+#else
+		pos_t o, j, k;
+		split(pos_t(p), o, j, k);
+		keys[i] = uint(target(o, k, uint(v))) + 1u;
+		owners[i] = uint(j) + 1u;
+#endif
+	}
+	// The claims come after every load of this invocation, so that its
+	// loads are in flight together rather than one per claim.
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		if (owners[i] != 0u) {
+			atomicMax(table[uint(TABLE_SLOTS) + findSlot(keys[i], true)], owners[i]);
+		}
+	}
+	barrier();
+	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
+		uint p = lid + i * uint(LOCAL_SIZE);
+		if (owners[i] == 0u) {
+			continue; // no position, or a bad index: the scatter does nothing
+		}
+		bool wins = table[uint(TABLE_SLOTS) + findSlot(keys[i], false)] == owners[i];
+		Word(addressOf(T_NORM, u32Offset(pos_t(p)))).w = wins ? vals[i] : NO_ROW;
+	}
+	if (bad != noBad) {
+		atomicMin(Word(errorAddress()).w, uint(bad >> pc.errShift));
+	}
+}
+#endif
+
 void main() {
+#ifdef TABLE
+	// One workgroup: every invocation reaches the barriers.
+	loadChunks();
+	resolveTable();
+#else
 	pos_t p = firstPosition();
 	uint64_t end = runEnd(p);
 	if (uint64_t(p) >= end) {
@@ -149,4 +190,5 @@ void main() {
 	if (bad != noBad) {
 		atomicMin(Word(errorAddress()).w, uint(bad >> pc.errShift));
 	}
+#endif
 }

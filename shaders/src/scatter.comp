@@ -18,7 +18,8 @@
 //
 // With reduction none and duplicate targets the last update in index order
 // wins (the contract's order): resolve.comp stored j+1 of the last update
-// for every slot in the owner words, and only that update writes; or, for
+// for every slot in the owner words, and only that update writes; or it
+// marked every other update's index NO_ROW (FLAG_TABLE); or, for
 // plans with at most LATER_MAX positions along the index dimension
 // (FLAG_LATER), an update writes unless a later one has the same index
 // (laterWins), which needs no owner words; or, for
@@ -26,6 +27,12 @@
 // column's updates in index order and no owner words are needed. The walk
 // serves reductions too: each column folds its updates in index order,
 // as the CPU reference does, with no atomics.
+//
+// A reduction's scatter reads the normalised indices resolve.comp wrote,
+// or with FLAG_DIRECT reads and checks the raw indices itself (index.glsl),
+// skipping a bad one and lowering the error word to its position as
+// resolve does: the host then discards the output, which is the backend's
+// own (Execute), or a resolve pass checked them before (resident calls).
 //
 // With a reduction every update is folded into its target atomically, so
 // the fold order is the device's: exact for integers, bool, min and max,
@@ -42,6 +49,7 @@
 
 #ifdef DTYPE
 #include "reduce.glsl"
+#include "index.glsl"
 #endif
 
 #ifndef DTYPE
@@ -76,18 +84,67 @@ void apply(pos_t u, pos_t t) {
 #endif
 }
 #else
-// targetOf returns the output element update u lands on.
-pos_t targetOf(pos_t u) {
+// badSeen is the first bad index position this invocation met
+// (FLAG_DIRECT), or noBad; main lowers the error word to it.
+uint64_t badSeen = noBad;
+
+// The index tuple of the last BLOCK update checked (FLAG_DIRECT): the
+// updates of a tuple are consecutive positions, so a run reads and checks
+// each tuple once.
+bool tupleSeen = false;
+pos_t tupleJ;
+uint tupleV;
+bool tupleOk;
+
+// targetOf sets t to the output element update u lands on and returns
+// true; with FLAG_DIRECT it reads and checks the raw index itself and,
+// for a bad one, returns false and lowers badSeen instead.
+bool targetOf(pos_t u, out pos_t t) {
 	pos_t o, j, k;
 	split(u, o, j, k);
 #if KIND == KIND_BLOCK
-	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
+	uint v;
+	if ((FLAGS & FLAG_DIRECT) != 0u) {
+		if (!tupleSeen || tupleJ != j) {
+			uint64_t bad;
+			tupleV = uint(indexAt(j, bad));
+			tupleOk = bad == noBad;
+			badSeen = min(badSeen, bad);
+			tupleSeen = true;
+			tupleJ = j;
+		}
+		v = tupleV;
+		if (!tupleOk) {
+			return false;
+		}
+	} else {
+		v = Word(addressOf(T_NORM, u32Offset(j))).w;
+	}
 #elif KIND == KIND_ELEMENT
-	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
+	uint v;
+	if ((FLAGS & FLAG_DIRECT) != 0u) {
+		uint64_t bad;
+		v = uint(indexAt(u, bad));
+		if (bad != noBad) {
+			badSeen = min(badSeen, bad);
+			return false;
+		}
+	} else {
+		v = Word(addressOf(T_NORM, u32Offset(u))).w;
+	}
 #else
 #error scatter.comp: reductions apply to KIND_BLOCK and KIND_ELEMENT
 #endif
-	return target(o, k, v);
+	t = target(o, k, v);
+	return true;
+}
+
+// reportBad lowers the error word to the first bad index position this
+// invocation met (FLAG_DIRECT).
+void reportBad() {
+	if (badSeen != noBad) {
+		atomicMin(Word(errorAddress()).w, uint(badSeen >> pc.errShift));
+	}
 }
 
 // updateAt returns update u as the step folds it in: negated for sub
@@ -104,7 +161,10 @@ E_T updateAt(pos_t u) {
 
 // reduceOne folds update u into the output.
 void reduceOne(pos_t u) {
-	pos_t t = targetOf(u);
+	pos_t t;
+	if (!targetOf(u, t)) {
+		return;
+	}
 	E_T x = updateAt(u);
 #if MEAN_ACC64
 	if (RED == RED_MEAN) {
@@ -202,11 +262,13 @@ void scatterPrivate() {
 		// Neighbouring invocations take neighbouring updates.
 		for (uint r = 0u; r < RUN; r++) {
 			uint u = b + r * uint(LOCAL_SIZE) + lid;
-			if (u < n) {
-				applyPrivate(uint(targetOf(pos_t(u))), updateAt(pos_t(u)));
+			pos_t t;
+			if (u < n && targetOf(pos_t(u), t)) {
+				applyPrivate(uint(t), updateAt(pos_t(u)));
 			}
 		}
 	}
+	reportBad();
 	barrier();
 	for (uint e = lid; e < outputs; e += uint(LOCAL_SIZE)) {
 		E_T x = (priv[e / uint(PER_WORD)] >> ((e % uint(PER_WORD)) * uint(ELEM_BITS))) & E_MASK;
@@ -287,6 +349,9 @@ void scatterOne(pos_t u) {
 	split(u, o, j, k);
 #if KIND == KIND_BLOCK
 	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+		return;
+	}
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
 		return;
 	}
@@ -296,6 +361,9 @@ void scatterOne(pos_t u) {
 	apply(u, target(o, k, v));
 #elif KIND == KIND_ELEMENT
 	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+		return;
+	}
 	pos_t t = target(o, k, v);
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(t) != uint(j) + 1u) {
 		return;
@@ -351,5 +419,8 @@ void main() {
 	for (; uint64_t(u) < end; u++) {
 		scatterOne(u);
 	}
+#ifdef DTYPE
+	reportBad();
+#endif
 #endif
 }
