@@ -204,10 +204,11 @@ func (b *Backend) Name() string {
 	return b.name
 }
 
-// Device returns the underlying device, for its properties, capabilities,
+// device returns the underlying device, for its properties, capabilities,
 // validation messages and live-object counts (nil for a nil Backend). It
-// must not be closed.
-func (b *Backend) Device() *vk.Device {
+// must not be closed. Package internal/gpubench reaches it as
+// gpubench.Backend.Device.
+func (b *Backend) device() *vk.Device {
 	if b == nil {
 		return nil
 	}

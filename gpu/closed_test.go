@@ -32,15 +32,11 @@ func checkClosed(t *testing.T, b *Backend) {
 	require.ErrorIs(t, bt.Add(Call{Op: "ScatterElements-11"}), ErrClosed)
 	assert.Equal(t, 0, bt.Len())
 	require.NoError(t, bt.submitWait(ctx), "an empty batch has nothing to run")
-	// A device without timestamps says so first; every other gives ErrClosed.
-	if _, err := b.CopyTime(ctx, 1024, 1); b == nil || b.dev.Capabilities().Timestamps {
-		require.ErrorIs(t, err, ErrClosed)
-	}
+	_, err = b.copyTime(ctx, 1024, 1)
+	require.ErrorIs(t, err, ErrClosed)
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
 	_, err = b.Needs(p)
-	require.ErrorIs(t, err, ErrClosed)
-	_, _, _, _, err = b.PlanTraffic(p)
 	require.ErrorIs(t, err, ErrClosed)
 	assert.NotPanics(t, func() { _ = b.LastStats(); _ = b.Name(); _ = b.ValidationMessages() })
 }
@@ -53,7 +49,7 @@ func TestNilBackend(t *testing.T) {
 	checkClosed(t, b)
 	require.ErrorIs(t, b.Close(), ErrClosed)
 	assert.Equal(t, "vulkan: closed", b.Name())
-	assert.Nil(t, b.Device())
+	assert.Nil(t, b.device())
 }
 
 // TestClosedBackend: the same after Close, which stays idempotent.

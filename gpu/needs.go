@@ -129,14 +129,3 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrOutOfMemory,
 		Msg: fmt.Sprintf("vulkan: needs %d MiB of device memory; the device has %d MiB free", ceilDiv(n.DeviceBytes, 1<<20), free>>20)}
 }
-
-// PlanTraffic returns, from Needs, the number of passes Execute of p
-// runs, the device bytes they read and write in all, the device memory
-// the call takes and the plan's description (bench.TrafficPlanner).
-func (b *Backend) PlanTraffic(p *ops.Plan) (passes int, traffic, memory uint64, plan string, err error) {
-	n, err := b.Needs(p)
-	if err != nil {
-		return 0, 0, 0, "", err
-	}
-	return len(n.Passes), n.TrafficBytes, n.DeviceBytes, n.Plan, nil
-}

@@ -142,7 +142,7 @@ func TestBatchChainsCalls(t *testing.T) {
 	for _, p := range b.LastStats().Passes {
 		labels[strings.SplitN(p.Label, ":", 2)[0]] = true
 	}
-	if b.Device().Capabilities().Timestamps {
+	if b.device().Capabilities().Timestamps {
 		assert.Equal(t, map[string]bool{"1": true, "2": true, "3": true}, labels)
 	}
 
