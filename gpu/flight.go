@@ -109,7 +109,7 @@ func (s *Submission) Stats() Stats {
 
 // clone returns a copy of s sharing nothing with it.
 func (s Stats) clone() Stats {
-	s.Passes = append([]vk.Timing(nil), s.Passes...)
+	s.Passes = append([]PassTime(nil), s.Passes...)
 	s.Variants = append([]string(nil), s.Variants...)
 	s.plans = append([]*callPlan(nil), s.plans...)
 	return s
@@ -341,8 +341,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 // outcome reads f's timings and error words and returns the error of the
 // first call that found a bad index, prefixed with its place in a batch.
 func (b *Backend) outcome(f *flight) error {
-	f.st.Passes = f.seq.Timings()
-	for _, tm := range f.st.Passes {
+	f.st.Passes = nil
+	for _, tm := range f.seq.Timings() {
+		f.st.Passes = append(f.st.Passes, PassTime{Label: tm.Label, Duration: tm.Duration})
 		f.st.Device += tm.Duration
 	}
 	k := 0
