@@ -61,18 +61,26 @@ type Submission struct {
 
 // Wait waits for the submission to complete and returns its outcome: nil,
 // or the error of the first call that found a bad index (see Batch.Submit).
-// It may be called again and returns the same. When ctx is done first it
-// returns ctx.Err() and the submission stays in flight.
+// It may be called again and returns the same, until the Backend is
+// closed: then it returns ErrClosed (Backend.Close returned an outcome no
+// Wait had). When ctx is done first it returns ctx.Err() and the
+// submission stays in flight.
 func (s *Submission) Wait(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
+	b := s.b
+	if b == nil {
+		return ErrClosed
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b := s.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
 	if err := b.complete(ctx, s.f); err != nil {
 		return err
 	}
@@ -82,7 +90,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 
 // Done reports, without waiting, whether Wait would return at once.
 func (s *Submission) Done() bool {
-	if s == nil {
+	if s == nil || s.b == nil {
 		return true
 	}
 	b := s.b
@@ -95,7 +103,7 @@ func (s *Submission) Done() bool {
 // before): its submissions, waits and transfer pieces, its device time and
 // passes.
 func (s *Submission) Stats() Stats {
-	if s == nil {
+	if s == nil || s.b == nil {
 		return Stats{}
 	}
 	b := s.b
