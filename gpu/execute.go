@@ -57,9 +57,10 @@ type Stats struct {
 	Reduction string
 }
 
-// LastStats returns the figures of the last Execute call, or resident
-// batch, that completed successfully on the device (a batch's once its
-// completion was observed: Submission.Wait, or a host read).
+// LastStats tells where the time of the last call went, for profiling: it
+// returns the figures of the last Execute call, or resident batch, that
+// completed successfully on the device (a batch's once its completion was
+// observed: Submission.Wait, or a host read).
 func (b *Backend) LastStats() Stats {
 	if b == nil {
 		return Stats{}
@@ -127,8 +128,9 @@ func (s Stats) Plan() string {
 	return strings.Join(parts, "\n")
 }
 
-// Execute writes the result of p into out (ops.Backend). out may share
-// storage with p.Data. The call uploads data (straight into the output's
+// Execute runs plan p on the device and writes its result into host
+// tensor out: it is how ops.Run uses the backend (ops.Backend). out may
+// share storage with p.Data. The call uploads data (straight into the output's
 // device buffers), updates and indices, records every pass into one
 // command buffer and submits it once, then downloads the output. Indices
 // are checked on the device; on an out-of-range index Execute returns the

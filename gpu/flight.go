@@ -88,7 +88,8 @@ func (s *Submission) Wait(ctx context.Context) error {
 	return s.f.err
 }
 
-// Done reports, without waiting, whether Wait would return at once.
+// Done reports, without waiting, whether Wait would return at once, so
+// that the host can do other work until the device is done.
 func (s *Submission) Done() bool {
 	if s == nil || s.b == nil {
 		return true
@@ -99,9 +100,9 @@ func (s *Submission) Done() bool {
 	return s.f.done
 }
 
-// Stats returns the figures of the submission once Wait returned (zero
-// before): its submissions, waits and transfer pieces, its device time and
-// passes.
+// Stats returns the figures of the submitted batch, for profiling, once
+// Wait returned (zero before): its submissions, waits and transfer pieces,
+// its device time and passes.
 func (s *Submission) Stats() Stats {
 	if s == nil || s.b == nil {
 		return Stats{}

@@ -47,9 +47,9 @@ type PassNeed struct {
 	Read, Written uint64
 }
 
-// Needs returns what Execute of p needs of the device: the device memory
-// of every tensor and the passes it runs. It allocates nothing; a caller
-// can split work that does not fit before it fails. It returns the error
+// Needs tells, before anything runs, what Execute of p will take of the
+// device, so that a caller can split work that does not fit: the device
+// memory of every tensor and the passes it runs. It allocates nothing. It returns the error
 // Execute would give for a plan this backend cannot run.
 func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
 	if b == nil {

@@ -48,8 +48,8 @@ func (t *Tensor) Shape() []int {
 	return slices.Clone(t.shape)
 }
 
-// Bytes returns the size of the tensor's payload in bytes (0 for a nil
-// Tensor).
+// Bytes returns the size of the tensor's payload in bytes, what CopyTo
+// writes and CopyFrom reads (0 for a nil Tensor).
 func (t *Tensor) Bytes() uint64 {
 	if t == nil || t.dev == nil {
 		return 0
@@ -141,7 +141,8 @@ func (b *Backend) zero(ctx context.Context, t *devTensor) (err error) {
 	return wrapVK(seq.Submit(context.Background()))
 }
 
-// Upload copies host tensor src into a new resident tensor.
+// Upload copies host tensor src into a new resident tensor, which calls
+// then use without moving it between host and device again.
 func (b *Backend) Upload(ctx context.Context, src *tensor.Tensor) (*Tensor, error) {
 	if b == nil {
 		return nil, ErrClosed
@@ -199,8 +200,9 @@ func (t *Tensor) Write(ctx context.Context, src *tensor.Tensor) error {
 	return t.transferHost(ctx, src, "src", true)
 }
 
-// Read copies t into host tensor dst, of t's dtype and shape. When ctx is
-// done during the copy, dst holds part of t.
+// Read copies t into host tensor dst, of t's dtype and shape: Download
+// into memory the caller already has. When ctx is done during the copy,
+// dst holds part of t.
 func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
 	return t.transferHost(ctx, dst, "dst", false)
 }
@@ -243,7 +245,8 @@ func (t *Tensor) withDevice(ctx context.Context, read bool, f func(ctx context.C
 	return f(ctx)
 }
 
-// Download returns a host copy of t.
+// Download returns a host copy of t, to bring a result back from the
+// device.
 func (t *Tensor) Download(ctx context.Context) (*tensor.Tensor, error) {
 	var h *tensor.Tensor
 	err := t.withDevice(ctx, true, func(ctx context.Context) (err error) {
@@ -258,8 +261,8 @@ func (t *Tensor) Download(ctx context.Context) (*tensor.Tensor, error) {
 	return h, nil
 }
 
-// Close releases the tensor's device memory, after waiting for work in
-// flight. It is idempotent while the Backend is open; once the Backend is
+// Close releases the tensor's device memory once the program no longer
+// needs it, after waiting for work in flight. It is idempotent while the Backend is open; once the Backend is
 // closed (which released every tensor) it returns ErrClosed.
 func (t *Tensor) Close() error {
 	b, err := t.backend()
@@ -321,7 +324,8 @@ type batched struct {
 	p *ops.Plan
 }
 
-// NewBatch returns an empty batch of calls for b.
+// NewBatch returns an empty batch of calls for b, to run several calls on
+// resident tensors in one submission.
 func (b *Backend) NewBatch() *Batch { return &Batch{b: b} }
 
 // Len returns the number of calls added since the last Submit.
