@@ -262,8 +262,9 @@ func (t *Tensor) Download(ctx context.Context) (*tensor.Tensor, error) {
 }
 
 // Close releases the tensor's device memory once the program no longer
-// needs it, after waiting for work in flight. It is idempotent while the Backend is open; once the Backend is
-// closed (which released every tensor) it returns ErrClosed.
+// needs it, after waiting for work in flight. It is idempotent while the
+// Backend is open; once the Backend is closed (which released every
+// tensor) it returns ErrClosed.
 func (t *Tensor) Close() error {
 	b, err := t.backend()
 	if err != nil {
@@ -379,9 +380,6 @@ func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
 		}
 		if err := in.t.usable(b); err != nil {
 			b.mu.Unlock()
-			if errors.Is(err, ErrClosed) {
-				return nil, err
-			}
 			return nil, &ops.Error{Op: op, Input: in.name, Err: ops.ErrInvalidTensor, Msg: in.name + ": " + err.Error()}
 		}
 		if in.dst != nil {
