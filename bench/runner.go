@@ -67,7 +67,7 @@ type BatchRunner interface {
 // TrafficPlanner is implemented by device backends that work out from a
 // plan alone, before running it, the passes they run and their compute
 // dispatches, the device bytes those read and write in all, and the
-// device memory they take (the Vulkan backend's PlanTraffic). Run reports them next to the one-pass
+// device memory they take (internal/gpubench's PlanTraffic). Run reports them next to the one-pass
 // bytes (Workload.Traffic), so the cost of each pass on a device shows
 // before the device runs it, with the plan's description (its passes,
 // kernels and arguments).

@@ -137,7 +137,8 @@ func wrapVK(err error) error {
 	return err
 }
 
-// Open opens the selected Vulkan device. It fails with an error wrapping
+// Open opens the selected Vulkan device and returns a Backend that runs
+// the operators there; Close it when done. It fails with an error wrapping
 // ops.ErrNoDevice when there is none, and ops.ErrUnsupported when the
 // device lacks buffer device addresses or 64-bit integers in shaders,
 // which every kernel needs.
@@ -181,8 +182,8 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	return b, nil
 }
 
-// Name returns "vulkan: " and the device name ("vulkan: closed" for a nil
-// Backend).
+// Name identifies the device the backend runs on, for logs and reports:
+// "vulkan: " and the device name ("vulkan: closed" for a nil Backend).
 func (b *Backend) Name() string {
 	if b == nil {
 		return "vulkan: closed"
@@ -190,10 +191,11 @@ func (b *Backend) Name() string {
 	return b.name
 }
 
-// Device returns the underlying device, for its properties, capabilities,
+// device returns the underlying device, for its properties, capabilities,
 // validation messages and live-object counts (nil for a nil Backend). It
-// must not be closed.
-func (b *Backend) Device() *vk.Device {
+// must not be closed. Package internal/gpubench reaches it as
+// gpubench.Backend.Device.
+func (b *Backend) device() *vk.Device {
 	if b == nil {
 		return nil
 	}
@@ -201,7 +203,8 @@ func (b *Backend) Device() *vk.Device {
 }
 
 // ValidationMessages returns the validation layer's warnings and errors so
-// far (nil without Options.Validation, and for a nil Backend).
+// far, for debugging a program run with Options.Validation (nil without
+// it, and for a nil Backend).
 func (b *Backend) ValidationMessages() []string {
 	if b == nil {
 		return nil
@@ -209,9 +212,10 @@ func (b *Backend) ValidationMessages() []string {
 	return b.dev.ValidationMessages()
 }
 
-// Close waits for work in flight and releases every Vulkan object. It is
-// idempotent; on a nil Backend (the result of a failed Open) it returns
-// ErrClosed.
+// Close releases the device when the program is done with it: it waits
+// for work in flight and releases every Vulkan object, the resident
+// tensors included. It is idempotent; on a nil Backend (the result of a
+// failed Open) it returns ErrClosed.
 func (b *Backend) Close() error {
 	if b == nil {
 		return ErrClosed

@@ -58,7 +58,7 @@ func closeAndCheck(t testing.TB, b *Backend) {
 	assert.NoError(t, b.Close())
 	assert.NoError(t, b.Close(), "Close is idempotent")
 	assert.Empty(t, b.ValidationMessages(), "validation messages")
-	assert.Empty(t, b.Device().LiveObjects(), "Vulkan objects alive after Close")
+	assert.Empty(t, b.device().LiveObjects(), "Vulkan objects alive after Close")
 }
 
 // jobOf returns the job b makes of req.
@@ -277,12 +277,12 @@ func TestBuffersArePooled(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []float32{1, 2, 8}, tensor.View[float32](got), "the last duplicate wins")
 	}
-	pooled := b.Device().PooledBuffers()
+	pooled := b.device().PooledBuffers()
 	assert.Positive(t, pooled)
-	live := b.Device().LiveObjects()["VkBuffer"]
+	live := b.device().LiveObjects()["VkBuffer"]
 	_, err := ops.Run(context.Background(), b, req)
 	require.NoError(t, err)
-	assert.Equal(t, live, b.Device().LiveObjects()["VkBuffer"], "a repeated call allocates no buffer")
+	assert.Equal(t, live, b.device().LiveObjects()["VkBuffer"], "a repeated call allocates no buffer")
 }
 
 // TestSliceCopies checks the copy-command path of SliceScatter: which plans

@@ -12,27 +12,28 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
-// CopyTime measures a device-to-device copy of size bytes between two device
+// copyTime measures a device-to-device copy of size bytes between two device
 // tensors of this backend (vkCmdCopyBuffer per chunk), timed with timestamp
 // queries, and returns the median of repeats runs after one warm-up. It is
 // the bandwidth yardstick for the copy-dominated scatters: a scatter of
 // reduction none moves data to the output much as this copy does. It
 // returns an error wrapping ops.ErrUnsupported when the device has no
-// timestamps.
-func (b *Backend) CopyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error) {
+// timestamps. Package internal/gpubench reaches it as
+// gpubench.Backend.CopyTime, which the benchmark calls.
+func (b *Backend) copyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error) {
 	if b == nil {
 		return 0, ErrClosed
 	}
 	if size == 0 {
 		return 0, nil
 	}
-	if !b.dev.Capabilities().Timestamps {
-		return 0, fmt.Errorf("%w: vulkan: the device has no timestamp queries", ops.ErrUnsupported)
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return 0, ErrClosed
+	}
+	if !b.dev.Capabilities().Timestamps {
+		return 0, fmt.Errorf("%w: vulkan: the device has no timestamp queries", ops.ErrUnsupported)
 	}
 	if err := b.settle(ctx, false); err != nil {
 		return 0, err

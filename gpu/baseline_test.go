@@ -14,13 +14,13 @@ import (
 
 func TestCopyTimeMeasuresADeviceCopy(t *testing.T) {
 	b := openTest(t, Options{}, knobs.Knobs{MaxAllocationBytes: 1 << 20})
-	d, err := b.CopyTime(context.Background(), 3<<20+5, 3) // several chunks, one partial
+	d, err := b.copyTime(context.Background(), 3<<20+5, 3) // several chunks, one partial
 	require.NoError(t, err)
 	assert.Positive(t, d)
-	d, err = b.CopyTime(context.Background(), 0, 3)
+	d, err = b.copyTime(context.Background(), 0, 3)
 	require.NoError(t, err)
 	assert.Zero(t, d)
 	require.NoError(t, b.Close())
-	_, err = b.CopyTime(context.Background(), 16, 1)
+	_, err = b.copyTime(context.Background(), 16, 1)
 	require.Error(t, err)
 }

@@ -3,9 +3,11 @@ package gpu
 import "github.com/gpuscatter/gpuscatter/ops"
 
 // ErrClosed is the error of every method called on a nil or closed
-// *Backend, and of a Batch or Tensor whose Backend is nil or closed. It
-// also matches ops.ErrNoDevice, so that code written against ops.Backend
-// needs no test of its own.
+// *Backend, and of every method of a Batch or Tensor, and of the Wait of
+// a Submission, whose Backend is nil or closed (a Tensor's accessors,
+// DType, Shape and Bytes, still answer). It also matches
+// ops.ErrNoDevice, so that code written against ops.Backend needs no test
+// of its own.
 var ErrClosed error = closedError{}
 
 type closedError struct{}

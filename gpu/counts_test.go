@@ -91,29 +91,6 @@ func TestCountsBatch(t *testing.T) {
 	}
 }
 
-// TestCountsResidentBatch1000 runs the bench's resident batch of 1000
-// small calls (RunResidentBatch) and pins its round trips by the formula
-// of TestCountsBatch: 1 submit, 1 wait and 2 transfer pieces, with unified
-// memory and with staging; it logs the time per call.
-func TestCountsResidentBatch1000(t *testing.T) {
-	const n = 1000
-	for _, staged := range []bool{false, true} {
-		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
-			b := openTest(t, Options{NoUnifiedMemory: staged})
-			req := countsRequest(t)
-			out, err := tensor.New(req.Data.DType, req.Data.Shape)
-			require.NoError(t, err)
-			times, err := b.RunResidentBatch(context.Background(), req, n, 2, out)
-			require.NoError(t, err)
-			require.Len(t, times, 2)
-			s, w, p := b.LastRoundTrips()
-			got := roundTrips{s, w, p}
-			t.Logf("batch of %d: %+v, %v per call", n, got, times[1]/n)
-			assert.Equal(t, roundTrips{1, 1, 2}, got)
-		})
-	}
-}
-
 // cpuResult returns the CPU reference's result of req.
 func cpuResult(t *testing.T, req ops.Request) *tensor.Tensor {
 	t.Helper()

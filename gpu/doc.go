@@ -3,6 +3,15 @@
 // (package cpuref) bit for bit, except that float sum, sub, prod and mean
 // reductions may differ in rounding unless Options.Deterministic is set.
 //
+// The package is for a Go program that wants the operators of package ops
+// on a GPU, or any Vulkan device, rather than the CPU: as an ops.Backend,
+// with host tensors in and out of every call (ops.Run, Execute); with
+// resident tensors that stay in device memory across calls (Tensor,
+// Batch), as a runtime that keeps its tensors on the device does; with the
+// figures to plan around the device's memory before a call (Needs,
+// CheckResident); and with those to see where a call's time went
+// (LastStats).
+//
 // The device needs buffer device addresses (Vulkan 1.2) and 64-bit
 // integers in shaders (shaderInt64); any device type will do, Mesa's CPU
 // driver lavapipe included. Open fails with an error wrapping

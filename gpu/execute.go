@@ -32,13 +32,13 @@ type Stats struct {
 	// Device is the time the device spent on the passes, from timestamps
 	// (zero when the queue has none); Passes breaks it down.
 	Device time.Duration
-	Passes []vk.Timing
+	Passes []PassTime
 	// Dispatches is the number of compute dispatches recorded.
 	Dispatches int
 	// Submits, Waits and TransferPieces count the host round trips of the
-	// call or batch (vk.Counters over it): queue submissions, completed
-	// waits for a submission, and host copies into or out of memory the
-	// device reads or writes. A resident batch of any number of calls is
+	// call or batch (the device's counters over it): queue submissions,
+	// completed waits for a submission, and host copies into or out of
+	// memory the device reads or writes. A resident batch of any number of calls is
 	// 1 submission, 1 wait and 2 pieces (the parameters, the error
 	// words). An Execute adds a piece per input and one for the output:
 	// copies through the buffers' mappings on unified memory, and in the
@@ -47,7 +47,8 @@ type Stats struct {
 	Submits, Waits, TransferPieces int
 	// Variants names the kernels used.
 	Variants []string
-	// plans are the calls' plans (Plan).
+	// plans are the calls' plans, which Plan formats only when asked: a
+	// plan's text takes microseconds, as long as a call of a batch may.
 	plans []*callPlan
 	// Reduction says how a reduction ran: "ordered" (the in-order fold),
 	// "walk" (column by column in index order), "native" or "cas"
@@ -56,20 +57,63 @@ type Stats struct {
 	Reduction string
 }
 
-// LastStats returns the figures of the last Execute call, or resident
-// batch, that completed successfully on the device (a batch's once its
-// completion was observed: Submission.Wait, or a host read).
+// LastStats tells where the time of the last call went, for profiling: it
+// returns the figures of the last Execute call, or resident batch, that
+// completed successfully on the device (a batch's once its completion was
+// observed: Submission.Wait, or a host read).
 func (b *Backend) LastStats() Stats {
 	if b == nil {
 		return Stats{}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := b.stats
-	s.Passes = append([]vk.Timing(nil), s.Passes...)
-	s.Variants = append([]string(nil), s.Variants...)
-	s.plans = append([]*callPlan(nil), s.plans...)
-	return s
+	return b.stats.clone()
+}
+
+// PassTime is the device time of one pass, from timestamps: its label
+// (as in PlanNeeds.Passes and Stats.Plan) and its duration.
+type PassTime struct {
+	Label    string
+	Duration time.Duration
+}
+
+// String returns the label and the duration, such as "scatter 1.2ms".
+func (t PassTime) String() string { return t.Label + " " + t.Duration.String() }
+
+// String summarises the figures on one line for a person to read: the
+// times, the device time by pass, the dispatches, the host round trips,
+// the kernels and the reduction's path. Plan gives the plan itself.
+func (s Stats) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "total %v (pipelines %v, upload %v, submit %v, download %v)", s.Total, s.Pipelines, s.Upload, s.Submit, s.Download)
+	fmt.Fprintf(&sb, ", device %v", s.Device)
+	for i, p := range s.Passes {
+		sep := ", "
+		if i == 0 {
+			sep = " ("
+		}
+		fmt.Fprintf(&sb, "%s%v", sep, p)
+		if i == len(s.Passes)-1 {
+			sb.WriteString(")")
+		}
+	}
+	fmt.Fprintf(&sb, ", %s, %s, %s, %s", plural(s.Dispatches, "dispatch", "dispatches"), plural(s.Submits, "submit", "submits"),
+		plural(s.Waits, "wait", "waits"), plural(s.TransferPieces, "transfer piece", "transfer pieces"))
+	if len(s.Variants) > 0 {
+		fmt.Fprintf(&sb, ", kernels %s", strings.Join(s.Variants, " "))
+	}
+	if s.Reduction != "" {
+		fmt.Fprintf(&sb, ", reduction %s", s.Reduction)
+	}
+	return sb.String()
+}
+
+// plural returns n and the noun in the number n takes.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Plan describes what the device was asked to do, as planned before
@@ -84,8 +128,9 @@ func (s Stats) Plan() string {
 	return strings.Join(parts, "\n")
 }
 
-// Execute writes the result of p into out (ops.Backend). out may share
-// storage with p.Data. The call uploads data (straight into the output's
+// Execute runs plan p on the device and writes its result into host
+// tensor out: it is how ops.Run uses the backend (ops.Backend). out may
+// share storage with p.Data. The call uploads data (straight into the output's
 // device buffers), updates and indices, records every pass into one
 // command buffer and submits it once, then downloads the output. Indices
 // are checked on the device; on an out-of-range index Execute returns the

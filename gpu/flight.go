@@ -61,18 +61,26 @@ type Submission struct {
 
 // Wait waits for the submission to complete and returns its outcome: nil,
 // or the error of the first call that found a bad index (see Batch.Submit).
-// It may be called again and returns the same. When ctx is done first it
-// returns ctx.Err() and the submission stays in flight.
+// It may be called again and returns the same, until the Backend is
+// closed: then it returns ErrClosed (Backend.Close returned an outcome no
+// Wait had). When ctx is done first it returns ctx.Err() and the
+// submission stays in flight.
 func (s *Submission) Wait(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
+	b := s.b
+	if b == nil {
+		return ErrClosed
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b := s.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
 	if err := b.complete(ctx, s.f); err != nil {
 		return err
 	}
@@ -80,9 +88,10 @@ func (s *Submission) Wait(ctx context.Context) error {
 	return s.f.err
 }
 
-// Done reports, without waiting, whether Wait would return at once.
+// Done reports, without waiting, whether Wait would return at once, so
+// that the host can do other work until the device is done.
 func (s *Submission) Done() bool {
-	if s == nil {
+	if s == nil || s.b == nil {
 		return true
 	}
 	b := s.b
@@ -91,11 +100,11 @@ func (s *Submission) Done() bool {
 	return s.f.done
 }
 
-// Stats returns the figures of the submission once Wait returned (zero
-// before): its submissions, waits and transfer pieces, its device time and
-// passes.
+// Stats returns the figures of the submitted batch, for profiling, once
+// Wait returned (zero before): its submissions, waits and transfer pieces,
+// its device time and passes.
 func (s *Submission) Stats() Stats {
-	if s == nil {
+	if s == nil || s.b == nil {
 		return Stats{}
 	}
 	b := s.b
@@ -109,7 +118,7 @@ func (s *Submission) Stats() Stats {
 
 // clone returns a copy of s sharing nothing with it.
 func (s Stats) clone() Stats {
-	s.Passes = append([]vk.Timing(nil), s.Passes...)
+	s.Passes = append([]PassTime(nil), s.Passes...)
 	s.Variants = append([]string(nil), s.Variants...)
 	s.plans = append([]*callPlan(nil), s.plans...)
 	return s
@@ -341,8 +350,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 // outcome reads f's timings and error words and returns the error of the
 // first call that found a bad index, prefixed with its place in a batch.
 func (b *Backend) outcome(f *flight) error {
-	f.st.Passes = f.seq.Timings()
-	for _, tm := range f.st.Passes {
+	f.st.Passes = nil
+	for _, tm := range f.seq.Timings() {
+		f.st.Passes = append(f.st.Passes, PassTime{Label: tm.Label, Duration: tm.Duration})
 		f.st.Device += tm.Duration
 	}
 	k := 0

@@ -60,9 +60,9 @@ type PassNeed struct {
 	Read, Written uint64
 }
 
-// Needs returns what Execute of p needs of the device: the device memory
-// of every tensor and the passes it runs. It allocates nothing; a caller
-// can split work that does not fit before it fails. It returns the error
+// Needs tells, before anything runs, what Execute of p will take of the
+// device, so that a caller can split work that does not fit: the device
+// memory of every tensor and the passes it runs. It allocates nothing. It returns the error
 // Execute would give for a plan this backend cannot run.
 func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
 	if b == nil {
@@ -150,16 +150,4 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 	}
 	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrOutOfMemory,
 		Msg: fmt.Sprintf("vulkan: needs %d MiB of device memory; the device has %d MiB free", ceilDiv(n.DeviceBytes, 1<<20), free>>20)}
-}
-
-// PlanTraffic returns, from Needs, the number of passes Execute of p
-// runs and their compute dispatches, the device bytes they read and write
-// in all, the device memory the call takes and the plan's description
-// (bench.TrafficPlanner).
-func (b *Backend) PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memory uint64, plan string, err error) {
-	n, err := b.Needs(p)
-	if err != nil {
-		return 0, 0, 0, 0, "", err
-	}
-	return len(n.Passes), n.Dispatches, n.TrafficBytes, n.DeviceBytes, n.Plan, nil
 }

@@ -10,16 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
-
-// The benchmark reports the plan's passes and traffic.
-var _ bench.TrafficPlanner = (*Backend)(nil)
 
 // fewUpdatesPlan is ScatterNDUpdate-15 of ten uint8 updates into n
 // elements, the shape of a large tensor patched in a few places.
@@ -57,11 +53,11 @@ func TestNeedsIsWhatExecuteAllocates(t *testing.T) {
 	assert.GreaterOrEqual(t, n.TrafficBytes, n.OnePassBytes)
 
 	warmUp(t, b)
-	held := b.Device().Memory().Held
+	held := b.device().Memory().Held
 	out, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, b.Execute(context.Background(), p, out))
-	assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "bytes allocated by Execute")
+	assert.Equal(t, n.DeviceBytes, b.device().Memory().Held-held, "bytes allocated by Execute")
 	want, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
@@ -78,14 +74,14 @@ func TestExecuteRefusesAPlanOverTheBudget(t *testing.T) {
 	n, err := b.Needs(p)
 	require.NoError(t, err)
 	b.budget = n.DeviceBytes - 1
-	held := b.Device().Memory().Held
+	held := b.device().Memory().Held
 	out, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	err = b.Execute(context.Background(), p, out)
 	require.ErrorIs(t, err, ops.ErrOutOfMemory)
 	assert.NotErrorIs(t, err, ops.ErrUnsupported)
 	assert.Regexp(t, `^ScatterNDUpdate-15: vulkan: needs \d+ MiB of device memory; the device has \d+ MiB free$`, err.Error())
-	assert.Equal(t, held, b.Device().Memory().Held, "nothing allocated")
+	assert.Equal(t, held, b.device().Memory().Held, "nothing allocated")
 	assert.Equal(t, make([]byte, len(out.Data)), out.Data, "out untouched")
 
 	b.budget = n.DeviceBytes
@@ -124,12 +120,12 @@ func TestNeedsMatchesEveryPath(t *testing.T) {
 			require.NoError(t, err)
 			n, err := b.Needs(p)
 			require.NoError(t, err)
-			b.Device().TrimPool()
-			held := b.Device().Memory().Held
+			b.device().TrimPool()
+			held := b.device().Memory().Held
 			out, err := tensor.New(p.DType, p.Shape)
 			require.NoError(t, err)
 			require.NoError(t, b.Execute(context.Background(), p, out))
-			assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "bytes allocated by Execute")
+			assert.Equal(t, n.DeviceBytes, b.device().Memory().Held-held, "bytes allocated by Execute")
 			var names []string
 			for _, ps := range n.Passes {
 				names = append(names, ps.Name)
@@ -152,25 +148,25 @@ func TestNeedsMatchesEveryPath(t *testing.T) {
 // cpuref's; a pooling backend keeps the chunks for the next call.
 func TestLargeOutputsStreamBack(t *testing.T) {
 	b := openTest(t, Options{MaxPoolBytes: -1}, knobs.Knobs{ChunkBytes: testChunk})
-	require.True(t, b.Device().UnifiedMemory())
+	require.True(t, b.device().UnifiedMemory())
 	b.streamMin = 1
 	p := fewUpdatesPlan(t, 20*testChunk+5)
-	held := b.Device().Memory().Held
+	held := b.device().Memory().Held
 	out, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, b.Execute(context.Background(), p, out))
 	assert.Equal(t, 21, b.freedEarly, "the output's chunks are freed as they are read")
-	assert.Equal(t, held, b.Device().Memory().Held, "nothing is kept")
+	assert.Equal(t, held, b.device().Memory().Held, "nothing is kept")
 
 	pooling := openTest(t, Options{}, knobs.Knobs{ChunkBytes: testChunk})
 	pooling.streamMin = 1
 	n, err := pooling.Needs(p)
 	require.NoError(t, err)
 	warmUp(t, pooling)
-	held = pooling.Device().Memory().Held
+	held = pooling.device().Memory().Held
 	require.NoError(t, pooling.Execute(context.Background(), p, out))
 	assert.Zero(t, pooling.freedEarly)
-	assert.Equal(t, n.DeviceBytes, pooling.Device().Memory().Held-held, "every buffer stays pooled")
+	assert.Equal(t, n.DeviceBytes, pooling.device().Memory().Held-held, "every buffer stays pooled")
 
 	want, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
@@ -239,15 +235,15 @@ func TestExecuteRecordsThePlan(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, pl.needs(), n, "%s %s", name, c.name)
 
-			b.Device().TrimPool()
-			held := b.Device().Memory().Held
+			b.device().TrimPool()
+			held := b.device().Memory().Held
 			got, want := runBoth(t, b, p)
 			require.Empty(t, opstest.Diff(got, want), "%s %s", name, c.name)
 			if pl.hostOnly() {
 				continue
 			}
 			st := b.LastStats()
-			assert.Equal(t, n.DeviceBytes, b.Device().Memory().Held-held, "%s %s: bytes allocated", name, c.name)
+			assert.Equal(t, n.DeviceBytes, b.device().Memory().Held-held, "%s %s: bytes allocated", name, c.name)
 			var ran []string
 			for _, tm := range st.Passes {
 				ran = append(ran, tm.Label)
@@ -274,5 +270,5 @@ func warmUp(t *testing.T, b *Backend) {
 	out, err := tensor.New(p.DType, p.Shape)
 	require.NoError(t, err)
 	require.NoError(t, b.Execute(context.Background(), p, out))
-	b.Device().TrimPool()
+	b.device().TrimPool()
 }

@@ -21,7 +21,7 @@ func TestPlanForIsNeeds(t *testing.T) {
 	large := elementsReq("", tensor.Float32, []int{1 << 27}, []int{10})
 	for _, opts := range []Options{{}, {Deterministic: true}, {MaxPoolBytes: -1}} {
 		b := openTest(t, opts)
-		info := b.Device().Info()
+		info := b.device().Info()
 		reqs := []ops.Request{large}
 		for _, c := range planCases() {
 			reqs = append(reqs, c.req)
@@ -42,7 +42,7 @@ func TestPlanForIsNeeds(t *testing.T) {
 // buffer device addresses cannot run any kernel, so PlanFor fails as Open
 // would, with ops.ErrUnsupported.
 func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
-	info := openTest(t, Options{}).Device().Info()
+	info := openTest(t, Options{}).device().Info()
 	p, err := ops.PrepareShapes(elementsReq("", tensor.Float32, []int{16}, []int{4}))
 	require.NoError(t, err)
 	for _, c := range []struct {

@@ -241,7 +241,7 @@ func TestReductionPaths(t *testing.T) {
 	}
 	small, err := ops.Prepare(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 4, 4, nil))
 	require.NoError(t, err)
-	caps := openTest(t, Options{}).Device().Capabilities()
+	caps := openTest(t, Options{}).device().Capabilities()
 	native := "cas"
 	if caps.Float32AtomicAdd {
 		native = "native"

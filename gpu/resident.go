@@ -31,14 +31,40 @@ type Tensor struct {
 	closed bool // guarded by b.mu
 }
 
-// DType returns the tensor's element type.
-func (t *Tensor) DType() tensor.DType { return t.dtype }
+// DType returns the tensor's element type (the zero DType for a nil
+// Tensor).
+func (t *Tensor) DType() tensor.DType {
+	if t == nil {
+		return 0
+	}
+	return t.dtype
+}
 
-// Shape returns a copy of the tensor's shape.
-func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+// Shape returns a copy of the tensor's shape (nil for a nil Tensor).
+func (t *Tensor) Shape() []int {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.shape)
+}
 
-// Bytes returns the size of the tensor's payload in bytes.
-func (t *Tensor) Bytes() uint64 { return t.dev.size }
+// Bytes returns the size of the tensor's payload in bytes, what CopyTo
+// writes and CopyFrom reads (0 for a nil Tensor).
+func (t *Tensor) Bytes() uint64 {
+	if t == nil || t.dev == nil {
+		return 0
+	}
+	return t.dev.size
+}
+
+// backend returns t's Backend, or ErrClosed for a nil Tensor or one made
+// by no Backend (the zero Tensor).
+func (t *Tensor) backend() (*Backend, error) {
+	if t == nil || t.b == nil {
+		return nil, ErrClosed
+	}
+	return t.b, nil
+}
 
 // desc returns a payload-less host tensor with t's dtype and shape, the
 // form ops.PrepareShapes reads.
@@ -115,7 +141,8 @@ func (b *Backend) zero(ctx context.Context, t *devTensor) (err error) {
 	return wrapVK(seq.Submit(context.Background()))
 }
 
-// Upload copies host tensor src into a new resident tensor.
+// Upload copies host tensor src into a new resident tensor, which calls
+// then use without moving it between host and device again.
 func (b *Backend) Upload(ctx context.Context, src *tensor.Tensor) (*Tensor, error) {
 	if b == nil {
 		return nil, ErrClosed
@@ -139,12 +166,15 @@ func (b *Backend) Upload(ctx context.Context, src *tensor.Tensor) (*Tensor, erro
 	return t, nil
 }
 
-// usable reports whether t can take part in a call; b.mu is held.
+// usable reports whether t can take part in a call: ErrClosed once b is
+// closed; b.mu is held.
 func (t *Tensor) usable(b *Backend) error {
 	switch {
 	case t.b != b:
 		return fmt.Errorf("%w: vulkan: the tensor belongs to another backend", ops.ErrInvalidTensor)
-	case t.closed || b.closed:
+	case b.closed:
+		return ErrClosed
+	case t.closed:
 		return fmt.Errorf("%w: vulkan: the tensor is closed", ops.ErrInvalidTensor)
 	}
 	return nil
@@ -163,13 +193,16 @@ func (t *Tensor) sameLayout(h *tensor.Tensor, what string) error {
 }
 
 // Write copies host tensor src, of t's dtype and shape, into t. When ctx is
-// done during the copy, t holds part of src.
+// done during the copy, t holds part of src. Like every method of a Tensor
+// that moves its payload, it returns ErrClosed once t's Backend is closed
+// and an error wrapping ops.ErrInvalidTensor once t is.
 func (t *Tensor) Write(ctx context.Context, src *tensor.Tensor) error {
 	return t.transferHost(ctx, src, "src", true)
 }
 
-// Read copies t into host tensor dst, of t's dtype and shape. When ctx is
-// done during the copy, dst holds part of t.
+// Read copies t into host tensor dst, of t's dtype and shape: Download
+// into memory the caller already has. When ctx is done during the copy,
+// dst holds part of t.
 func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
 	return t.transferHost(ctx, dst, "dst", false)
 }
@@ -177,6 +210,9 @@ func (t *Tensor) Read(ctx context.Context, dst *tensor.Tensor) error {
 // transferHost copies host tensor h (named what in errors) into t, or t
 // into h, once the device is done with t.
 func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string, upload bool) error {
+	if _, err := t.backend(); err != nil {
+		return err
+	}
 	if err := t.sameLayout(h, what); err != nil {
 		return err
 	}
@@ -191,10 +227,13 @@ func (t *Tensor) transferHost(ctx context.Context, h *tensor.Tensor, what string
 // a failed submission that no Submission.Wait reported, instead of
 // running f: the result may be the failed call's.
 func (t *Tensor) withDevice(ctx context.Context, read bool, f func(ctx context.Context) error) error {
+	b, err := t.backend()
+	if err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := t.usable(b); err != nil {
@@ -206,29 +245,41 @@ func (t *Tensor) withDevice(ctx context.Context, read bool, f func(ctx context.C
 	return f(ctx)
 }
 
-// Download returns a host copy of t.
+// Download returns a host copy of t, to bring a result back from the
+// device.
 func (t *Tensor) Download(ctx context.Context) (*tensor.Tensor, error) {
-	h, err := tensor.New(t.dtype, t.shape)
+	var h *tensor.Tensor
+	err := t.withDevice(ctx, true, func(ctx context.Context) (err error) {
+		if h, err = tensor.New(t.dtype, t.shape); err != nil {
+			return err
+		}
+		return t.dev.transfer(ctx, h.Data, false)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := t.Read(ctx, h); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// Close releases the tensor's device memory, after waiting for work in
-// flight. It is idempotent.
+// Close releases the tensor's device memory once the program no longer
+// needs it, after waiting for work in flight. It is idempotent while the
+// Backend is open; once the Backend is closed (which released every
+// tensor) it returns ErrClosed.
 func (t *Tensor) Close() error {
-	b := t.b
+	b, err := t.backend()
+	if err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
 	if t.closed {
 		return nil
 	}
 	// The device must be done with t's buffers before they go back.
-	err := b.settle(context.Background(), false)
+	err = b.settle(context.Background(), false)
 	b.closeResident(t)
 	return err
 }
@@ -274,19 +325,26 @@ type batched struct {
 	p *ops.Plan
 }
 
-// NewBatch returns an empty batch of calls for b.
+// NewBatch returns an empty batch of calls for b, to run several calls on
+// resident tensors in one submission.
 func (b *Backend) NewBatch() *Batch { return &Batch{b: b} }
 
 // Len returns the number of calls added since the last Submit.
-func (bt *Batch) Len() int { return len(bt.calls) }
+func (bt *Batch) Len() int {
+	if bt == nil {
+		return 0
+	}
+	return len(bt.calls)
+}
 
 // Add validates c and appends it to the batch. The errors are Prepare's
 // (*ops.Error wrapping ops' sentinels), plus ops.ErrMissingInput for a nil
 // tensor, ops.ErrInvalidTensor for a closed one or one of another Backend,
 // and ops.ErrOutput for an output of the wrong dtype or shape or one that
-// is also an input other than Data.
+// is also an input other than Data; ErrClosed comes first, once the
+// Backend is closed.
 func (bt *Batch) Add(c Call) error {
-	if bt.b == nil {
+	if bt == nil || bt.b == nil {
 		return ErrClosed
 	}
 	p, err := bt.b.prepareCall(c)
@@ -297,20 +355,21 @@ func (bt *Batch) Add(c Call) error {
 	return nil
 }
 
-// prepareCall validates c and returns its plan.
+// prepareCall validates c and returns its plan; ErrClosed comes first.
 func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
-	o, err := ops.Lookup(c.Op)
-	if err != nil {
-		return nil, err
-	}
-	op := o.Name
-	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
-		Reduction: c.Reduction, UseInitVal: c.UseInitVal}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return nil, ErrClosed
 	}
+	o, err := ops.Lookup(c.Op)
+	if err != nil {
+		b.mu.Unlock()
+		return nil, err
+	}
+	op := o.Name
+	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
+		Reduction: c.Reduction, UseInitVal: c.UseInitVal}
 	for _, in := range []struct {
 		name string
 		t    *Tensor
@@ -366,7 +425,8 @@ func (b *Backend) Run(ctx context.Context, c Call) error {
 // to the device once and returns without waiting: the host waits only
 // when it needs a result. The batch is then empty, whatever the outcome.
 // Submit returns an error only for what it finds before the submission (a
-// closed tensor, device memory, ctx already done); then no call runs.
+// closed tensor, device memory, ctx already done; ErrClosed, even for an
+// empty batch, once the Backend is closed); then no call runs.
 //
 // The Submission's Wait returns the batch's outcome. When a call finds a
 // bad index, that is the error Execute would give (the CPU reference's
@@ -384,26 +444,29 @@ func (b *Backend) Run(ctx context.Context, c Call) error {
 // submission in flight. At most 8 submissions are in flight: Submit waits
 // for the oldest beyond that.
 func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
-	calls := bt.calls
-	bt.calls = nil
-	if len(calls) == 0 {
-		return nil, nil
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if bt == nil {
+		return nil, ErrClosed
 	}
 	start := time.Now()
+	calls := bt.calls
+	bt.calls = nil
 	b := bt.b
 	if b == nil {
 		return nil, ErrClosed
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, ErrClosed
+	}
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	f := &flight{r: &execution{}, start: start}
 	before := b.dev.Counters()

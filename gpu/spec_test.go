@@ -203,5 +203,5 @@ func TestStartupChild(t *testing.T) {
 	require.NoError(t, b.Close())
 	t.Logf("startup: Open %v, first Execute %v (pipelines %v, device %v), second Execute %v, cache file %s",
 		opened.Round(time.Millisecond), first.Round(time.Millisecond), st.Pipelines.Round(time.Millisecond),
-		st.Device.Round(time.Microsecond), again.Round(time.Millisecond), filepath.Base(b.Device().PipelineCachePath()))
+		st.Device.Round(time.Microsecond), again.Round(time.Millisecond), filepath.Base(b.device().PipelineCachePath()))
 }

@@ -103,13 +103,14 @@ func (t *devTensor) pieces(ctx context.Context, f func(piece) error) error {
 	return nil
 }
 
-// CheckResident returns the error Execute of p would give before any
-// work, for a Call of p on resident tensors not yet made, whose output is
-// its data (in place): ops.ErrUnsupported for a plan this device cannot
-// run, and ops.ErrOutOfMemory when the data, indices and updates tensors
-// with the call's scratch need more device memory than the device has
-// free. p may come from ops.PrepareShapes, so that a caller checks a call
-// before it reads its inputs (see Needs).
+// CheckResident tells whether a call of p on resident tensors can run on
+// this device before the caller reads or uploads its inputs: it returns
+// the error Execute of p would give before any work, for a Call of p on
+// resident tensors not yet made, whose output is its data (in place):
+// ops.ErrUnsupported for a plan this device cannot run, and
+// ops.ErrOutOfMemory when the data, indices and updates tensors with the
+// call's scratch need more device memory than the device has free. p may
+// come from ops.PrepareShapes (see Needs).
 func (b *Backend) CheckResident(p *ops.Plan) error {
 	if b == nil {
 		return closedPlanError(p)

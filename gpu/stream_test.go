@@ -39,7 +39,7 @@ func TestTensorCopyFromAndTo(t *testing.T) {
 	for name, opts := range streamOptions {
 		t.Run(name, func(t *testing.T) {
 			b := openTest(t, opts.Options, opts.Knobs)
-			assert.Equal(t, opts.NoUnifiedMemory, !b.Device().UnifiedMemory())
+			assert.Equal(t, opts.NoUnifiedMemory, !b.device().UnifiedMemory())
 			r := rand.New(rand.NewSource(3))
 			for _, shape := range [][]int{{0}, {1}, {3, 5}, {1001}} {
 				host, err := tensor.New(tensor.Int32, shape)
@@ -101,8 +101,8 @@ func TestTensorCopyFromShortOrFailing(t *testing.T) {
 			warm, err := b.ReadTensor(context.Background(), tensor.Int16, []int{100}, bytes.NewReader(make([]byte, 200)))
 			require.NoError(t, err) // makes the staging buffer, if any
 			require.NoError(t, warm.Close())
-			b.Device().TrimPool()
-			held := b.Device().Memory().Held
+			b.device().TrimPool()
+			held := b.device().Memory().Held
 			_, err = b.ReadTensor(context.Background(), tensor.Int16, []int{100}, bytes.NewReader(make([]byte, 150)))
 			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 			assert.Contains(t, err.Error(), "the input ends after 150 of the tensor's 200 bytes")
@@ -115,8 +115,8 @@ func TestTensorCopyFromShortOrFailing(t *testing.T) {
 			b.mu.Lock()
 			b.trimPool()
 			b.mu.Unlock()
-			b.Device().TrimPool()
-			assert.Equal(t, held, b.Device().Memory().Held, "nothing held")
+			b.device().TrimPool()
+			assert.Equal(t, held, b.device().Memory().Held, "nothing held")
 
 			x, err := b.ReadTensor(context.Background(), tensor.Int16, []int{100}, bytes.NewReader(make([]byte, 200)))
 			require.NoError(t, err)

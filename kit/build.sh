@@ -11,7 +11,7 @@ rm -rf "$out" "$out.tar.gz"
 mkdir -p "$out/tests"
 export CGO_ENABLED=1
 $go build -buildvcs=auto -o "$out/gpuscatter" ./cmd/gpuscatter
-for pkg in vk gpu cmd/gpuscatter; do
+for pkg in vk gpu internal/gpubench cmd/gpuscatter; do
 	name=$(basename "$pkg")
 	$go test -c -o "$out/tests/$name.test" "./$pkg"
 done

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -36,7 +37,7 @@ func TestBenchQuickGPU(t *testing.T) {
 	require.Equal(t, exitOK, code, "stderr: %s\n%s", stderr, stdout)
 	require.Len(t, opened, 1)
 	assert.Empty(t, opened[0].ValidationMessages(), "validation messages")
-	assert.Empty(t, opened[0].Device().LiveObjects(), "Vulkan objects alive after the command")
+	assert.Empty(t, gpubench.Of(opened[0]).Device().LiveObjects(), "Vulkan objects alive after the command")
 
 	rows := tableRows(stdout)
 	require.Len(t, rows, 2*len(bench.Names()), stdout)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/internal/gpucheck"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -239,7 +240,7 @@ func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, er
 		return checkDevice{}, err
 	}
 	defer b.Close()
-	info := b.Device().Info()
+	info := gpubench.Of(b).Device().Info()
 	cp := info.Capabilities
 	d := checkDevice{Name: info.Name, Type: string(info.Type), APIVersion: info.APIVersion, DriverName: info.DriverName,
 		DriverInfo: info.DriverInfo, DriverVersion: info.DriverVersion, Reductions: map[string]string{}}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -174,7 +175,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (gpu.PlanNeed
 	if err != nil {
 		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
 	}
-	return n, g.Device().Info(), g.Close()
+	return n, gpubench.Of(g).Device().Info(), g.Close()
 }
 
 // shapes returns op's call on f's inputs with data, indices and updates

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/internal/treetests"
 	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/onnx"
@@ -85,7 +86,7 @@ func TestPlanIsTheDevicesPlan(t *testing.T) {
 		require.NoError(t, err)
 		want, err := b.Needs(p)
 		require.NoError(t, err)
-		info := b.Device().Info()
+		info := gpubench.Of(b).Device().Info()
 		require.NoError(t, b.Close())
 		flags := append([]string{"plan"}, args...)
 		if det {

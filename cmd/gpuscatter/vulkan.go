@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
@@ -34,13 +35,16 @@ func isGPU(t vk.DeviceType) bool {
 }
 
 // deviceInfoOf describes the Vulkan device that b runs on: a backend says
-// so with a DeviceInfo method, or the Vulkan backend through its Device.
+// so with a DeviceInfo method, or the Vulkan backend through its device
+// (gpubench.Backend.Device).
 // It returns false for a backend that does not say, which auto takes as a
 // GPU.
 func deviceInfoOf(b ops.Backend) (vk.DeviceInfo, bool) {
 	switch d := b.(type) {
 	case interface{ DeviceInfo() vk.DeviceInfo }:
 		return d.DeviceInfo(), true
+	case *gpu.Backend:
+		return gpubench.Of(d).Device().Info(), true
 	case interface{ Device() *vk.Device }:
 		return d.Device().Info(), true
 	}
@@ -63,15 +67,15 @@ func deviceTimed(b ops.Backend) ops.Backend {
 		return b
 	}
 	if g, ok := b.(*gpu.Backend); ok {
-		return gpuTimer{g}
+		return gpuTimer{gpubench.Of(g)}
 	}
 	return b
 }
 
 // gpuTimer is the Vulkan backend with its pass timings as device phases
-// (bench.DeviceTimer); the backend's RunResident makes it a
-// bench.ResidentRunner too.
-type gpuTimer struct{ *gpu.Backend }
+// (bench.DeviceTimer); gpubench.Backend makes it a bench.DeviceCopier,
+// bench.ResidentRunner, bench.BatchRunner and bench.TrafficPlanner too.
+type gpuTimer struct{ gpubench.Backend }
 
 // LastDeviceTimings returns the timed passes of the last Execute call.
 func (g gpuTimer) LastDeviceTimings() []bench.Phase {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -64,9 +65,9 @@ func bigRequests(rng *rand.Rand, bytes uint64) []ops.Request {
 // with the CPU reference.
 func big(t opstest.T, b *gpu.Backend, seed int64) {
 	ctx := context.Background()
-	limit := b.Device().Limits().MaxBindingBytes
+	limit := gpubench.Of(b).Device().Limits().MaxBindingBytes
 	size := limit + 1<<20
-	if alloc := b.Device().Limits().MaxAllocationBytes; size > alloc/4 {
+	if alloc := gpubench.Of(b).Device().Limits().MaxAllocationBytes; size > alloc/4 {
 		t.Logf("the binding limit (%d bytes) is near the allocation limit (%d bytes): tensors of %d bytes", limit, alloc, alloc/4)
 		size = alloc / 4
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
@@ -289,8 +290,8 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		}
 		b := open(t)
 		differentialNone(t, b, seed, n, cfgReq)
-		if opts.MaxPoolBytes < 0 && b.Device().PooledBuffers() != 0 {
-			t.Errorf("MaxPoolBytes < 0 keeps no idle buffer, yet %d are pooled", b.Device().PooledBuffers())
+		if opts.MaxPoolBytes < 0 && gpubench.Of(b).Device().PooledBuffers() != 0 {
+			t.Errorf("MaxPoolBytes < 0 keeps no idle buffer, yet %d are pooled", gpubench.Of(b).Device().PooledBuffers())
 		}
 	case suiteResident:
 		residentVsReference(t, open(t), seed, n)
@@ -338,7 +339,7 @@ func closeAndCheck(t opstest.T, b *gpu.Backend) {
 		}
 		t.Errorf("validation: %s", m)
 	}
-	if live := b.Device().LiveObjects(); len(live) > 0 {
+	if live := gpubench.Of(b).Device().LiveObjects(); len(live) > 0 {
 		var names []string
 		for k, v := range live {
 			names = append(names, fmt.Sprintf("%s x%d", k, v))
