@@ -36,7 +36,7 @@ func (b *Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, 
 		}
 	}()
 	c := Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
 	for _, in := range []struct {
 		host *tensor.Tensor
 		dev  **Tensor

@@ -351,7 +351,7 @@ func (f *benchFlags) mode() (custom bool, err error) {
 		given bool
 	}{
 		{"data", r.data.given}, {"indices", r.indices.given}, {"updates", r.updates.given},
-		{"axis", r.axis.given}, {"reduction", r.reduction.given}, {"use-init-val", r.useInitVal.value != nil},
+		{"axis", r.axis.given}, {"reduction", r.reduction.given}, {"use-init-val", r.useInitVal.value != nil}, {"mode", r.mode.given},
 		{"start", r.start.given}, {"stop", r.stop.given}, {"step", r.step.given}, {"axes", r.axes.given},
 	}
 	if !r.op.given {

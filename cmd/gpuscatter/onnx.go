@@ -31,7 +31,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 		given bool
 	}{
 		{"op", f.op.given}, {"axis", f.axis.given}, {"reduction", f.reduction.given},
-		{"use-init-val", f.useInitVal.value != nil}, {"start", f.start.given}, {"stop", f.stop.given},
+		{"use-init-val", f.useInitVal.value != nil}, {"mode", f.mode.given}, {"start", f.start.given}, {"stop", f.stop.given},
 		{"step", f.step.given}, {"axes", f.axes.given},
 	} {
 		if other.given {
