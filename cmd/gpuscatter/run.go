@@ -31,11 +31,12 @@ Every FILE.npy may be an ONNX TensorProto file instead: a path ending in
 .pb is read and written as one, any other path as .npy. bfloat16 tensors
 have no .npy form; write them to a .pb file.
 
-With --model FILE.onnx, the operator is the one Scatter, ScatterElements
-or ScatterND node of the model's graph, in the newest version not newer
-than the opset the model imports (ScatterElements at opset 17 is
-ScatterElements-16); its axis and reduction attributes apply. The node's
-data, indices and updates come from --data, --indices and --updates, or,
+With --model FILE.onnx, the operator is the one Scatter, ScatterElements,
+ScatterND or TensorScatter node of the model's graph, in the newest
+version not newer than the opset the model imports (ScatterElements at
+opset 17 is ScatterElements-16); its axis, reduction and mode attributes
+apply. The node's data, indices and updates (TensorScatter's past_cache,
+write_indices and update) come from --data, --indices and --updates, or,
 for a flag not given, from the graph's initializer of the same name. --op,
 --axis, --reduction, --use-init-val, --mode and the slice flags do not
 combine with --model.
