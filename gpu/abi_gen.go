@@ -14,17 +14,20 @@ const groupSize = 256
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
 const (
-	flagNegative = 1 << 0  // indices may count from the end: [-s, s-1]
-	flagOwner    = 1 << 1  // updates may collide: the last one wins
-	flagMaps     = 1 << 2  // ELEMENT: the outer and inner maps are lists
-	flagOneChunk = 1 << 3  // every tensor fits in one chunk
-	flagCount    = 1 << 4  // resolve counts the updates per slot (owner words)
-	flagTarget   = 1 << 5  // ELEMENT resolve stores targets, not index values
-	flagXTables  = 1 << 6  // the reduction tensors (T_ACC ...) are present
-	flagUseInit  = 1 << 7  // ScatterElementsUpdate-12 use_init_val
-	flagPrivate  = 1 << 8  // scatter: accumulate in workgroup memory first
-	flagWalk     = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
-	flagLater    = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+	flagNegative  = 1 << 0  // indices may count from the end: [-s, s-1]
+	flagOwner     = 1 << 1  // updates may collide: the last one wins
+	flagMaps      = 1 << 2  // ELEMENT: the outer and inner maps are lists
+	flagOneChunk  = 1 << 3  // every tensor fits in one chunk
+	flagCount     = 1 << 4  // resolve counts the updates per slot (owner words)
+	flagTarget    = 1 << 5  // ELEMENT resolve stores targets, not index values
+	flagXTables   = 1 << 6  // the reduction tensors (T_ACC ...) are present
+	flagUseInit   = 1 << 7  // ScatterElementsUpdate-12 use_init_val
+	flagPrivate   = 1 << 8  // scatter: accumulate in workgroup memory first
+	flagWalk      = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
+	flagLater     = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+	flagCircular  = 1 << 11 // CACHE: positions wrap modulo the axis (mode circular)
+	flagCheckAll  = 1 << 12 // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+	flagZeroStart = 1 << 13 // CACHE: no write_indices; every batch entry starts at 0
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
@@ -32,7 +35,11 @@ const (
 // o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised index (the
 // row of a tuple for BLOCK). ELEMENT plans whose outer or inner index
 // space does not collapse to one dimension (FLAG_MAPS) map o and k
-// through lists of (size, magic, stride) triples instead.
+// through lists of (size, magic, stride) triples instead. CACHE plans
+// read J (sequence_length), INNER, ROWS (max_sequence_length),
+// OUTPUTS, and in VSTRIDE the prefixes o per batch entry, with its
+// fast-division constant in ISTRIDE: update (o, j, k) lands on
+// (o*ROWS + position)*INNER + k.
 const (
 	pJ          = 0 // the j extent
 	pMagicJ     = 1 // fast-division constant for J (see udiv)
@@ -44,7 +51,7 @@ const (
 	pRows       = 7 // BLOCK: rows the tuples address; ELEMENT: the axis size
 	pMagicRows  = 8
 	pOutputs    = 9  // output units
-	pTuple      = 10 // BLOCK: components per index tuple (k of ND)
+	pTuple      = 10 // BLOCK: components per index tuple (k of ND); CACHE: the batch entries
 	pTupleAt    = 11 // BLOCK: where the k dimension sizes start
 	pNOuter     = 12 // FLAG_MAPS: dimensions of the outer map
 	pNInner     = 13 // FLAG_MAPS: dimensions of the inner map

@@ -19,6 +19,9 @@
 #define KIND_ELEMENT 2
 // Updates fill a strided slice (SliceScatter); no indices.
 #define KIND_SLICE 3
+// Each prefix before the axis writes its rows at consecutive positions
+// along it from its batch entry's write index (TensorScatter).
+#define KIND_CACHE 4
 
 // Reductions: the numbers of ops.Reduction (the generator reads them
 // from package ops).
@@ -46,24 +49,31 @@
 #define SPEC_FLAGS 2
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
-#define FLAG_NEGATIVE 1u   // indices may count from the end: [-s, s-1]
-#define FLAG_OWNER 2u      // updates may collide: the last one wins
-#define FLAG_MAPS 4u       // ELEMENT: the outer and inner maps are lists
-#define FLAG_ONE_CHUNK 8u  // every tensor fits in one chunk
-#define FLAG_COUNT 16u     // resolve counts the updates per slot (owner words)
-#define FLAG_TARGET 32u    // ELEMENT resolve stores targets, not index values
-#define FLAG_XTABLES 64u   // the reduction tensors (T_ACC ...) are present
-#define FLAG_USE_INIT 128u // ScatterElementsUpdate-12 use_init_val
-#define FLAG_PRIVATE 256u  // scatter: accumulate in workgroup memory first
-#define FLAG_WALK 512u     // ELEMENT scatter: one position per column (walkColumn)
-#define FLAG_LATER 1024u   // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_NEGATIVE 1u      // indices may count from the end: [-s, s-1]
+#define FLAG_OWNER 2u         // updates may collide: the last one wins
+#define FLAG_MAPS 4u          // ELEMENT: the outer and inner maps are lists
+#define FLAG_ONE_CHUNK 8u     // every tensor fits in one chunk
+#define FLAG_COUNT 16u        // resolve counts the updates per slot (owner words)
+#define FLAG_TARGET 32u       // ELEMENT resolve stores targets, not index values
+#define FLAG_XTABLES 64u      // the reduction tensors (T_ACC ...) are present
+#define FLAG_USE_INIT 128u    // ScatterElementsUpdate-12 use_init_val
+#define FLAG_PRIVATE 256u     // scatter: accumulate in workgroup memory first
+#define FLAG_WALK 512u        // ELEMENT scatter: one position per column (walkColumn)
+#define FLAG_LATER 1024u      // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_CIRCULAR 2048u   // CACHE: positions wrap modulo the axis (mode circular)
+#define FLAG_CHECK_ALL 4096u  // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+#define FLAG_ZERO_START 8192u // CACHE: no write_indices; every batch entry starts at 0
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on
 // o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised index (the
 // row of a tuple for BLOCK). ELEMENT plans whose outer or inner index
 // space does not collapse to one dimension (FLAG_MAPS) map o and k
-// through lists of (size, magic, stride) triples instead.
+// through lists of (size, magic, stride) triples instead. CACHE plans
+// read J (sequence_length), INNER, ROWS (max_sequence_length),
+// OUTPUTS, and in VSTRIDE the prefixes o per batch entry, with its
+// fast-division constant in ISTRIDE: update (o, j, k) lands on
+// (o*ROWS + position)*INNER + k.
 #define P_J 0         // the j extent
 #define P_MAGIC_J 1   // fast-division constant for J (see udiv)
 #define P_INNER 2     // the k extent
@@ -74,7 +84,7 @@
 #define P_ROWS 7      // BLOCK: rows the tuples address; ELEMENT: the axis size
 #define P_MAGIC_ROWS 8
 #define P_OUTPUTS 9   // output units
-#define P_TUPLE 10    // BLOCK: components per index tuple (k of ND)
+#define P_TUPLE 10    // BLOCK: components per index tuple (k of ND); CACHE: the batch entries
 #define P_TUPLE_AT 11 // BLOCK: where the k dimension sizes start
 #define P_NOUTER 12   // FLAG_MAPS: dimensions of the outer map
 #define P_NINNER 13   // FLAG_MAPS: dimensions of the inner map

@@ -13,6 +13,8 @@
 //                 the row number sum(idx_c * rowstride_c).
 //                 KIND_ELEMENT: one invocation per index; the value written
 //                 is the index normalised to [0, s-1].
+//                 KIND_CACHE: one invocation per write index of a linear
+//                 TensorScatter; it checks the index and writes nothing.
 //                 (An invocation handles pc.run consecutive positions.)
 //   INDEX_BYTES   1, 2, 4 or 8: the index element size.
 //   INDEX_SIGNED  1 for int8 ... int64, 0 for uint8 ... uint64.
@@ -129,6 +131,12 @@ uint64_t resolveOne(pos_t p) {
 		atomicAdd(Word(addressOf(T_OWNER, u32Offset(t))).w, 1u);
 	}
 	return noBad;
+#elif KIND == KIND_CACHE
+	// TensorScatter-24, linear mode: 0 <= w and w + sequence_length <=
+	// max_sequence_length.
+	bool exact;
+	int64_t v = readIndex(uint64_t(p), exact);
+	return v >= 0l && v <= int64_t(param(P_ROWS) - param(P_J)) ? noBad : uint64_t(p);
 #else
 #error resolve.comp: unknown KIND
 #endif
