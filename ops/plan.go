@@ -69,9 +69,9 @@ type Plan struct {
 	// modulo the axis (max_sequence_length). KindCache plans have Axis >= 1,
 	// J = sequence_length (updates' length along the axis), Outer the
 	// product of the dimensions before the axis and Inner of those after
-	// it; update (o, j, k) lands on row o*Shape[Axis] + position of the
-	// output's rows of Inner elements, the position being write index
-	// IndexAt(o / (Outer/Shape[0])) + j, modulo Shape[Axis] when Circular.
+	// it; update (o, j, k) lands on element (o*Shape[Axis] + position)*Inner
+	// + k, the position being CacheStart(o / CacheRowsPerBatch()) + j,
+	// modulo Shape[Axis] when Circular.
 	Circular bool
 	// SliceStart, SliceStep and SliceCount give, for every data dimension of
 	// KindSlice, the first coordinate written, the step between coordinates
