@@ -346,6 +346,10 @@ func RandomRequest(rng *rand.Rand, cfg Config) ops.Request {
 	return req
 }
 
+// laterMax is the GPU kernels' LATER_MAX: the most write indices one
+// invocation checks itself.
+const laterMax = 64
+
 // genCache: TensorScatter-24, data of rank >= 2, updates of its shape but
 // for a sequence of at most the axis along it; the axis given positive,
 // negative or left to its default -2; linear or circular mode, given or
@@ -355,6 +359,15 @@ func RandomRequest(rng *rand.Rand, cfg Config) ops.Request {
 func genCache(rng *rand.Rand, cfg Config, dt tensor.DType, req *ops.Request) {
 	{
 		ds := randShape(rng, 2+rng.Intn(max(1, cfg.MaxRank-1)), cfg.MaxDim)
+		if rng.Intn(8) == 0 && cfg.MaxElements >= 2*(laterMax+6) {
+			// More batch entries than a kernel checks in one loop
+			// (LATER_MAX): the GPU checks linear write indices in a pass
+			// of their own.
+			ds[0] = laterMax + 1 + rng.Intn(6)
+			for d := 1; d < len(ds); d++ {
+				ds[d] = min(ds[d], 2)
+			}
+		}
 		shrink(ds, cfg.MaxElements)
 		r := len(ds)
 		axis := 1 + rng.Intn(r-1)
