@@ -76,11 +76,12 @@ kit: deps
 shaders:
 	$(GO) generate ./shaders
 
-## onnx-test: every scatter node test of libonnx-testdata, on the CPU
+## onnx-test: every scatter node test of libonnx-testdata and the TensorScatter
+## ones of cmd/gpuscatter/testdata/node, on the CPU
 ## reference and on the Vulkan backend.
 onnx-test: build
-	./bin/gpuscatter onnx-test --backend cpu $(ONNX_NODE_TESTS)/test_scatter*
-	./bin/gpuscatter onnx-test --backend gpu $(ONNX_NODE_TESTS)/test_scatter*
+	./bin/gpuscatter onnx-test --backend cpu $(ONNX_NODE_TESTS)/test_scatter* cmd/gpuscatter/testdata/node
+	./bin/gpuscatter onnx-test --backend gpu $(ONNX_NODE_TESTS)/test_scatter* cmd/gpuscatter/testdata/node
 
 ## onnx-proto: regenerate internal/onnxpb/onnx.pb.go from Debian's onnx.proto.
 onnx-proto: deps

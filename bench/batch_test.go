@@ -69,3 +69,88 @@ func TestBatchWorkload(t *testing.T) {
 		assert.Contains(t, string(js), s)
 	}
 }
+
+// stepFake is a batchFake that is also a StepRunner: it runs the decode
+// steps in place on a copy of data on the CPU reference, in order, or
+// (skip) leaves the last one out, and reports one submit and one wait.
+type stepFake struct {
+	batchFake
+	steps *int
+	skip  bool
+}
+
+func (f stepFake) RunResidentSteps(ctx context.Context, req ops.Request, steps []*tensor.Tensor, repeats int, out *tensor.Tensor) ([]time.Duration, error) {
+	*f.steps = len(steps)
+	copy(out.Data, req.Data.Data)
+	n := len(steps)
+	if f.skip {
+		n--
+	}
+	for _, idx := range steps[:n] {
+		p, err := ops.Prepare(ops.Request{Op: req.Op, Mode: req.Mode, Data: out, Indices: idx, Updates: req.Updates})
+		if err != nil {
+			return nil, err
+		}
+		if err := f.fake.Execute(ctx, p, out); err != nil {
+			return nil, err
+		}
+	}
+	times := make([]time.Duration, repeats)
+	for i := range times {
+		times[i] = time.Duration(i+1) * time.Millisecond
+	}
+	*f.batchCalls = 1
+	return times, nil
+}
+
+func (f stepFake) LastRoundTrips() (int, int, int) { return 1, 1, 2 }
+
+// TestDecodeWorkload: KV-decode runs its 1000 steps in place, call i with
+// the write indices advanced by i, on the CPU one Execute after the other
+// and on a StepRunner as one resident batch alone (no Execute, no batch of
+// identical calls); the batch's result is verified against the CPU's, so
+// a step left out fails it; the JSON reports the time per step, the round
+// trips and the plan traffic of one step.
+func TestDecodeWorkload(t *testing.T) {
+	ws, err := Select([]string{"kv-decode"}, QuickScale, 1)
+	require.NoError(t, err)
+	w := ws[0]
+	require.True(t, w.Decode)
+	require.Equal(t, []int{1, 32, 4096, 128}, w.DataShape, "--scale shrinks the batch of sequences only")
+	req, err := w.Request()
+	require.NoError(t, err)
+	assert.Equal(t, "circular", req.Mode)
+	steps := w.StepIndices(req)
+	require.Len(t, steps, 1000)
+	for i, s := range steps {
+		require.Equal(t, tensor.View[int64](req.Indices)[0]+int64(i), tensor.View[int64](s)[0])
+	}
+	for _, skip := range []bool{false, true} {
+		resident, executes, batchCalls, stepCalls := 0, 0, 0, 0
+		f := &fake{}
+		tgt := gpuTarget(f)
+		tgt.Backend = stepFake{batchFake: batchFake{residentFake: residentFake{fake: f, calls: &resident}, executes: &executes, batchCalls: &batchCalls},
+			steps: &stepCalls, skip: skip}
+		rep, err := Run(context.Background(), []Target{cpuTarget(), tgt}, ws, testOptions())
+		require.NoError(t, err)
+		assert.Zero(t, executes, "no Execute per step on the device")
+		assert.Zero(t, resident, "no RunResident")
+		assert.Equal(t, 1, batchCalls, "RunResidentSteps, not RunResidentBatch")
+		assert.Equal(t, 1000, stepCalls)
+		cpu, gpu := rep.Results[0], rep.Results[1]
+		assert.True(t, cpu.Verified)
+		assert.Equal(t, !skip, gpu.Verified, "skip=%v", skip)
+		if skip {
+			continue
+		}
+		assert.Equal(t, []int{1, 1, 2}, []int{gpu.Submits, gpu.Waits, gpu.TransferPieces})
+		assert.Equal(t, 2*time.Millisecond, gpu.Median)
+		assert.Equal(t, gpu.Median, gpu.ResidentTime)
+		assert.Equal(t, int64(1000*(2*32*128*2+8)), gpu.Bytes, "in place: each token read and written, its write index read")
+		js, err := json.Marshal(rep)
+		require.NoError(t, err)
+		for _, s := range []string{`"calls":1000`, `"resident_per_call_ms":0.002`, `"per_call_ms":0.002`, `"submits":1`, `"waits":1`} {
+			assert.Contains(t, string(js), s)
+		}
+	}
+}

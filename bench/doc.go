@@ -48,6 +48,8 @@
 //	SND-max-i32  ScatterND-18 max: data i32[n=4M], indices [2n,1], updates [2n]
 //	SND-1000     ScatterND-18: n=1000 calls per execution, each data f32[4096,16], indices [16,1], updates [16,16]
 //	SND5-f16, SND5-i64, SE-f16, SE-i64: SND5 and SE on float16 and int64
+//	KV-decode    TensorScatter-24 circular: 1000 decode steps in place on a cache f16[n=8,32,4096,128], each writing
+//	             updates [n,32,1,128] at write indices [n] in [0,4096) advanced by one per step (Workload.Decode)
 //
 // Indices are int64, uniform over their range, so duplicates occur where
 // there are more indices than targets. Input element i of each stream is a

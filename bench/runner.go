@@ -64,6 +64,18 @@ type BatchRunner interface {
 	LastRoundTrips() (submits, waits, transferPieces int)
 }
 
+// StepRunner is implemented by device backends that can run a decode loop
+// (Workload.Decode) on resident inputs as one batch (the Vulkan
+// backend's). Run times a Decode workload on such a backend with
+// RunResidentSteps alone: like RunResidentBatch, but call i of each batch
+// takes steps[i] as its indices, in place, so that the cache carries every
+// step to the next; an Execute per step would move the whole cache to the
+// device and back each time. LastRoundTrips is BatchRunner's.
+type StepRunner interface {
+	RunResidentSteps(ctx context.Context, req ops.Request, steps []*tensor.Tensor, repeats int, out *tensor.Tensor) ([]time.Duration, error)
+	LastRoundTrips() (submits, waits, transferPieces int)
+}
+
 // TrafficPlanner is implemented by device backends that work out from a
 // plan alone, before running it, the passes they run and their compute
 // dispatches, the device bytes those read and write in all, and the
@@ -337,6 +349,10 @@ type runner struct {
 	opt     Options
 	mc      memcpy
 
+	// steps are the indices of each call of a Decode workload, and
+	// stepPlans its plans, by the cache they run in place on.
+	steps     []*tensor.Tensor
+	stepPlans map[*tensor.Tensor][]*ops.Plan
 	// The workload running, and its results so far.
 	w            *Workload
 	index, count int
@@ -399,6 +415,10 @@ func (r *runner) workload() ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", w.Name, err)
 	}
+	r.steps, r.stepPlans = nil, map[*tensor.Tensor][]*ops.Plan{}
+	if w.Decode {
+		r.steps = w.StepIndices(req)
+	}
 	runtime.GC()
 
 	r.progress("", "memcpy", 0)
@@ -420,6 +440,17 @@ func (r *runner) workload() ([]Result, error) {
 		}
 		if ti > 0 && r.tolerant() {
 			res.Tolerance = effectiveTolerance(p.DType, r.opt.Tolerance)
+		}
+		if sr, ok := t.Backend.(StepRunner); ok && w.Decode && ti > 0 {
+			if err := r.decodeResident(sr, t, req, ref, out, &res); err != nil {
+				return nil, err
+			}
+			if res.Median > 0 && results[0].Median > 0 {
+				res.Speedup = results[0].Median.Seconds() / res.Median.Seconds()
+			}
+			results[ti] = res
+			r.measured(res)
+			continue
 		}
 		times, phases, cmp, err := r.time(t, ti == 0, p, ref, out, func() ([]float64, error) {
 			if bound == nil {
@@ -489,6 +520,8 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 	var err error
 	br, batched := rr.(BatchRunner)
 	switch {
+	case r.w.Decode:
+		return nil // its steps run as one batch only through a StepRunner
 	case r.w.calls() > 1 && !batched:
 		return nil // its calls would be timed one at a time
 	case r.w.calls() > 1:
@@ -520,6 +553,80 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 		res.Verified = false
 	}
 	return nil
+}
+
+// decodeResident times a Decode workload as one resident batch of its
+// steps on t's device (StepRunner) and verifies the cache it leaves; the
+// batch is the row's timing, its resident time too. It returns an error
+// only when ctx is done.
+func (r *runner) decodeResident(sr StepRunner, t Target, req ops.Request, ref, out *tensor.Tensor, res *Result) error {
+	r.progress(t.Label, "resident", 0)
+	poison(out, ref)
+	times, err := sr.RunResidentSteps(r.ctx, req, r.steps, r.opt.Repeats, out)
+	switch {
+	case err != nil && r.ctx.Err() != nil:
+		return r.ctx.Err()
+	case errors.Is(err, ops.ErrUnsupported):
+		res.Skipped = "unsupported: " + oneLine(err.Error())
+		return nil
+	case errors.Is(err, ops.ErrOutOfMemory):
+		res.Skipped = "too little device memory: " + oneLine(err.Error())
+		return nil
+	case err != nil:
+		res.Error = oneLine(err.Error())
+		return nil
+	}
+	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
+	if err != nil {
+		return err
+	}
+	res.summarise(times, nil, c)
+	res.ResidentTime = res.Median
+	res.ResidentBytes = r.w.ResidentTraffic()
+	res.Submits, res.Waits, res.TransferPieces = sr.LastRoundTrips()
+	return nil
+}
+
+// plans returns the plans one execution of r.w runs into out, in order:
+// p Workload.Calls times, or for a Decode workload its steps, each in
+// place on out with its own write indices (prepared once per output).
+func (r *runner) plans(p *ops.Plan, out *tensor.Tensor) ([]*ops.Plan, error) {
+	if !r.w.Decode {
+		ps := make([]*ops.Plan, r.w.calls())
+		for i := range ps {
+			ps[i] = p
+		}
+		return ps, nil
+	}
+	if ps, ok := r.stepPlans[out]; ok {
+		return ps, nil
+	}
+	ps := make([]*ops.Plan, len(r.steps))
+	for i, idx := range r.steps {
+		req := ops.Request{Op: p.Op.Name, Data: out, Indices: idx, Updates: p.Updates, Mode: "linear"}
+		if p.Circular {
+			req.Mode = "circular"
+		}
+		req.Axis = tensor.Scalar(int64(p.Axis))
+		sp, err := ops.Prepare(req)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = sp
+	}
+	r.stepPlans[out] = ps
+	return ps, nil
+}
+
+// reset readies out for an execution: poisoned (every element differs
+// from ref), or for a Decode workload, whose steps run in place on it, a
+// copy of the cache the loop starts from.
+func (r *runner) reset(out, ref, data *tensor.Tensor) {
+	if r.w.Decode {
+		copy(out.Data, data.Data)
+		return
+	}
+	poison(out, ref)
 }
 
 // memoryCheck returns why r.w cannot run in the memory left, or "".
@@ -564,6 +671,7 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 	warmups := r.opt.Warmups
 	if isRef {
 		r.progress(t.Label, "warm-up", 0)
+		r.reset(ref, ref, p.Data)
 		if err := r.execute(t, p, ref); err != nil {
 			return nil, nil, cmp, err
 		}
@@ -571,7 +679,7 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 	}
 	for range warmups {
 		r.progress(t.Label, "warm-up", 0)
-		poison(out, ref)
+		r.reset(out, ref, p.Data)
 		if err := r.execute(t, p, out); err != nil {
 			return nil, nil, cmp, err
 		}
@@ -583,7 +691,7 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 			return nil, nil, cmp, err
 		}
 		r.progress(t.Label, "timing", i+1)
-		poison(out, ref)
+		r.reset(out, ref, p.Data)
 		start := time.Now()
 		ph, err := r.executeTimed(t, p, out, timer)
 		d := time.Since(start)
@@ -606,8 +714,12 @@ func (r *runner) time(t Target, isRef bool, p *ops.Plan, ref, out *tensor.Tensor
 // execute runs p on t's backend into out Workload.Calls times, one
 // Execute after the other.
 func (r *runner) execute(t Target, p *ops.Plan, out *tensor.Tensor) error {
-	for range r.w.calls() {
-		if err := t.Backend.Execute(r.ctx, p, out); err != nil {
+	ps, err := r.plans(p, out)
+	if err != nil {
+		return err
+	}
+	for _, pl := range ps {
+		if err := t.Backend.Execute(r.ctx, pl, out); err != nil {
 			return err
 		}
 	}
@@ -620,9 +732,13 @@ func (r *runner) executeTimed(t Target, p *ops.Plan, out *tensor.Tensor, timer D
 	if timer == nil {
 		return nil, r.execute(t, p, out)
 	}
+	ps, err := r.plans(p, out)
+	if err != nil {
+		return nil, err
+	}
 	var sum []Phase
-	for range r.w.calls() {
-		if err := t.Backend.Execute(r.ctx, p, out); err != nil {
+	for _, pl := range ps {
+		if err := t.Backend.Execute(r.ctx, pl, out); err != nil {
 			return nil, err
 		}
 	next:

@@ -113,6 +113,7 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 		{"SND5-i64", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Int64},
 		{"SE-f16", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Float16},
 		{"SE-i64", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Int64},
+		{"KV-decode", []int{8, 32, 4096, 128}, []int{8}, []int{8, 32, 1, 128}, "TensorScatter-24", "none", tensor.Float16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := Builtin(strings.ToLower(c.name), 1, 1)
@@ -134,16 +135,23 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 			if c.idx != nil {
 				want += 8 * n(c.idx)
 			}
-			if c.name == "SND-1000" {
+			switch c.name {
+			case "SND-1000":
 				want *= 1000 // every call moves as much
 				assert.Equal(t, 1000, w.Calls)
-			} else {
+			case "KV-decode":
+				// 1000 steps in place: each token read and written, and
+				// the write indices read; the cache is not copied.
+				want = 1000 * (2*n(c.updates)*size + 8*n(c.idx))
+				assert.Equal(t, 1000, w.Calls)
+				assert.True(t, w.Decode)
+			default:
 				assert.Equal(t, 1, w.Calls)
 			}
 			assert.Equal(t, want, w.Traffic())
 		})
 	}
-	assert.Len(t, Names(), 12)
+	assert.Len(t, Names(), 13)
 }
 
 func TestEveryQuickWorkloadIsAValidRequest(t *testing.T) {
@@ -330,8 +338,9 @@ func TestRunVerifiesEveryWorkloadOnTheCPU(t *testing.T) {
 	}
 	assert.Empty(t, rep.Failures())
 	require.NotEmpty(t, stages)
-	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 12, Stage: "inputs", Repeats: 3}, stages[0])
-	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 12, Count: 12, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 13, Stage: "inputs", Repeats: 3}, stages[0])
+	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 12, Count: 13, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+	assert.Contains(t, stages, Progress{Workload: "KV-decode", Index: 13, Count: 13, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
 }
 
 func TestRunCatchesAWrongBackend(t *testing.T) {

@@ -44,6 +44,10 @@ type Workload struct {
 	// the same output, to show the fixed cost of a call. Times are those
 	// of all the calls of an execution.
 	Calls int
+	// Decode: the calls are the steps of a decode loop (KV-decode), each in
+	// place on the cache that data starts it from, call i with indices
+	// (write indices) advanced by i (StepIndices).
+	Decode bool
 
 	build func() (ops.Request, error)
 	// shapes returns the call without payloads (Shapes).
@@ -61,6 +65,9 @@ type Workload struct {
 // the output written, updates read and indices read. Effective bandwidth is
 // Traffic divided by the time of an execution.
 func (w *Workload) Traffic() int64 {
+	if w.Decode {
+		return w.ResidentTraffic() // in place: data is neither read nor copied
+	}
 	return int64(w.calls()) * (2*w.DataBytes + w.UpdatesBytes + w.IndicesBytes)
 }
 
@@ -87,10 +94,29 @@ func (w *Workload) Describe() string {
 		fmt.Fprintf(&b, ", indices %s", tensor.FormatShape(w.IndicesShape))
 	}
 	fmt.Fprintf(&b, ", updates %s", tensor.FormatShape(w.UpdatesShape))
-	if w.calls() > 1 {
+	switch {
+	case w.Decode:
+		fmt.Fprintf(&b, ", %d decode steps in place", w.calls())
+	case w.calls() > 1:
 		fmt.Fprintf(&b, ", %d calls", w.calls())
 	}
 	return b.String()
+}
+
+// StepIndices returns the indices of every call of a Decode workload: the
+// write indices of req advanced by one per step (call i's are
+// req.Indices + i).
+func (w *Workload) StepIndices(req ops.Request) []*tensor.Tensor {
+	base := tensor.View[int64](req.Indices)
+	steps := make([]*tensor.Tensor, w.calls())
+	for i := range steps {
+		v := make([]int64, len(base))
+		for b, x := range base {
+			v[b] = x + int64(i)
+		}
+		steps[i] = tensor.MustFromSlice(append([]int(nil), req.Indices.Shape...), v)
+	}
+	return steps
 }
 
 // Request builds the workload's inputs. Built-in workloads generate them
@@ -162,6 +188,8 @@ type spec struct {
 	axis              int64
 	start, stop, step []int64 // SliceScatter-15
 	calls             int     // Workload.Calls; 0 means 1
+	mode              string  // TensorScatter-24's mode
+	decode            bool    // Workload.Decode
 }
 
 // def is a built-in workload: a name, a summary and its shapes at a scale.
@@ -224,6 +252,11 @@ var defs = []def{
 	nd5("SND5-i64", tensor.Int64),
 	elems("SE-f16", tensor.Float16),
 	elems("SE-i64", tensor.Int64),
+	{"KV-decode", "TensorScatter-24 circular, 1000 decode steps of one token into a float16 KV cache", func(s scaler) spec {
+		b := s.n(8) // the batch of sequences; every step writes one token of each
+		return spec{op: "TensorScatter-24", mode: "circular", dt: tensor.Float16,
+			data: []int{b, 32, 4096, 128}, idx: []int{b}, upd: []int{b, 32, 1, 128}, bounds: []int{4096}, calls: 1000, decode: true}
+	}},
 }
 
 // nd5 is ScatterNDUpdate-15 spec example 5 on dt.
@@ -313,7 +346,7 @@ func (d def) workload(s scaler, seed uint64) (*Workload, error) {
 	}
 	w := &Workload{
 		Name: d.name, Summary: d.summary, Op: op.Name, Reduction: reductionName(op, red), red: red, DType: sp.dt,
-		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd, Calls: max(1, sp.calls),
+		DataShape: sp.data, IndicesShape: sp.idx, UpdatesShape: sp.upd, Calls: max(1, sp.calls), Decode: sp.decode,
 	}
 	for _, x := range []struct {
 		shape []int
@@ -356,7 +389,7 @@ func (sp spec) request(seed uint64) (ops.Request, error) {
 // shapes returns the call of sp with data, indices and updates as
 // tensors without payloads (Workload.Shapes).
 func (sp spec) shapes() ops.Request {
-	req := ops.Request{Op: sp.op, Reduction: sp.reduction,
+	req := ops.Request{Op: sp.op, Reduction: sp.reduction, Mode: sp.mode,
 		Data: &tensor.Tensor{DType: sp.dt, Shape: sp.data}, Updates: &tensor.Tensor{DType: sp.dt, Shape: sp.upd}}
 	if sp.idx != nil {
 		req.Indices = &tensor.Tensor{DType: tensor.Int64, Shape: sp.idx}

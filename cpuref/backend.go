@@ -153,6 +153,8 @@ func (x *exec) run() error {
 		return x.slice()
 	case ops.KindAxis:
 		return x.axis()
+	case ops.KindCache:
+		return x.cache()
 	}
 	// Offsets and positions are int32 when they fit, halving the memory
 	// traffic of the per-update target offsets.

@@ -31,6 +31,9 @@ const (
 	flagIndex4      = 1 << 14 // FLAG_DIRECT: 4-byte indices
 	flagIndex8      = 1 << 15 // FLAG_DIRECT: 8-byte indices
 	flagTable       = 1 << 16 // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
+	flagCircular    = 1 << 17 // CACHE: positions wrap modulo the axis (mode circular)
+	flagCheckAll    = 1 << 18 // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+	flagZeroStart   = 1 << 19 // CACHE: no write_indices; every batch entry starts at 0
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
@@ -38,7 +41,11 @@ const (
 // o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised index (the
 // row of a tuple for BLOCK). ELEMENT plans whose outer or inner index
 // space does not collapse to one dimension (FLAG_MAPS) map o and k
-// through lists of (size, magic, stride) triples instead.
+// through lists of (size, magic, stride) triples instead. CACHE plans
+// read J (sequence_length), INNER, ROWS (max_sequence_length),
+// OUTPUTS, and in VSTRIDE the prefixes o per batch entry, with its
+// fast-division constant in ISTRIDE: update (o, j, k) lands on
+// (o*ROWS + position)*INNER + k.
 const (
 	pJ          = 0 // the j extent
 	pMagicJ     = 1 // fast-division constant for J (see udiv)
@@ -50,7 +57,7 @@ const (
 	pRows       = 7 // BLOCK: rows the tuples address; ELEMENT: the axis size
 	pMagicRows  = 8
 	pOutputs    = 9  // output units
-	pTuple      = 10 // BLOCK: components per index tuple (k of ND)
+	pTuple      = 10 // BLOCK: components per index tuple (k of ND); CACHE: the batch entries
 	pTupleAt    = 11 // BLOCK: where the k dimension sizes start
 	pNOuter     = 12 // FLAG_MAPS: dimensions of the outer map
 	pNInner     = 13 // FLAG_MAPS: dimensions of the inner map

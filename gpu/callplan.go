@@ -136,7 +136,7 @@ func (f *facts) planCall(p *ops.Plan) (*callPlan, error) {
 // hostOnly reports whether the call has nothing to check or move on the
 // device: its result is data.
 func (pl *callPlan) hostOnly() bool {
-	return pl.j.updates == 0 && pl.j.resolve == 0
+	return pl.j.updates == 0 && pl.j.resolve == 0 && pl.j.checks == 0
 }
 
 // chunks returns the number of chunks of tensor slot i.

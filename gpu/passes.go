@@ -40,9 +40,18 @@ func (pl *callPlan) planPasses() error {
 			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
 		}
 	}
+	if j.checks > 0 {
+		// Cache, linear: the write indices, checked before the scatter.
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		pl.dispatch(pass{label: "check", key: key, n: j.checks, read: uint64(j.indexBytes) * j.indices})
+	}
 	e := uint64(j.elemBytes)
 	switch r := j.red; {
 	case j.updates == 0:
+	case j.kind == shaders.Cache:
+		// Each update read and written once, and each write index read once
+		// (cached: every invocation of a batch entry reads the same word).
+		pl.scatter(j.updates*e+uint64(j.indexBytes)*j.indices, j.updates*e)
 	case r == nil && j.copies:
 		pl.passes = append(pl.passes, pass{label: "scatter", kind: passCopyRuns, copies: j.chunkCopies(pl.shift),
 			read: j.updates * e, written: j.updates * e})

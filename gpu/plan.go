@@ -46,6 +46,7 @@ type job struct {
 
 	updates uint64 // update units (elements, or several; see widen)
 	resolve uint64 // resolve invocations: index tuples (Block) or indices (Element)
+	checks  uint64 // Cache, linear: write indices checked in a resolve pass of their own
 	indices uint64 // index elements
 	outputs uint64 // output units
 	owners  uint64 // owner words (0 when duplicates are impossible)
@@ -157,6 +158,8 @@ func newJob(p *ops.Plan) (*job, error) {
 		err = j.element(p)
 	case ops.KindSlice:
 		j.slice(p)
+	case ops.KindCache:
+		err = j.cache(p)
 	default:
 		err = unsupported(p, "operator kind %v", p.Kind)
 	}
@@ -270,6 +273,41 @@ func (j *job) element(p *ops.Plan) error {
 	return nil
 }
 
+// cache fills in a Cache plan (TensorScatter-24): rows of Inner
+// contiguous elements, moved as units of up to 16 bytes. No two updates of
+// a call collide, so there are no owner words and, in circular mode or
+// without write_indices (every write index valid), no check; in linear
+// mode the scatter checks the at most laterMax write indices itself
+// (flagCheckAll), and more take a resolve pass (checks) first. A call
+// without updates still checks them.
+func (j *job) cache(p *ops.Plan) error {
+	j.kind = shaders.Cache
+	s := uint64(p.Shape[p.Axis])
+	if s > 1<<32 {
+		return unsupported(p, "axis %d has %d elements; at most 2^32", p.Axis, s)
+	}
+	vw := widen(j.elemBytes, uint64(p.Inner))
+	j.unit(vw)
+	inner := uint64(p.Inner) / vw
+	j.setCommon(uint64(p.J), inner, s)
+	per := uint64(p.CacheRowsPerBatch())
+	j.params[pVStride], j.params[pIStride] = per, magic(per)
+	j.params[pTuple] = uint64(p.Shape[0])
+	switch {
+	case p.Circular:
+		j.flags |= flagCircular
+	case p.Indices == nil:
+	case j.indices <= laterMax && j.updates > 0:
+		j.flags |= flagCheckAll
+	default:
+		j.checks = j.indices
+	}
+	if p.Indices == nil {
+		j.flags |= flagZeroStart
+	}
+	return nil
+}
+
 // slice fills in a Slice plan. The innermost dimension is a contiguous
 // run when its step is 1.
 func (j *job) slice(p *ops.Plan) {
@@ -306,7 +344,7 @@ func (j *job) settle() {
 		j.owners, j.gather = 0, false
 	}
 	j.posBits = 32
-	for _, n := range []uint64{j.outputs, j.updates, j.indices, j.resolve, j.owners} {
+	for _, n := range []uint64{j.outputs, j.updates, j.indices, j.resolve, j.checks, j.owners} {
 		if n > narrowLimit {
 			j.posBits = 64
 		}

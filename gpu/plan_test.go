@@ -235,6 +235,32 @@ func emulate(t *testing.T, j *job, p *ops.Plan, out *tensor.Tensor) uint32 {
 			}
 		}
 	}
+	// writeIndex and cacheStart are scatter.comp's (KIND_CACHE).
+	writeIndex := func(b uint64) int64 { v, _ := p.Indices.IntAt(int(b)); return v }
+	cacheStart := func(b uint64) uint64 {
+		switch {
+		case j.flags&flagZeroStart != 0:
+			return 0
+		case j.flags&flagCircular == 0:
+			return uint64(writeIndex(b))
+		}
+		w, m := writeIndex(b), param(pRows)
+		if w >= 0 {
+			return uint64(w) % m
+		}
+		a := uint64(-(w + 1)) + 1
+		return (m - a%m) % m
+	}
+	if j.kind == shaders.Cache && (j.checks > 0 || j.flags&flagCheckAll != 0) {
+		// The check pass (resolve.comp), or the scatter's own check.
+		hi := int64(param(pRows) - param(pJ))
+		for b := uint64(0); b < param(pTuple); b++ {
+			if w := writeIndex(b); w < 0 || w > hi {
+				errWord = min(errWord, uint32(b>>j.errShift))
+				break
+			}
+		}
+	}
 	if errWord != noError {
 		return errWord
 	}
@@ -301,6 +327,14 @@ func emulate(t *testing.T, j *job, p *ops.Plan, out *tensor.Tensor) uint32 {
 			if j.flags&flagLater != 0 && laterWins(jj, u+param(pInner), param(pInner), norm[u]) {
 				continue
 			}
+		case shaders.Cache:
+			o, jj, k := split(u)
+			m := param(pRows)
+			pos := cacheStart(udiv(o, param(pVStride), param(pIStride))) + jj
+			if pos >= m {
+				pos -= m
+			}
+			tg = wrap((o*m+pos)*param(pInner) + k)
 		}
 		require.Less(t, tg, j.outputs, "target in range")
 		require.Less(t, u, j.updates)

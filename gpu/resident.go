@@ -306,6 +306,7 @@ type Call struct {
 	Axis, Start, Stop, Step, Axes *tensor.Tensor
 	Reduction                     string
 	UseInitVal                    *bool
+	Mode                          string // TensorScatter-24: "linear" (or "") or "circular"
 }
 
 // Batch records operator calls on resident tensors and runs them in one
@@ -369,7 +370,7 @@ func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
 	}
 	op := o.Name
 	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
-		Reduction: c.Reduction, UseInitVal: c.UseInitVal}
+		Reduction: c.Reduction, UseInitVal: c.UseInitVal, Mode: c.Mode}
 	for _, in := range []struct {
 		name string
 		t    *Tensor

@@ -41,7 +41,7 @@ func residentCall(t *testing.T, b *Backend, req ops.Request, inPlace bool) Call 
 	t.Helper()
 	c := Call{Op: req.Op, Data: upload(t, b, req.Data), Indices: upload(t, b, req.Indices), Updates: upload(t, b, req.Updates),
 		Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
 	c.Out = c.Data
 	if !inPlace && req.Data != nil {
 		out, err := b.NewTensor(context.Background(), req.Data.DType, req.Data.Shape)

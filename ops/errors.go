@@ -34,6 +34,8 @@ const (
 	ErrReduction = Sentinel("unsupported reduction")
 	// ErrSlice: invalid SliceScatter parameters (step 0).
 	ErrSlice = Sentinel("invalid slice")
+	// ErrMode: a TensorScatter mode other than linear and circular.
+	ErrMode = Sentinel("invalid mode")
 	// ErrNoDevice: the backend has no device to run on.
 	ErrNoDevice = Sentinel("no device")
 	// ErrDeviceLost: the device failed while running.

@@ -31,11 +31,9 @@ func TestValidationTable(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			var first error
-			if p.NumUpdates() > 0 {
-				for pos := 0; pos < p.NumIndices() && first == nil; pos++ {
-					_, first = p.IndexAt(pos)
-				}
+			var first error // every index is checked, with or without updates
+			for pos := 0; pos < p.NumIndices() && first == nil; pos++ {
+				_, first = p.IndexAt(pos)
 			}
 			if c.Err == nil {
 				require.NoError(t, first, "every index is in range")
@@ -99,6 +97,7 @@ func TestRegistryMatchesREADME(t *testing.T) {
 		"ScatterND-13":             {ops.KindND, none, true, false, true},
 		"ScatterND-16":             {ops.KindND, onnx16, true, false, true},
 		"ScatterND-18":             {ops.KindND, onnx18, true, false, true},
+		"TensorScatter-24":         {ops.KindCache, none, false, false, true},
 	}
 	all := ops.All()
 	require.Len(t, all, len(want))
@@ -114,7 +113,9 @@ func TestRegistryMatchesREADME(t *testing.T) {
 		assert.Equal(t, w.anyDType, op.AnyDType, op.Name)
 		assert.Equal(t, op.Kind != ops.KindSlice, op.TakesIndices(), op.Name)
 		assert.Equal(t, op.Kind == ops.KindSlice, op.TakesSlice(), op.Name)
-		assert.Equal(t, op.Kind == ops.KindAxis || op.Kind == ops.KindElements, op.TakesAxis(), op.Name)
+		assert.Equal(t, op.Kind == ops.KindAxis || op.Kind == ops.KindElements || op.Kind == ops.KindCache, op.TakesAxis(), op.Name)
+		assert.Equal(t, op.Kind == ops.KindCache, op.TakesMode(), op.Name)
+		assert.Equal(t, op.Kind == ops.KindCache, op.IndicesOptional, op.Name)
 		assert.Equal(t, op.Name == "ScatterElementsUpdate-12", op.TakesUseInitVal(), op.Name)
 		assert.Equal(t, op.Name, op.Family+"-"+itoa(op.Version))
 		if op.AnyDType {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,9 @@ type Request struct {
 	Reduction string
 	// UseInitVal is ScatterElementsUpdate-12's use_init_val; nil means true.
 	UseInitVal *bool
+	// Mode is TensorScatter-24's mode attribute, "linear" or "circular";
+	// "" means "linear".
+	Mode string
 }
 
 // Plan is a validated operator call in the normalised form every backend
@@ -62,6 +66,14 @@ type Plan struct {
 	TupleLen int
 	// IndicesShape is the shape of Indices (KindElements: also of Updates).
 	IndicesShape []int
+	// Circular is TensorScatter-24's mode circular: a write position wraps
+	// modulo the axis (max_sequence_length). KindCache plans have Axis >= 1,
+	// J = sequence_length (updates' length along the axis), Outer the
+	// product of the dimensions before the axis and Inner of those after
+	// it; update (o, j, k) lands on element (o*Shape[Axis] + position)*Inner
+	// + k, the position being CacheStart(o / CacheRowsPerBatch()) + j,
+	// modulo Shape[Axis] when Circular.
+	Circular bool
 	// SliceStart, SliceStep and SliceCount give, for every data dimension of
 	// KindSlice, the first coordinate written, the step between coordinates
 	// and how many there are; updates element c lands at coordinate
@@ -93,6 +105,13 @@ func (p *Plan) IndexDim(pos int) int {
 // dimension dim may take in this operator version.
 func (p *Plan) IndexRange(dim int) (lo, hi int64) {
 	s := int64(p.Shape[dim])
+	if p.Kind == KindCache {
+		if p.Circular {
+			return math.MinInt64, math.MaxInt64
+		}
+		// TensorScatter-24, linear: 0 <= w and w + sequence_length <= s.
+		return 0, s - int64(p.J)
+	}
 	if p.Op.NegativeIndices {
 		return -s, s - 1
 	}
@@ -108,6 +127,15 @@ func (p *Plan) IndexAt(pos int) (int, error) {
 	v, exact := p.Indices.IntAt(pos)
 	dim := p.IndexDim(pos)
 	lo, hi := p.IndexRange(dim)
+	if p.Kind == KindCache && p.Circular {
+		// TensorScatter-24, circular: only the sequence position wraps,
+		// to a non-negative result for any int64 index.
+		s := int64(p.Shape[dim])
+		if s == 0 {
+			return 0, nil
+		}
+		return int(((v % s) + s) % s), nil
+	}
 	if exact && v >= lo && v <= hi {
 		if v < 0 {
 			v += int64(p.Shape[dim])
@@ -129,6 +157,12 @@ func (p *Plan) indexError(pos, dim int, lo, hi int64) error {
 		name = "indices[" + strings.Join(parts, ",") + "]"
 	}
 	val := p.Indices.FormatAt(pos)
+	if p.Kind == KindCache {
+		name = "write_indices[" + strconv.Itoa(pos) + "]"
+		return newError(p.Op.Name, "indices", ErrIndexRange,
+			"%s = %s is out of range [0, %d]: in linear mode %s + sequence_length %d must be at most max_sequence_length %d (axis %d of data)",
+			name, val, hi, name, p.J, p.Shape[dim], dim)
+	}
 	if hi < lo {
 		return newError(p.Op.Name, "indices", ErrIndexRange,
 			"%s = %s is out of range: axis %d of data has size 0", name, val, dim)
@@ -186,6 +220,8 @@ func prepare(req Request, shapesOnly bool) (*Plan, error) {
 		err = v.planElements(p, req)
 	case KindSlice:
 		err = v.planSlice(p, req)
+	case KindCache:
+		err = v.planCache(p, req)
 	}
 	if err != nil {
 		return nil, err
@@ -220,7 +256,7 @@ func (v validator) inputs(req Request) error {
 	}
 	list := []in{
 		{"data", req.Data, true, true},
-		{"indices", req.Indices, v.op.TakesIndices(), v.op.TakesIndices()},
+		{"indices", req.Indices, v.op.TakesIndices(), v.op.TakesIndices() && !v.op.IndicesOptional},
 		{"updates", req.Updates, true, true},
 		{"axis", req.Axis, v.op.TakesAxis(), v.op.AxisRequired},
 		{"start", req.Start, v.op.TakesSlice(), v.op.TakesSlice()},
@@ -253,6 +289,9 @@ func (v validator) inputs(req Request) error {
 	}
 	if req.UseInitVal != nil && !v.op.TakesUseInitVal() {
 		return v.errorf("use_init_val", ErrUnexpectedInput, "use_init_val is not an attribute of %s", v.op.Name)
+	}
+	if req.Mode != "" && !v.op.TakesMode() {
+		return v.errorf("mode", ErrUnexpectedInput, "mode is not an attribute of %s", v.op.Name)
 	}
 	dt := req.Data.DType
 	if !v.op.AnyDType && !dt.IsNumeric() {
@@ -472,6 +511,80 @@ func (v validator) planSlice(p *Plan, req Request) error {
 	p.Outer, p.J, p.Inner = req.Updates.Len(), 1, 1
 	return nil
 }
+
+// planCache: TensorScatter-24 (ONNX opset 24). past_cache (data) and
+// update have the same rank and the same dimensions except along the axis
+// (default -2, never the batch dimension 0), where update's length
+// (sequence_length) is at most data's (max_sequence_length);
+// write_indices, when given, is int64 of shape [batch] (data.shape[0]).
+func (v validator) planCache(p *Plan, req Request) error {
+	r := len(p.Shape)
+	switch strings.ToLower(strings.TrimSpace(req.Mode)) {
+	case "", "linear":
+	case "circular":
+		p.Circular = true
+	default:
+		return v.errorf("mode", ErrMode, "mode %q is not linear or circular", req.Mode)
+	}
+	axisT := req.Axis
+	if axisT == nil {
+		axisT = tensor.Scalar(int64(v.op.AxisDefault))
+	}
+	axis, err := v.axis(axisT, r)
+	if err != nil {
+		if req.Axis == nil {
+			return v.errorf("axis", ErrAxis, "the default axis %d is out of range for data of rank %d; %s needs rank >= 2", v.op.AxisDefault, r, v.op.Name)
+		}
+		return err
+	}
+	if axis == 0 {
+		return v.errorf("axis", ErrAxis, "axis = %s is the batch dimension 0; %s needs an axis in [1, %d]", axisT.FormatAt(0), v.op.Name, r-1)
+	}
+	p.Axis = axis
+	us := req.Updates.Shape
+	if len(us) != r {
+		return v.errorf("updates", ErrShape, "updates has rank %d but data has rank %d; they must match", len(us), r)
+	}
+	for d := range us {
+		if d == axis {
+			if us[d] > p.Shape[d] {
+				return v.errorf("updates", ErrShape, "updates has shape %s: its sequence_length %d (axis %d) is larger than data's max_sequence_length %d",
+					tensor.FormatShape(us), us[d], d, p.Shape[d])
+			}
+			continue
+		}
+		if us[d] != p.Shape[d] {
+			return v.errorf("updates", ErrShape, "updates has shape %s but data has shape %s: dimension %d differs (only axis %d may)",
+				tensor.FormatShape(us), tensor.FormatShape(p.Shape), d, axis)
+		}
+	}
+	if req.Indices != nil {
+		is := req.Indices.Shape
+		if len(is) != 1 || is[0] != p.Shape[0] {
+			return v.errorf("indices", ErrShape, "write_indices has shape %s; it must be [batch] = [%d] (data.shape[0])",
+				tensor.FormatShape(is), p.Shape[0])
+		}
+		if req.Indices.DType != tensor.Int64 {
+			return v.errorf("indices", ErrDType, "write_indices has dtype %v; it must be int64", req.Indices.DType)
+		}
+	}
+	p.Outer, p.J, p.Inner = prod(p.Shape[:axis]), us[axis], prod(p.Shape[axis+1:])
+	return nil
+}
+
+// CacheStart returns, for a KindCache plan, the normalised write index of
+// batch entry b: IndexAt(b), or 0 when write_indices is absent.
+func (p *Plan) CacheStart(b int) (int, error) {
+	if p.Indices == nil {
+		return 0, nil
+	}
+	return p.IndexAt(b)
+}
+
+// CacheRowsPerBatch returns, for a KindCache plan, how many consecutive
+// values of o share one batch entry (one write index): the product of the
+// dimensions between the batch dimension and the axis.
+func (p *Plan) CacheRowsPerBatch() int { return prod(p.Shape[1:p.Axis]) }
 
 // SliceRange applies Python slice rules to one dimension of size n: start
 // and stop count from the end when negative, then clamp; step is non-zero.

@@ -21,6 +21,11 @@ const (
 	KindElements
 	// KindSlice: SliceScatter. updates fills a strided slice of data.
 	KindSlice
+	// KindCache: TensorScatter. Each prefix of the dimensions before the
+	// axis writes its sequence_length rows of updates at consecutive
+	// positions along the axis, from the write index of its batch entry
+	// (the prefix's first coordinate); in circular mode the position wraps.
+	KindCache
 )
 
 func (k Kind) String() string {
@@ -33,6 +38,8 @@ func (k Kind) String() string {
 		return "elements"
 	case KindSlice:
 		return "slice"
+	case KindCache:
+		return "cache"
 	}
 	return "kind?"
 }
@@ -66,6 +73,7 @@ const (
 	inAxis
 	inSlice // start, stop, step, optional axes
 	inUseInitVal
+	inMode // TensorScatter's mode attribute
 )
 
 // Op describes one operator version: everything validation needs to know.
@@ -83,6 +91,12 @@ type Op struct {
 	// AxisRequired: the axis is a required input (OpenVINO); otherwise it
 	// is an attribute that defaults to 0 (ONNX).
 	AxisRequired bool
+	// AxisDefault is the axis an ONNX operator uses when the attribute is
+	// absent: 0, or -2 for TensorScatter-24.
+	AxisDefault int
+	// IndicesOptional: indices may be absent (TensorScatter-24's
+	// write_indices, zeros when absent).
+	IndicesOptional bool
 	// AnyDType: complex and string data are accepted (ONNX); otherwise only
 	// bool, integers and real floats (OpenVINO's T_NUMERIC).
 	AnyDType bool
@@ -97,6 +111,10 @@ func (o *Op) TakesIndices() bool { return o.inputs&inIndices != 0 }
 
 // TakesSlice reports whether the operator takes start, stop, step and axes.
 func (o *Op) TakesSlice() bool { return o.inputs&inSlice != 0 }
+
+// TakesMode reports whether the operator has the mode attribute (linear or
+// circular).
+func (o *Op) TakesMode() bool { return o.inputs&inMode != 0 }
 
 // TakesUseInitVal reports whether the operator has the use_init_val attribute.
 func (o *Op) TakesUseInitVal() bool { return o.inputs&inUseInitVal != 0 }
@@ -144,6 +162,11 @@ func buildOps() []*Op {
 			&Op{Name: "ScatterElements-" + strconv.Itoa(v), Kind: KindElements, Reductions: red, NegativeIndices: true, AnyDType: true, inputs: ovAxis},
 			&Op{Name: "ScatterND-" + strconv.Itoa(v), Kind: KindND, Reductions: red, NegativeIndices: true, AnyDType: true, inputs: inIndices})
 	}
+	// TensorScatter-24: the key/value-cache update. write_indices are
+	// start positions along the axis (checked against the linear range, or
+	// taken modulo the axis in circular mode), not coordinates of data.
+	list = append(list, &Op{Name: "TensorScatter-24", Kind: KindCache, Reductions: onlyNone, AxisDefault: -2,
+		IndicesOptional: true, AnyDType: true, inputs: inIndices | inAxis | inMode})
 	for _, o := range list {
 		dash := strings.LastIndexByte(o.Name, '-')
 		o.Family = o.Name[:dash]

@@ -18,6 +18,9 @@ const (
 	Element Kind = 2
 	// Updates fill a strided slice (SliceScatter); no indices.
 	Slice Kind = 3
+	// Each prefix before the axis writes its rows at consecutive positions
+	// along it from its batch entry's write index (TensorScatter).
+	Cache Kind = 4
 )
 
 // Reductions: the numbers of ops.Reduction (the generator reads them
@@ -61,6 +64,8 @@ func (k Kind) String() string {
 		return "element"
 	case Slice:
 		return "slice"
+	case Cache:
+		return "cache"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

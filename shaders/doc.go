@@ -5,7 +5,7 @@
 // scatter.comp, gather.comp, reduce.comp and sort.comp, with common.glsl,
 // index.glsl and reduce.glsl shared), compiled into many variants by macros, the way
 // ncnn builds its fp32/fp16 kernels: the kind of operator (Block, Element,
-// Slice), the element size or the index type, the element type and atomic
+// Slice, Cache), the element size or the index type, the element type and atomic
 // path of reductions, the sort stage and the width of positions. The
 // reduction, and the workgroup memory of the accumulating scatter, are
 // specialization constants (Variant.SpecConstants): one SPIR-V file serves
@@ -48,6 +48,7 @@
 //	             findSlot              probes: <= TABLE_WORDS/2 (fewer keys than
 //	                                   slots), TABLE_RUN*TABLE_WORDS/2 in all (53248)
 //	scatter.comp walkColumn            one segment of a column: <= SEGMENT
+//	             cacheChecked          the batch entries: <= LATER_MAX
 //	             sliceRun              the positions of the run
 //	             scatterPrivate        its tiles: <= 1 + 16*4*PRIV_WORDS/tile (the host
 //	                                   gives a workgroup at most max(tile, 16*outputs)

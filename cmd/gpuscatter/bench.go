@@ -65,11 +65,16 @@ Built-in workloads (full size; --scale multiplies the leading dimensions):
                with its submits, waits and transfer pieces
   SND5-f16, SND5-i64, SE-f16, SE-i64
                SND5 and SE on float16 and int64 data
+  KV-decode    TensorScatter-24 circular: 1000 decode steps in place on a
+               KV cache f16[8,32,4096,128], each writing a token
+               [8,32,1,128] at write indices that advance by one per step;
+               --scale shrinks the batch of sequences; on the GPU one
+               resident batch of the steps, with its submits and waits
 A workload that does not fit in the memory available is skipped with a line
 in the table.
 
 With --op and the input flags of run (--data, --updates, --indices,
---axis, --reduction, --use-init-val, --start, --stop, --step, --axes),
+--axis, --reduction, --use-init-val, --mode, --start, --stop, --step, --axes),
 bench times that operator on those inputs instead of the built-in
 workloads; --workloads, --quick, --scale and --seed then do not apply.
 
@@ -355,7 +360,7 @@ func (f *benchFlags) mode() (custom bool, err error) {
 		given bool
 	}{
 		{"data", r.data.given}, {"indices", r.indices.given}, {"updates", r.updates.given},
-		{"axis", r.axis.given}, {"reduction", r.reduction.given}, {"use-init-val", r.useInitVal.value != nil},
+		{"axis", r.axis.given}, {"reduction", r.reduction.given}, {"use-init-val", r.useInitVal.value != nil}, {"mode", r.mode.given},
 		{"start", r.start.given}, {"stop", r.stop.given}, {"step", r.step.given}, {"axes", r.axes.given},
 	}
 	if !r.op.given {

@@ -132,12 +132,16 @@ func TestOpsListsEveryOperator(t *testing.T) {
 		assert.Contains(t, row, " "+op.Source+" ")
 		assert.Contains(t, row, " "+strings.Join(op.ReductionNames(), " ")+" ", op.Name)
 		assert.Equal(t, op.TakesSlice(), strings.Contains(row, " start stop step [axes] "), op.Name)
-		assert.Equal(t, op.TakesIndices(), strings.Contains(row, " indices "), op.Name)
+		assert.Equal(t, op.TakesIndices() && !op.IndicesOptional, strings.Contains(row, " indices "), op.Name)
+		assert.Equal(t, op.IndicesOptional, strings.Contains(row, " [indices] "), op.Name)
+		assert.Equal(t, op.TakesMode(), strings.Contains(row, " [mode=linear] "), op.Name)
 		assert.Equal(t, op.TakesUseInitVal(), strings.Contains(row, "[use-init-val]"), op.Name)
 		assert.Equal(t, op.AnyDType, strings.HasSuffix(row, " all"), op.Name)
 		switch {
 		case op.TakesSlice():
 			assert.Contains(t, row, " Python slices ")
+		case op.TakesMode():
+			assert.Contains(t, row, " circular: wrap ", op.Name)
 		case op.NegativeIndices:
 			assert.Contains(t, row, " [-s, s-1] ", op.Name)
 		default:

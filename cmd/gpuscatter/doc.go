@@ -5,6 +5,7 @@
 // Usage:
 //
 //	gpuscatter run --op NAME [--axis INT|FILE.npy] [--reduction R] [--use-init-val=true|false]
+//	               [--mode linear|circular]
 //	               --data FILE.npy [--indices FILE.npy] --updates FILE.npy
 //	               [--start L --stop L --step L [--axes L]]
 //	               --out FILE.npy [--backend auto|cpu|gpu] [--device SEL]
@@ -32,8 +33,8 @@
 // .pb. Wherever a flag takes an .npy file it takes a TensorProto file whose
 // name ends in .pb, and --out FILE.pb writes one (the only file form of
 // bfloat16). With --model, run takes the operator, its version (from the
-// opset import) and its axis and reduction from a model whose graph is one
-// Scatter, ScatterElements or ScatterND node.
+// opset import) and its axis, reduction and mode from a model whose graph
+// is one Scatter, ScatterElements, ScatterND or TensorScatter node.
 //
 // The check command qualifies a Vulkan device: it runs the GPU backend's
 // conformance suite (package internal/gpucheck, the one go test ./gpu runs)

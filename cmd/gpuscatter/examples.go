@@ -148,6 +148,9 @@ func exampleArgs(dir string, req ops.Request, out, backend, device string) ([]st
 	if req.UseInitVal != nil {
 		args = append(args, "--use-init-val="+strconv.FormatBool(*req.UseInitVal))
 	}
+	if req.Mode != "" {
+		args = append(args, "--mode", req.Mode)
+	}
 	args = append(args, "--out", out, "--backend", backend)
 	if device != "" {
 		args = append(args, "--device", device)
@@ -170,6 +173,9 @@ func runExample(ctx context.Context, w io.Writer, dir, backend, device string, e
 	}
 	if ex.Request.UseInitVal != nil {
 		op += ", use_init_val " + strconv.FormatBool(*ex.Request.UseInitVal)
+	}
+	if ex.Request.Mode != "" {
+		op += ", mode " + ex.Request.Mode
 	}
 	fmt.Fprintf(w, "  op         %s\n", op)
 	for _, in := range exampleInputs(&ex.Request) {

@@ -52,6 +52,8 @@ func describeOp(op *ops.Op) opInfo {
 	switch {
 	case op.TakesSlice():
 		info.Negative = "Python slices"
+	case op.TakesMode():
+		info.Negative = "circular: wrap"
 	case op.NegativeIndices:
 		info.Negative = "[-s, s-1]"
 	default:
@@ -126,12 +128,18 @@ func opInputs(op *ops.Op) []string {
 	if op.TakesIndices() {
 		in = append(in, "indices")
 	}
+	if op.IndicesOptional {
+		in[len(in)-1] = "[indices]"
+	}
 	in = append(in, "updates")
 	switch {
 	case op.TakesAxis() && op.AxisRequired:
 		in = append(in, "axis")
 	case op.TakesAxis():
-		in = append(in, "[axis=0]")
+		in = append(in, fmt.Sprintf("[axis=%d]", op.AxisDefault))
+	}
+	if op.TakesMode() {
+		in = append(in, "[mode=linear]")
 	}
 	if op.TakesSlice() {
 		in = append(in, "start", "stop", "step", "[axes]")

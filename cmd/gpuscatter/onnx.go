@@ -20,7 +20,20 @@ import (
 
 // onnxInputFlags are the run flags that feed a node's inputs, in the
 // node's input order: data, indices, updates.
-var onnxInputFlags = [3]string{"data", "indices", "updates"}
+var onnxInputFlags = []string{"data", "indices", "updates"}
+
+// cacheInputFlags are TensorScatter's: past_cache, update and the optional
+// write_indices.
+var cacheInputFlags = []string{"data", "updates", "indices"}
+
+// nodeInputFlags returns the run flags that feed op's node inputs, in the
+// node's order.
+func nodeInputFlags(op *ops.Op) []string {
+	if op.Kind == ops.KindCache {
+		return cacheInputFlags
+	}
+	return onnxInputFlags
+}
 
 // runModel is run --model: the single Scatter, ScatterElements or ScatterND
 // node of an ONNX model, with inputs from --data, --indices, --updates or
@@ -31,7 +44,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 		given bool
 	}{
 		{"op", f.op.given}, {"axis", f.axis.given}, {"reduction", f.reduction.given},
-		{"use-init-val", f.useInitVal.value != nil}, {"start", f.start.given}, {"stop", f.stop.given},
+		{"use-init-val", f.useInitVal.value != nil}, {"mode", f.mode.given}, {"start", f.start.given}, {"stop", f.stop.given},
 		{"step", f.step.given}, {"axes", f.axes.given},
 	} {
 		if other.given {
@@ -62,18 +75,19 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 	if _, err := nodeAttributes(node, op); err != nil {
 		return fmt.Errorf("--model %s: %w", path, err)
 	}
-	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}
+	args := map[string]*tensorArg{"data": &f.data, "indices": &f.indices, "updates": &f.updates}
 	f.model = path
 	return runAndWrite(ctx, c, f, func() (ops.Request, error) {
 		return nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
-			if args[i].given {
-				return args[i].load()
+			flag := nodeInputFlags(op)[i]
+			if args[flag].given {
+				return args[flag].load()
 			}
 			if t, ok := node.Initializers[node.Inputs[i]]; ok {
 				return t, nil
 			}
 			return nil, fmt.Errorf("--model %s: input %d (%q) of the %s node is not an initializer of the graph; give --%s",
-				path, i, node.Inputs[i], node.OpType, onnxInputFlags[i])
+				path, i, node.Inputs[i], node.OpType, flag)
 		})
 	})
 }
@@ -98,7 +112,7 @@ func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
 // scatterFamilies are the ONNX operators a model's node may be.
-var scatterFamilies = []string{"Scatter", "ScatterElements", "ScatterND"}
+var scatterFamilies = []string{"Scatter", "ScatterElements", "ScatterND", "TensorScatter"}
 
 // scatterNode returns the single node of m and the operator version that
 // runs it: the newest version of the node's operator that is not newer
@@ -138,12 +152,19 @@ func scatterNode(m *onnxpb.ModelProto) (*onnx.Node, *ops.Op, error) {
 	if op == nil {
 		return nil, nil, fmt.Errorf("the model imports opset %d, where %s does not exist yet (its first version is %s)", node.Opset, family, first.Name)
 	}
-	if len(node.Inputs) != 3 {
-		return nil, nil, fmt.Errorf("the %s node has %d inputs; want 3 (data, indices, updates)", family, len(node.Inputs))
+	flags := nodeInputFlags(op)
+	if op.IndicesOptional && len(node.Inputs) == 2 {
+		// TensorScatter's write_indices may be left out.
+	} else if len(node.Inputs) != 3 {
+		want := "3 (data, indices, updates)"
+		if op.IndicesOptional {
+			want = "2 or 3 (past_cache, update, optional write_indices)"
+		}
+		return nil, nil, fmt.Errorf("the %s node has %d inputs; want %s", family, len(node.Inputs), want)
 	}
 	for i, in := range node.Inputs {
-		if in == "" {
-			return nil, nil, fmt.Errorf("the %s node omits its input %d (%s)", family, i, onnxInputFlags[i])
+		if in == "" && !(op.IndicesOptional && flags[i] == "indices") {
+			return nil, nil, fmt.Errorf("the %s node omits its input %d (%s)", family, i, flags[i])
 		}
 	}
 	if len(node.Outputs) != 1 {
@@ -153,18 +174,23 @@ func scatterNode(m *onnxpb.ModelProto) (*onnx.Node, *ops.Op, error) {
 }
 
 // nodeRequest builds the request for node, run as op, with its attributes
-// and the inputs that input returns by position.
+// and the inputs that input returns by position. An optional input the
+// node leaves out (TensorScatter's write_indices) stays nil.
 func nodeRequest(node *onnx.Node, op *ops.Op, input func(i int) (*tensor.Tensor, error)) (ops.Request, error) {
 	req, err := nodeAttributes(node, op)
 	if err != nil {
 		return ops.Request{}, err
 	}
-	for i, dst := range []**tensor.Tensor{&req.Data, &req.Indices, &req.Updates} {
+	dsts := map[string]**tensor.Tensor{"data": &req.Data, "indices": &req.Indices, "updates": &req.Updates}
+	for i, flag := range nodeInputFlags(op) {
+		if i >= len(node.Inputs) || node.Inputs[i] == "" {
+			continue // scatterNode let only an optional input be left out
+		}
 		t, err := input(i)
 		if err != nil {
 			return ops.Request{}, err
 		}
-		*dst = t
+		*dsts[flag] = t
 	}
 	return req, nil
 }
@@ -182,6 +208,9 @@ func nodeAttributes(node *onnx.Node, op *ops.Op) (ops.Request, error) {
 		case name == "reduction" && len(op.Reductions) > 1:
 			want = onnxpb.AttributeProto_STRING
 			req.Reduction = a.S
+		case name == "mode" && op.TakesMode():
+			want = onnxpb.AttributeProto_STRING
+			req.Mode = a.S
 		default:
 			return ops.Request{}, fmt.Errorf("%s: the node has attribute %q, which %s does not take", op.Name, name, op.Name)
 		}
@@ -204,7 +233,7 @@ var onnxTestCommand = &command{
 holds them under /usr/share/libonnx-testdata/data/node). Each DIR is a
 node-test directory (model.onnx and test_data_set_*/input_N.pb,
 output_N.pb) or a folder of them. For each test whose model is a single
-Scatter, ScatterElements or ScatterND node, the node runs on every
+Scatter, ScatterElements, ScatterND or TensorScatter node, the node runs on every
 test_data_set_* and its output is compared with output_0.pb: bit for bit,
 except float add and mul reductions on the GPU, which may differ in
 rounding by the bound 'gpuscatter help bench' states. A test of another
@@ -438,7 +467,7 @@ func loadDataSet(node *onnx.Node, op *ops.Op, set string) (ops.Request, *tensor.
 		if t, ok := node.Initializers[name]; ok {
 			return t, nil
 		}
-		return nil, fmt.Errorf("no input_N.pb and no initializer for input %q (%s)", name, onnxInputFlags[i])
+		return nil, fmt.Errorf("no input_N.pb and no initializer for input %q (%s)", name, nodeInputFlags(op)[i])
 	})
 	if err != nil {
 		return ops.Request{}, nil, err

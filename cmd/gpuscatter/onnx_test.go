@@ -185,7 +185,19 @@ func TestOnnxRunModelErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"another operator", model("Gather", 13, nil, nil), nil, "the graph's node is Gather, not one of Scatter, ScatterElements, ScatterND"},
+		{"another operator", model("Gather", 13, nil, nil), nil, "the graph's node is Gather, not one of Scatter, ScatterElements, ScatterND, TensorScatter"},
+		{"TensorScatter before opset 24", model("TensorScatter", 23, nil, nil), nil,
+			"the model imports opset 23, where TensorScatter does not exist yet (its first version is TensorScatter-24)"},
+		// model names its inputs data, indices, updates by position:
+		// TensorScatter's are past_cache, update, write_indices.
+		{"TensorScatter mode attribute type", model("TensorScatter", 24, []*onnxpb.AttributeProto{intAttr("mode", 1)}, nil), nil,
+			`TensorScatter-24: attribute "mode" is of type INT; want STRING`},
+		{"TensorScatter bad mode", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "ring")}, map[string]*tensor.Tensor{
+			"data": f32([]int{1, 2, 1}, 1, 2), "indices": f32([]int{1, 1, 1}, 5), "updates": i64([]int{1}, 0)}), nil,
+			`TensorScatter-24: mode "ring" is not linear or circular`},
+		{"TensorScatter linear overflow in an initializer", model("TensorScatter", 24, nil, map[string]*tensor.Tensor{
+			"data": f32([]int{1, 2, 1}, 1, 2), "indices": f32([]int{1, 1, 1}, 5), "updates": i64([]int{1}, 2)}), nil,
+			"TensorScatter-24: write_indices[0] = 2 is out of range [0, 1]: in linear mode write_indices[0] + sequence_length 1 must be at most max_sequence_length 2 (axis 1 of data)"},
 		{"two nodes", two, nil, "the graph holds 2 nodes (ScatterND, Relu); want exactly one"},
 		{"no opset", noOpset, nil, "the model imports no opset for the default domain (ai.onnx) of its ScatterND node"},
 		{"too old an opset", model("ScatterND", 10, nil, nil), nil, "the model imports opset 10, where ScatterND does not exist yet (its first version is ScatterND-11)"},

@@ -182,7 +182,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (gpu.PlanNeed
 // as tensors without payloads, read from their files' headers; the other
 // inputs are read whole (they are small).
 func (f *runFlags) shapes(op *ops.Op) (ops.Request, error) {
-	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value}
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value}
 	for _, in := range []struct {
 		arg *tensorArg
 		dst **tensor.Tensor

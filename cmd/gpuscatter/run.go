@@ -31,14 +31,15 @@ Every FILE.npy may be an ONNX TensorProto file instead: a path ending in
 .pb is read and written as one, any other path as .npy. bfloat16 tensors
 have no .npy form; write them to a .pb file.
 
-With --model FILE.onnx, the operator is the one Scatter, ScatterElements
-or ScatterND node of the model's graph, in the newest version not newer
-than the opset the model imports (ScatterElements at opset 17 is
-ScatterElements-16); its axis and reduction attributes apply. The node's
-data, indices and updates come from --data, --indices and --updates, or,
+With --model FILE.onnx, the operator is the one Scatter, ScatterElements,
+ScatterND or TensorScatter node of the model's graph, in the newest
+version not newer than the opset the model imports (ScatterElements at
+opset 17 is ScatterElements-16); its axis, reduction and mode attributes
+apply. The node's data, indices and updates (TensorScatter's past_cache,
+write_indices and update) come from --data, --indices and --updates, or,
 for a flag not given, from the graph's initializer of the same name. --op,
---axis, --reduction, --use-init-val and the slice flags do not combine
-with --model.
+--axis, --reduction, --use-init-val, --mode and the slice flags do not
+combine with --model.
 
 Exit status: 0 on success; 1 for invalid input or a failed run, with one
 line on stderr naming the input at fault; 2 for a malformed command line.
@@ -53,6 +54,7 @@ through an unnamed file (O_TMPFILE), so even a killed run leaves nothing.
 // runFlags holds the parsed flags of the run command.
 type runFlags struct {
 	op, reduction, out, backend  stringArg
+	mode                         stringArg
 	data, indices, updates, axis tensorArg
 	start, stop, step, axes      tensorArg
 	useInitVal                   boolArg
@@ -66,6 +68,7 @@ func newRunFlags() *runFlags {
 	return &runFlags{
 		op:         stringArg{name: "op"},
 		reduction:  stringArg{name: "reduction"},
+		mode:       stringArg{name: "mode"},
 		out:        stringArg{name: "out", check: nonEmptyPath},
 		backend:    stringArg{name: "backend", value: backendAuto, check: checkBackendName},
 		data:       tensorArg{name: "data"},
@@ -88,13 +91,15 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 	specs := []flagSpec{
 		f.op.spec().with("NAME", "operator and version, case-insensitive, e.g. ScatterNDUpdate-15 (see 'gpuscatter ops')", true),
 		f.data.spec().with("FILE.npy", "the data tensor", true),
-		f.indices.spec().with("FILE.npy", "the indices: required by every operator but SliceScatter-15", false),
+		f.indices.spec().with("FILE.npy", "the indices: required by every operator but SliceScatter-15 and TensorScatter-24 "+
+			"(its write_indices, int64 [batch]: zeros when absent)", false),
 		f.updates.spec().with("FILE.npy", "the updates, of data's dtype", true),
 		f.axis.spec().with("INT|FILE.npy", "the axis: an integer, or a path ending in .npy or .pb that holds an integer "+
 			"scalar or 1-element 1-D tensor. Required by ScatterUpdate-3 and ScatterElementsUpdate-3/-12; "+
-			"the ONNX operators default to 0", false),
+			"the ONNX operators default to 0, TensorScatter-24 to -2", false),
 		f.reduction.spec().with("R", "none (the default) or a reduction the operator version takes (sum, prod, add, mul, min, max, ...)", false),
 		f.useInitVal.spec().with("=B", "use_init_val of ScatterElementsUpdate-12: true (the default) or false", false),
+		f.mode.spec().with("M", "mode of TensorScatter-24: linear (the default) or circular", false),
 		f.start.spec().with("L", "SliceScatter-15's start: "+list, false),
 		f.stop.spec().with("L", "SliceScatter-15's stop, likewise", false),
 		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
@@ -181,7 +186,7 @@ func (f *runFlags) missingFor(op *ops.Op) error {
 			missing = append(missing, "--"+a.name)
 		}
 	}
-	need(&f.indices, op.TakesIndices())
+	need(&f.indices, op.TakesIndices() && !op.IndicesOptional)
 	need(&f.axis, op.TakesAxis() && op.AxisRequired)
 	need(&f.start, op.TakesSlice())
 	need(&f.stop, op.TakesSlice())
@@ -322,7 +327,7 @@ func (f *runFlags) checkStringWidth(req ops.Request) error {
 // request loads the inputs named by f into a request for op. The bench
 // command uses it too.
 func (f *runFlags) request(op *ops.Op) (ops.Request, error) {
-	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value}
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value}
 	for _, in := range []struct {
 		arg *tensorArg
 		dst **tensor.Tensor

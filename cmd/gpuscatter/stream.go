@@ -70,7 +70,7 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 		return !in.declined, err
 	}
 	op := f.opRun
-	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value,
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value,
 		Axis: in.params[0], Start: in.params[1], Stop: in.params[2], Step: in.params[3], Axes: in.params[4]}
 	for i, dst := range []**tensor.Tensor{&req.Data, &req.Indices, &req.Updates} {
 		if h := in.files[i]; h != nil {
@@ -88,7 +88,7 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 		return true, err
 	}
 	c := gpu.Call{Op: op.Name, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
 	for i, dst := range []**gpu.Tensor{&c.Data, &c.Indices, &c.Updates} {
 		h := in.files[i]
 		if h == nil {

@@ -34,21 +34,28 @@ func TestStringOutputKeepsDataDType(t *testing.T) {
 		for _, f := range []tensor.StringFormat{{Width: 4}, {Bytes: true, Width: 4}} {
 			t.Run(op.Name+" "+f.String(), func(t *testing.T) {
 				dir := t.TempDir()
-				data := writeNPY(t, dir, "data.npy", str(f, []int{4}, "a", "bb", "ccc", ""))
+				dataShape, updShape := []int{4}, []int{1}
+				var extra []string
+				if op.Kind == ops.KindCache {
+					// One sequence of 4 positions; the update writes
+					// position 3 (the write index) along axis 1.
+					dataShape, updShape, extra = []int{1, 4}, []int{1, 1}, []string{"--axis", "1"}
+				}
+				data := writeNPY(t, dir, "data.npy", str(f, dataShape, "a", "bb", "ccc", ""))
 				var indices string
 				switch op.Kind {
 				case ops.KindND:
 					indices = writeNPY(t, dir, "indices.npy", i64([]int{1, 1}, 3))
-				case ops.KindElements, ops.KindAxis:
+				case ops.KindElements, ops.KindAxis, ops.KindCache:
 					indices = writeNPY(t, dir, "indices.npy", i64([]int{1}, 3))
 				default:
 					t.Fatalf("no inputs for %s", op.Name)
 				}
 				// updates of another width: the output still takes data's.
-				updates := writeNPY(t, dir, "updates.npy", str(tensor.StringFormat{Bytes: f.Bytes, Width: 9}, []int{1}, "xyz"))
+				updates := writeNPY(t, dir, "updates.npy", str(tensor.StringFormat{Bytes: f.Bytes, Width: 9}, updShape, "xyz"))
 				out := filepath.Join(dir, "out.npy")
-				code, stdout, stderr := runCLI(t, "run", "--op", op.Name, "--data", data, "--indices", indices,
-					"--updates", updates, "--out", out, "--backend", "cpu")
+				code, stdout, stderr := runCLI(t, append([]string{"run", "--op", op.Name, "--data", data, "--indices", indices,
+					"--updates", updates, "--out", out, "--backend", "cpu"}, extra...)...)
 				require.Equal(t, exitOK, code, stderr)
 				assert.Empty(t, stdout)
 				got := readNPY(t, out)
@@ -59,14 +66,14 @@ func TestStringOutputKeepsDataDType(t *testing.T) {
 				assert.Contains(t, string(raw), "'descr': '"+f.String()+"'")
 
 				// An update too long for data's dtype is an error naming it.
-				long := writeNPY(t, dir, "long.npy", str(tensor.StringFormat{Bytes: f.Bytes, Width: 9}, []int{1}, "toolong"))
-				code, stdout, stderr = runCLI(t, "run", "--op", op.Name, "--data", data, "--indices", indices,
-					"--updates", long, "--out", filepath.Join(dir, "none.npy"), "--backend", "cpu")
+				long := writeNPY(t, dir, "long.npy", str(tensor.StringFormat{Bytes: f.Bytes, Width: 9}, updShape, "toolong"))
+				code, stdout, stderr = runCLI(t, append([]string{"run", "--op", op.Name, "--data", data, "--indices", indices,
+					"--updates", long, "--out", filepath.Join(dir, "none.npy"), "--backend", "cpu"}, extra...)...)
 				requireInputError(t, code, stdout, stderr, "--updates "+long, `element 0 ("toolong") is 7`, "wider than data's dtype "+f.String())
 				assert.NoFileExists(t, filepath.Join(dir, "none.npy"))
 			})
 			moved++
 		}
 	}
-	assert.Equal(t, 20, moved, "the ONNX operators, each with '<U' and '|S' data")
+	assert.Equal(t, 22, moved, "the ONNX operators, each with '<U' and '|S' data")
 }

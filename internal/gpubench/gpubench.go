@@ -82,6 +82,20 @@ func (b Backend) RunResident(ctx context.Context, req ops.Request, repeats int, 
 // of req in place, one after the other (it is bench.BatchRunner); the
 // times are those of whole batches.
 func (b Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	return b.runResident(ctx, req, calls, nil, repeats, out)
+}
+
+// RunResidentSteps is RunResidentBatch for a decode loop: call i of each
+// batch takes steps[i] as its indices (uploaded once, untimed), in place
+// on data's tensor, so every call sees the ones before it (it is
+// bench.StepRunner).
+func (b Backend) RunResidentSteps(ctx context.Context, req ops.Request, steps []*tensor.Tensor, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
+	return b.runResident(ctx, req, len(steps), steps, repeats, out)
+}
+
+// runResident runs RunResidentBatch's batches; call i takes steps[i] as
+// its indices when steps is not nil.
+func (b Backend) runResident(ctx context.Context, req ops.Request, calls int, steps []*tensor.Tensor, repeats int, out *tensor.Tensor) (times []time.Duration, err error) {
 	if calls < 1 {
 		return nil, errors.New("gpubench: a batch needs at least one call")
 	}
@@ -92,7 +106,7 @@ func (b Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, r
 		}
 	}()
 	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
 	for _, in := range []struct {
 		host *tensor.Tensor
 		dev  **gpu.Tensor
@@ -109,13 +123,23 @@ func (b Backend) RunResidentBatch(ctx context.Context, req ops.Request, calls, r
 		return nil, &ops.Error{Op: req.Op, Input: "data", Err: ops.ErrMissingInput, Msg: "data is missing"}
 	}
 	c.Out = c.Data
+	stepIndices := make([]*gpu.Tensor, len(steps))
+	for i, x := range steps {
+		if stepIndices[i], err = b.Upload(ctx, x); err != nil {
+			return nil, err
+		}
+		open = append(open, stepIndices[i])
+	}
 	for i := 0; i <= repeats; i++ {
 		if err := c.Data.Write(ctx, req.Data); err != nil {
 			return nil, err
 		}
 		start := time.Now()
 		bt := b.NewBatch()
-		for range calls {
+		for k := range calls {
+			if steps != nil {
+				c.Indices = stepIndices[k]
+			}
 			if err := bt.Add(c); err != nil {
 				return nil, err
 			}

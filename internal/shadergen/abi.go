@@ -124,6 +124,8 @@ var abiGroups = []abiGroup{
 			c("KIND_ELEMENT", "Element", "Every index picks one element along the axis\n"+
 				"(ScatterElementsUpdate, Scatter, ScatterElements)."),
 			c("KIND_SLICE", "Slice", "Updates fill a strided slice (SliceScatter); no indices.\n"),
+			c("KIND_CACHE", "Cache", "Each prefix before the axis writes its rows at consecutive positions\n"+
+				"along it from its batch entry's write index (TensorScatter)."),
 		),
 	},
 	reductionGroup(),
@@ -179,6 +181,9 @@ var abiGroups = []abiGroup{
 			c("FLAG_INDEX_4", "flagIndex4", "FLAG_DIRECT: 4-byte indices"),
 			c("FLAG_INDEX_8", "flagIndex8", "FLAG_DIRECT: 8-byte indices"),
 			c("FLAG_TABLE", "flagTable", "updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words"),
+			c("FLAG_CIRCULAR", "flagCircular", "CACHE: positions wrap modulo the axis (mode circular)"),
+			c("FLAG_CHECK_ALL", "flagCheckAll", "CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes"),
+			c("FLAG_ZERO_START", "flagZeroStart", "CACHE: no write_indices; every batch entry starts at 0"),
 		),
 	},
 	{
@@ -187,7 +192,11 @@ var abiGroups = []abiGroup{
 			"o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised index (the\n" +
 			"row of a tuple for BLOCK). ELEMENT plans whose outer or inner index\n" +
 			"space does not collapse to one dimension (FLAG_MAPS) map o and k\n" +
-			"through lists of (size, magic, stride) triples instead.",
+			"through lists of (size, magic, stride) triples instead. CACHE plans\n" +
+			"read J (sequence_length), INNER, ROWS (max_sequence_length),\n" +
+			"OUTPUTS, and in VSTRIDE the prefixes o per batch entry, with its\n" +
+			"fast-division constant in ISTRIDE: update (o, j, k) lands on\n" +
+			"(o*ROWS + position)*INNER + k.",
 		pkg: "gpu",
 		consts: seq(0,
 			c("P_J", "pJ", "the j extent"),
@@ -200,7 +209,7 @@ var abiGroups = []abiGroup{
 			c("P_ROWS", "pRows", "BLOCK: rows the tuples address; ELEMENT: the axis size"),
 			c("P_MAGIC_ROWS", "pMagicRows", ""),
 			c("P_OUTPUTS", "pOutputs", "output units"),
-			c("P_TUPLE", "pTuple", "BLOCK: components per index tuple (k of ND)"),
+			c("P_TUPLE", "pTuple", "BLOCK: components per index tuple (k of ND); CACHE: the batch entries"),
 			c("P_TUPLE_AT", "pTupleAt", "BLOCK: where the k dimension sizes start"),
 			c("P_NOUTER", "pNOuter", "FLAG_MAPS: dimensions of the outer map"),
 			c("P_NINNER", "pNInner", "FLAG_MAPS: dimensions of the inner map"),

@@ -26,6 +26,8 @@ func shaderKind(k ops.Kind) string {
 		return "block"
 	case ops.KindElements:
 		return "element"
+	case ops.KindCache:
+		return "cache"
 	}
 	return "slice"
 }

@@ -146,9 +146,12 @@ func indexName(bytes int, signed bool) string {
 func allVariants() []*variant {
 	var out []*variant
 	for _, pos := range []int{32, 64} {
-		for _, kind := range []string{"block", "element"} {
+		for _, kind := range []string{"block", "element", "cache"} {
 			for _, ib := range []int{1, 2, 4, 8} {
 				for _, signed := range []bool{false, true} {
+					if kind == "cache" && (ib != 8 || !signed) {
+						continue // TensorScatter's write_indices are int64
+					}
 					v := &variant{family: "resolve", kind: kind, index: ib, signed: signed, posBits: pos}
 					v.name = fmt.Sprintf("resolve-%s-%s-p%d", kind, indexName(ib, signed), pos)
 					sgn := 0
@@ -157,8 +160,9 @@ func allVariants() []*variant {
 					}
 					v.defines = []string{"KIND=" + kinds[kind].glsl, fmt.Sprintf("INDEX_BYTES=%d", ib), fmt.Sprintf("INDEX_SIGNED=%d", sgn)}
 					out = append(out, v)
-					if pos == 32 {
-						// The last-writer table (FLAG_TABLE), for 32-bit positions.
+					if pos == 32 && kind != "cache" {
+						// The last-writer table (FLAG_TABLE), for 32-bit
+						// positions; TensorScatter's rows never collide.
 						tv := *v
 						tv.table = true
 						tv.name = fmt.Sprintf("resolve-%s-%s-table-p%d", kind, indexName(ib, signed), pos)
@@ -174,7 +178,7 @@ func allVariants() []*variant {
 			v.defines = []string{fmt.Sprintf("ELEM_BYTES=%d", eb)}
 			out = append(out, v)
 		}
-		for _, kind := range []string{"block", "element", "slice"} {
+		for _, kind := range []string{"block", "element", "slice", "cache"} {
 			for _, eb := range []int{1, 2, 4, 8, 16} {
 				v := &variant{family: "scatter", kind: kind, elem: eb, red: "none", posBits: pos}
 				v.name = fmt.Sprintf("scatter-%s-e%d-none-p%d", kind, eb, pos)

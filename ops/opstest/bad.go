@@ -3,6 +3,7 @@ package opstest
 import (
 	"math"
 	"math/rand"
+	"strings"
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -47,7 +48,7 @@ func RandomBadRequest(rng *rand.Rand, cfg Config) (ops.Request, error) {
 				return true, ops.ErrAxis
 			},
 			func() (bool, error) {
-				if !op.TakesIndices() {
+				if !op.TakesIndices() || req.Indices == nil {
 					return false, nil
 				}
 				ft := tensor.Float32
@@ -149,6 +150,9 @@ func badIndex(rng *rand.Rand, op *ops.Op, req *ops.Request) bool {
 		return false
 	}
 	pos := rng.Intn(ind.Len())
+	if op.Kind == ops.KindCache {
+		return badWriteIndex(rng, req, pos)
+	}
 	var dim int
 	switch op.Kind {
 	case ops.KindND:
@@ -183,5 +187,25 @@ func badIndex(rng *rand.Rand, op *ops.Op, req *ops.Request) bool {
 		return false
 	}
 	setNum(ind, pos, num{u: candidates[rng.Intn(len(candidates))]})
+	return true
+}
+
+// badWriteIndex spoils write_indices[pos] of a linear TensorScatter-24
+// request: one past either end of [0, max_sequence_length -
+// sequence_length]. Circular requests have no bad write index.
+func badWriteIndex(rng *rand.Rand, req *ops.Request, pos int) bool {
+	if strings.EqualFold(req.Mode, "circular") {
+		return false
+	}
+	axis := int64(-2)
+	if req.Axis != nil {
+		axis, _ = readIndex(req.Axis, 0)
+	}
+	if axis < 0 {
+		axis += int64(req.Data.Rank())
+	}
+	hi := int64(req.Data.Shape[axis] - req.Updates.Shape[axis])
+	v := []int64{-1, hi + 1, math.MinInt64, math.MaxInt64}[rng.Intn(4)]
+	setNum(req.Indices, pos, num{u: uint64(v)})
 	return true
 }

@@ -1,6 +1,7 @@
 package opstest
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -37,6 +38,7 @@ func ValidationCases() []ValidationCase {
 	cs = append(cs, elementsCases()...)
 	cs = append(cs, sliceCases()...)
 	cs = append(cs, onnxCases()...)
+	cs = append(cs, cacheCases()...)
 	cs = append(cs, commonCases()...)
 	return cs
 }
@@ -568,6 +570,66 @@ func onnxCases() []ValidationCase {
 
 // Rules every operator shares: presence and well-formedness of inputs, and
 // the operator's name.
+// TensorScatter-24 (ONNX opset 24): past_cache [batch, heads, max_seq,
+// dim], update [batch, heads, seq, dim], write_indices [batch] int64.
+func cacheCases() []ValidationCase {
+	const op = "TensorScatter-24/"
+	b := func() ops.Request { // batch 2, 2 heads, max_sequence_length 5, sequence_length 2
+		return ops.Request{Op: "TensorScatter-24", Data: tens(tensor.Float32, []int{2, 2, 5, 3}),
+			Indices: i64s(1, 3), Updates: tens(tensor.Float32, []int{2, 2, 2, 3})}
+	}
+	axis := func(v int64) func(r *ops.Request) { return func(r *ops.Request) { r.Axis = tensor.Scalar(v) } }
+	const lin = "TensorScatter-24: write_indices[%d] = %s is out of range [0, 3]: in linear mode write_indices[%d] + sequence_length 2 must be at most max_sequence_length 5 (axis 2 of data)"
+	msg := func(pos int, val string) string { return fmt.Sprintf(lin, pos, val, pos) }
+	return []ValidationCase{
+		accept(op+"the axis defaults to -2", b()),
+		accept(op+"the axis given positive", with(b, axis(2))),
+		accept(op+"the axis given negative", with(b, axis(-2))),
+		accept(op+"an axis other than -2: the heads", with(b, func(r *ops.Request) {
+			r.Axis, r.Indices, r.Updates = tensor.Scalar(1), i64s(1, 0), tens(tensor.Float32, []int{2, 1, 5, 3})
+		})),
+		accept(op+"write_indices absent are zeros", with(b, func(r *ops.Request) { r.Indices = nil })),
+		accept(op+"mode linear is accepted", with(b, func(r *ops.Request) { r.Mode = "linear" })),
+		accept(op+"mode circular is accepted", with(b, func(r *ops.Request) { r.Mode = "Circular" })),
+		accept(op+"a write that ends exactly at the end", with(b, func(r *ops.Request) { r.Indices = i64s(3, 0) })),
+		accept(op+"a sequence as long as the cache", with(b, func(r *ops.Request) {
+			r.Indices, r.Updates = i64s(0, 0), tens(tensor.Float32, []int{2, 2, 5, 3})
+		})),
+		accept(op+"circular writes far past the end", with(b, func(r *ops.Request) {
+			r.Mode, r.Indices = "circular", i64s(math.MaxInt64, -7)
+		})),
+		accept(op+"string data is accepted", with(b, func(r *ops.Request) {
+			r.Data, r.Updates = tens(tensor.String, r.Data.Shape), tens(tensor.String, r.Updates.Shape)
+		})),
+		reject(op+"axis 0 is the batch dimension", with(b, axis(0)), ops.ErrAxis, "axis"),
+		reject(op+"axis -4 is the batch dimension", with(b, axis(-4)), ops.ErrAxis, "axis"),
+		reject(op+"axis out of range", with(b, axis(4)), ops.ErrAxis, "axis"),
+		reject(op+"data of rank 1 has no default axis", with(b, func(r *ops.Request) {
+			r.Data, r.Updates, r.Indices = tens(tensor.Float32, []int{4}), tens(tensor.Float32, []int{4}), nil
+		}), ops.ErrAxis, "axis"),
+		reject(op+"update longer than the cache", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 6, 3}) }), ops.ErrShape, "updates"),
+		reject(op+"update with a mismatched dimension", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 2, 4}) }), ops.ErrShape, "updates"),
+		reject(op+"update of another rank", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 2}) }), ops.ErrShape, "updates"),
+		reject(op+"update of another dtype", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float16, r.Updates.Shape) }), ops.ErrDType, "updates"),
+		reject(op+"write_indices of the wrong length", with(b, func(r *ops.Request) { r.Indices = i64s(1, 2, 3) }), ops.ErrShape, "indices"),
+		reject(op+"write_indices of rank 2", with(b, func(r *ops.Request) { r.Indices = ints(tensor.Int64, []int{2, 1}, 1, 2) }), ops.ErrShape, "indices"),
+		reject(op+"write_indices of type int32", with(b, func(r *ops.Request) { r.Indices = ints(tensor.Int32, []int{2}, 1, 2) }), ops.ErrDType, "indices"),
+		reject(op+"write_indices of type float32", with(b, func(r *ops.Request) { r.Indices = tens(tensor.Float32, []int{2}) }), ops.ErrDType, "indices"),
+		reject(op+"mode other than linear and circular", with(b, func(r *ops.Request) { r.Mode = "ring" }), ops.ErrMode, "mode"),
+		reject(op+"no reduction", with(b, func(r *ops.Request) { r.Reduction = "add" }), ops.ErrReduction, "reduction"),
+		reject("ScatterND-18/mode is not an attribute", ops.Request{Op: "ScatterND-18", Data: tens(tensor.Int32, []int{8}),
+			Indices: ints(tensor.Int64, []int{1, 1}, 4), Updates: tens(tensor.Int32, []int{1}), Mode: "circular"}, ops.ErrUnexpectedInput, "mode"),
+		badIndexCase(op+"linear write past the end", with(b, func(r *ops.Request) { r.Indices = i64s(3, 4) }), msg(1, "4")),
+		badIndexCase(op+"negative linear write index", with(b, func(r *ops.Request) { r.Indices = i64s(-1, 0) }), msg(0, "-1")),
+		badIndexCase(op+"linear write index far past the end", with(b, func(r *ops.Request) {
+			r.Mode, r.Indices = "linear", i64s(0, math.MaxInt64)
+		}), msg(1, "9223372036854775807")),
+		badIndexCase(op+"linear write past the end with no update rows", with(b, func(r *ops.Request) {
+			r.Indices, r.Updates = i64s(9, 0), tens(tensor.Float32, []int{2, 2, 0, 3})
+		}), "TensorScatter-24: write_indices[0] = 9 is out of range [0, 5]: in linear mode write_indices[0] + sequence_length 0 must be at most max_sequence_length 5 (axis 2 of data)"),
+	}
+}
+
 // rankShape returns a shape of rank dimensions, the first of size first
 // and the others of size 1.
 func rankShape(rank, first int) []int {

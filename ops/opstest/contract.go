@@ -138,6 +138,19 @@ func ContractCases() []examples.Example {
 			ops.Request{Op: "ScatterElements-18", Data: mustStrings([]int{3}, "a", "b", "c"), Indices: ints(tensor.Int8, []int{3}, 2, -1, 0),
 				Updates: mustStrings([]int{3}, "x", "y", "z")},
 			mustStrings([]int{3}, "z", "b", "y")),
+		ex("tensorscatter-only-the-sequence-wraps", "TensorScatter-24 circular: only the sequence position wraps, "+
+			"not the batch coordinate (3 sequences, max_sequence_length 2: the ONNX reference code would send sequence 2 to sequence 0)",
+			ops.Request{Op: "TensorScatter-24", Mode: "circular", Axis: tensor.Scalar(1), Data: tens(tensor.Int32, []int{3, 2, 1}, 0, 1, 2, 3, 4, 5),
+				Indices: i64s(1, 2, 3), Updates: tens(tensor.Int32, []int{3, 1, 1}, 10, 20, 30)},
+			tens(tensor.Int32, []int{3, 2, 1}, 0, 10, 20, 3, 4, 30)),
+		ex("tensorscatter-circular-any-int64", "TensorScatter-24 circular: any int64 write index wraps to a position in [0, max_sequence_length)",
+			ops.Request{Op: "TensorScatter-24", Mode: "circular", Data: tens(tensor.Float32, []int{3, 3, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+				Indices: i64s(-1, math.MinInt64, math.MaxInt64), Updates: tens(tensor.Float32, []int{3, 2, 1}, 1, 2, 3, 4, 5, 6)},
+			// -1 -> 2, 0; MinInt64 = -2^63 = 1 (mod 3) -> 1, 2; MaxInt64 = 1 (mod 3) -> 1, 2
+			tens(tensor.Float32, []int{3, 3, 1}, 2, 0, 1, 0, 3, 4, 0, 5, 6)),
+		ex("tensorscatter-strings", "TensorScatter-24 moves string data; write_indices absent are zeros",
+			ops.Request{Op: "TensorScatter-24", Data: mustStrings([]int{1, 3, 1}, "a", "b", "c"), Updates: mustStrings([]int{1, 2, 1}, "x", "y")},
+			mustStrings([]int{1, 3, 1}, "x", "y", "c")),
 	}
 	return cs
 }

@@ -80,7 +80,7 @@ func (n naive) family() string {
 // indexing was added reject them.
 func (n naive) negativeIndices() bool {
 	switch n.name {
-	case "scatterupdate-3", "scatterndupdate-3", "scatterelementsupdate-3", "scatter-9":
+	case "scatterupdate-3", "scatterndupdate-3", "scatterelementsupdate-3", "scatter-9", "tensorscatter-24":
 		return false
 	}
 	return true
@@ -92,6 +92,12 @@ func (n naive) run() (*tensor.Tensor, error) {
 	if upd.Len() == 0 {
 		// No update lands anywhere, but every index is still checked: an
 		// out-of-range index is an error whether or not updates use it.
+		if n.family() == "tensorscatter" {
+			if _, err := n.cacheTargets(); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
 		if n.req.Indices != nil {
 			dimOf := func([]int) int { return n.axis() }
 			if f := n.family(); f == "scatterndupdate" || f == "scatternd" {
@@ -114,6 +120,8 @@ func (n naive) run() (*tensor.Tensor, error) {
 		targets, err = n.elementsTargets()
 	case "slicescatter":
 		targets, err = n.sliceTargets()
+	case "tensorscatter":
+		targets, err = n.cacheTargets()
 	default:
 		err = fmt.Errorf("opstest: Naive does not know operator %q", n.req.Op)
 	}
@@ -251,6 +259,59 @@ func (n naive) elementsTargets() ([]int, error) {
 	for u := range targets {
 		c := unravel(u, us)
 		c[axis] = idx[u] // indices and updates share their shape
+		targets[u] = ravel(c, ds)
+	}
+	return targets, nil
+}
+
+// cacheTargets: TensorScatter-24, as the ONNX operator text states it:
+// for every prefix of the dimensions before the axis,
+// out[prefix, write_indices[prefix[0]] + s, ...] = update[prefix, s, ...],
+// the position taken modulo max_sequence_length in circular mode (only
+// that coordinate wraps, not every coordinate of the target as the ONNX
+// reference code does). In linear mode every write index must satisfy
+// 0 <= w and w + sequence_length <= max_sequence_length; they are checked
+// in order before anything is written.
+func (n naive) cacheTargets() ([]int, error) {
+	ds, us := n.req.Data.Shape, n.req.Updates.Shape
+	axis := -2
+	if n.req.Axis != nil {
+		a, _ := readIndex(n.req.Axis, 0)
+		axis = int(a)
+	}
+	if axis < 0 {
+		axis += len(ds)
+	}
+	circular := strings.EqualFold(strings.TrimSpace(n.req.Mode), "circular")
+	maxSeq, seq := int64(ds[axis]), int64(us[axis])
+	starts := make([]int64, ds[0])
+	for b := range starts {
+		if n.req.Indices == nil {
+			continue
+		}
+		w, _ := readIndex(n.req.Indices, b)
+		if !circular && (w < 0 || w > maxSeq-seq) {
+			if _, err := n.plan.IndexAt(b); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("opstest: Naive finds write_indices[%d] = %d out of range, but Plan.IndexAt accepts it", b, w)
+		}
+		if circular && maxSeq > 0 {
+			w %= maxSeq // (w + s) mod m = (w mod m + s) mod m, without overflow
+		}
+		starts[b] = w
+	}
+	targets := make([]int, numElements(us))
+	for u := range targets {
+		c := unravel(u, us)
+		pos := starts[c[0]] + int64(c[axis])
+		if circular {
+			pos %= maxSeq
+			if pos < 0 {
+				pos += maxSeq
+			}
+		}
+		c[axis] = int(pos)
 		targets[u] = ravel(c, ds)
 	}
 	return targets, nil

@@ -30,14 +30,12 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 	}
 	n := p.NumUpdates()
 	idx := make([]int, 0, p.NumIndices())
-	if n > 0 {
-		for pos := 0; pos < p.NumIndices(); pos++ {
-			v, err := p.IndexAt(pos)
-			if err != nil {
-				return err
-			}
-			idx = append(idx, v)
+	for pos := 0; pos < p.NumIndices(); pos++ { // every index is checked, updates or not
+		v, err := p.IndexAt(pos)
+		if err != nil {
+			return err
 		}
+		idx = append(idx, v)
 	}
 	targets := make([]int, n)
 	for u := range targets {
@@ -55,6 +53,12 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 			c := unravel(u, p.IndicesShape)
 			c[p.Axis] = idx[u]
 			targets[u] = ravel(c, p.Shape)
+		case ops.KindCache:
+			start := 0
+			if p.Indices != nil {
+				start = idx[o/p.CacheRowsPerBatch()]
+			}
+			targets[u] = (o*p.Shape[p.Axis]+(start+j)%p.Shape[p.Axis])*p.Inner + k
 		case ops.KindSlice:
 			c := unravel(u, p.SliceCount)
 			for d := range c {

@@ -340,8 +340,79 @@ func RandomRequest(rng *rand.Rand, cfg Config) ops.Request {
 		genElements(rng, cfg, op, dt, &req)
 	case ops.KindSlice:
 		genSlice(rng, cfg, dt, &req)
+	case ops.KindCache:
+		genCache(rng, cfg, dt, &req)
 	}
 	return req
+}
+
+// laterMax is the GPU kernels' LATER_MAX: the most write indices one
+// invocation checks itself.
+const laterMax = 64
+
+// genCache: TensorScatter-24, data of rank >= 2, updates of its shape but
+// for a sequence of at most the axis along it; the axis given positive,
+// negative or left to its default -2; linear or circular mode, given or
+// left out; write_indices absent now and then, in linear mode anywhere the
+// sequence fits (ending exactly at the end among them), in circular mode
+// anywhere in int64, far past the end and negative included.
+func genCache(rng *rand.Rand, cfg Config, dt tensor.DType, req *ops.Request) {
+	{
+		ds := randShape(rng, 2+rng.Intn(max(1, cfg.MaxRank-1)), cfg.MaxDim)
+		if rng.Intn(8) == 0 && cfg.MaxElements >= 2*(laterMax+6) {
+			// More batch entries than a kernel checks in one loop
+			// (LATER_MAX): the GPU checks linear write indices in a pass
+			// of their own.
+			ds[0] = laterMax + 1 + rng.Intn(6)
+			for d := 1; d < len(ds); d++ {
+				ds[d] = min(ds[d], 2)
+			}
+		}
+		shrink(ds, cfg.MaxElements)
+		r := len(ds)
+		axis := 1 + rng.Intn(r-1)
+		us := append([]int(nil), ds...)
+		us[axis] = rng.Intn(ds[axis] + 1)
+		if rng.Intn(3) == 0 {
+			us[axis] = ds[axis]
+		}
+		req.Data = randTensor(rng, dt, ds)
+		req.Updates = randTensor(rng, dt, us)
+		switch {
+		case axis == r-2 && rng.Intn(2) == 0: // the default
+		case rng.Intn(2) == 0:
+			req.Axis = tensor.Scalar(int64(axis - r))
+		default:
+			req.Axis = axisTensor(rng, axis, r)
+		}
+		circular := rng.Intn(2) == 0
+		switch {
+		case circular:
+			req.Mode = "circular"
+		case rng.Intn(2) == 0:
+			req.Mode = "linear"
+		}
+		if rng.Intn(5) == 0 {
+			return // write_indices absent: zeros
+		}
+		m, seq := int64(ds[axis]), int64(us[axis])
+		vals := make([]int64, ds[0])
+		for b := range vals {
+			switch {
+			case !circular:
+				vals[b] = rng.Int63n(m - seq + 1)
+				if rng.Intn(3) == 0 {
+					vals[b] = m - seq // ends exactly at the end
+				}
+			case rng.Intn(4) == 0:
+				vals[b] = []int64{math.MaxInt64, math.MinInt64, -1, -m - 1, 5*m + 3}[rng.Intn(5)]
+			default:
+				vals[b] = rng.Int63n(3*m+1) - m
+			}
+		}
+		req.Indices = intTensor(tensor.Int64, []int{ds[0]}, vals)
+		return
+	}
 }
 
 // genAxis: ScatterUpdate-3, updates.shape = data.shape[:axis] +

@@ -19,6 +19,9 @@
 #define KIND_ELEMENT 2
 // Updates fill a strided slice (SliceScatter); no indices.
 #define KIND_SLICE 3
+// Each prefix before the axis writes its rows at consecutive positions
+// along it from its batch entry's write index (TensorScatter).
+#define KIND_CACHE 4
 
 // Reductions: the numbers of ops.Reduction (the generator reads them
 // from package ops).
@@ -63,13 +66,20 @@
 #define FLAG_INDEX_4 16384u     // FLAG_DIRECT: 4-byte indices
 #define FLAG_INDEX_8 32768u     // FLAG_DIRECT: 8-byte indices
 #define FLAG_TABLE 65536u       // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
+#define FLAG_CIRCULAR 131072u   // CACHE: positions wrap modulo the axis (mode circular)
+#define FLAG_CHECK_ALL 262144u  // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+#define FLAG_ZERO_START 524288u // CACHE: no write_indices; every batch entry starts at 0
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on
 // o*OSTRIDE + v*VSTRIDE + k*ISTRIDE, v being its normalised index (the
 // row of a tuple for BLOCK). ELEMENT plans whose outer or inner index
 // space does not collapse to one dimension (FLAG_MAPS) map o and k
-// through lists of (size, magic, stride) triples instead.
+// through lists of (size, magic, stride) triples instead. CACHE plans
+// read J (sequence_length), INNER, ROWS (max_sequence_length),
+// OUTPUTS, and in VSTRIDE the prefixes o per batch entry, with its
+// fast-division constant in ISTRIDE: update (o, j, k) lands on
+// (o*ROWS + position)*INNER + k.
 #define P_J 0         // the j extent
 #define P_MAGIC_J 1   // fast-division constant for J (see udiv)
 #define P_INNER 2     // the k extent
@@ -80,7 +90,7 @@
 #define P_ROWS 7      // BLOCK: rows the tuples address; ELEMENT: the axis size
 #define P_MAGIC_ROWS 8
 #define P_OUTPUTS 9   // output units
-#define P_TUPLE 10    // BLOCK: components per index tuple (k of ND)
+#define P_TUPLE 10    // BLOCK: components per index tuple (k of ND); CACHE: the batch entries
 #define P_TUPLE_AT 11 // BLOCK: where the k dimension sizes start
 #define P_NOUTER 12   // FLAG_MAPS: dimensions of the outer map
 #define P_NINNER 13   // FLAG_MAPS: dimensions of the inner map

@@ -70,7 +70,8 @@ const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
 
 // indexAt returns the normalised index of position p: for KIND_BLOCK the
 // row that index tuple p addresses (sum of idx_c * rowstride_c over its
-// components), for KIND_ELEMENT index p normalised to [0, P_ROWS). bad is
+// components), for KIND_ELEMENT index p normalised to [0, P_ROWS), for
+// KIND_CACHE write index p as it is (checked for linear mode). bad is
 // the position of the first bad index element it read, or noBad; the value
 // of a bad index is garbage.
 uint64_t indexAt(pos_t p, out uint64_t bad) {
@@ -98,7 +99,16 @@ uint64_t indexAt(pos_t p, out uint64_t bad) {
 		bad = uint64_t(p);
 	}
 	return uint64_t(v);
+#elif KIND == KIND_CACHE
+	// TensorScatter-24, linear mode: write index p must hold 0 <= w and
+	// w + sequence_length (P_J) <= max_sequence_length (P_ROWS).
+	bool exact;
+	int64_t v = readIndex(uint64_t(p), exact);
+	if (!exact || v < 0l || v > int64_t(param(P_ROWS) - param(P_J))) {
+		bad = uint64_t(p);
+	}
+	return uint64_t(v);
 #else
-#error index.glsl: indices apply to KIND_BLOCK and KIND_ELEMENT
+#error index.glsl: indices apply to KIND_BLOCK, KIND_ELEMENT and KIND_CACHE
 #endif
 }

@@ -14,6 +14,8 @@
 //                 the row number sum(idx_c * rowstride_c).
 //                 KIND_ELEMENT: one invocation per index; the value written
 //                 is the index normalised to [0, s-1].
+//                 KIND_CACHE: one invocation per write index of a linear
+//                 TensorScatter; it checks the index and writes nothing.
 //                 (An invocation handles pc.run consecutive positions.)
 //   INDEX_BYTES   1, 2, 4 or 8: the index element size.
 //   INDEX_SIGNED  1 for int8 ... int64, 0 for uint8 ... uint64.
@@ -67,6 +69,9 @@ uint64_t resolveOne(pos_t p) {
 		atomicAdd(Word(addressOf(T_OWNER, u32Offset(t))).w, 1u);
 	}
 	return noBad;
+#elif KIND == KIND_CACHE
+	// A linear TensorScatter's write indices are only checked.
+	return bad;
 #else
 #error resolve.comp: unknown KIND
 #endif

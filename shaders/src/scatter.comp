@@ -7,7 +7,8 @@
 // Variant macros (besides common.glsl's):
 //   KIND        KIND_BLOCK (ScatterUpdate, ScatterNDUpdate, ScatterND),
 //               KIND_ELEMENT (ScatterElementsUpdate, Scatter,
-//               ScatterElements) or KIND_SLICE (SliceScatter).
+//               ScatterElements), KIND_SLICE (SliceScatter) or KIND_CACHE
+//               (TensorScatter).
 //   ELEM_BYTES  the unit size: 1, 2, 4, 8 or 16. With reduction none, data
 //               movement depends only on the size, so every dtype of that
 //               size shares the kernel (strings move as 32-bit handles).
@@ -33,6 +34,14 @@
 // skipping a bad one and lowering the error word to its position as
 // resolve does: the host then discards the output, which is the backend's
 // own (Execute), or a resolve pass checked them before (resident calls).
+//
+// KIND_CACHE rows never collide within a call (a prefix's sequence is at
+// most the axis long), so every update is a plain move: no owner words, no
+// resolve pass in circular mode or without write_indices, where every
+// write index is valid. In linear mode with at most LATER_MAX batch
+// entries (FLAG_CHECK_ALL) each invocation checks them all before it
+// writes, so that one dispatch finds a bad one and writes nothing; with
+// more, resolve.comp checks them in a pass before.
 //
 // With a reduction every update is folded into its target atomically, so
 // the fold order is the device's: exact for integers, bool, min and max,
@@ -340,6 +349,50 @@ void walkColumn(pos_t c) {
 }
 #endif
 
+#if KIND == KIND_CACHE
+// writeIndex returns write_indices[b] (int64).
+int64_t writeIndex(pos_t b) {
+	uint64_t o = uint64_t(b) * 8ul;
+	return int64_t(packUint2x32(uvec2(loadWord(T_IDX, o), loadWord(T_IDX, o + 4ul))));
+}
+
+// cacheStart returns batch entry b's first position along the axis of
+// P_ROWS positions: 0 without write_indices; the write index in linear
+// mode (checked before); in circular mode the write index modulo the
+// axis, non-negative for any int64.
+pos_t cacheStart(pos_t b) {
+	if ((FLAGS & FLAG_ZERO_START) != 0u) {
+		return pos_t(0);
+	}
+	int64_t w = writeIndex(b);
+	if ((FLAGS & FLAG_CIRCULAR) == 0u) {
+		return pos_t(w);
+	}
+	uint64_t m = param(P_ROWS);
+	if (w >= 0l) {
+		return pos_t(uint64_t(w) % m);
+	}
+	uint64_t a = uint64_t(-(w + 1l)) + 1ul; // |w|, exact at the int64 minimum
+	return pos_t((m - a % m) % m);
+}
+
+// cacheChecked reports whether every write index lies in the linear range
+// [0, P_ROWS - P_J]; at the first that does not, it lowers the error word
+// to its entry. FLAG_CHECK_ALL plans have at most LATER_MAX entries.
+bool cacheChecked() {
+	uint n = min(uint(param(P_TUPLE)), LATER_MAX);
+	int64_t hi = int64_t(param(P_ROWS) - param(P_J));
+	for (uint b = 0u; b < n; b++) {
+		int64_t w = writeIndex(pos_t(b));
+		if (w < 0l || w > hi) {
+			atomicMin(Word(errorAddress()).w, b >> pc.errShift);
+			return false;
+		}
+	}
+	return true;
+}
+#endif
+
 // scatterOne applies the update at position u.
 void scatterOne(pos_t u) {
 #ifdef DTYPE
@@ -373,6 +426,16 @@ void scatterOne(pos_t u) {
 		return;
 	}
 	apply(u, t);
+#elif KIND == KIND_CACHE
+	// Update (o, j, k) lands on (o*m + position)*Inner + k, position being
+	// its batch entry's start plus j, wrapped in circular mode (start and
+	// j are below m, so one subtraction does).
+	pos_t m = pos_t(param(P_ROWS));
+	pos_t pos = cacheStart(udiv(o, param(P_VSTRIDE), param(P_ISTRIDE))) + j;
+	if (pos >= m) {
+		pos -= m;
+	}
+	apply(u, (o * m + pos) * pos_t(param(P_INNER)) + k);
 #else
 #error scatter.comp: unknown KIND
 #endif
@@ -405,6 +468,11 @@ void main() {
 	}
 #endif
 	loadChunks();
+#if KIND == KIND_CACHE
+	if ((FLAGS & FLAG_CHECK_ALL) != 0u && !cacheChecked()) {
+		return;
+	}
+#endif
 #if KIND == KIND_SLICE
 	sliceRun(u, end);
 #else
