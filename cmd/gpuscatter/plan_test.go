@@ -150,6 +150,7 @@ func TestPlanForFacts(t *testing.T) {
 // of 4 GiB whose payload is a hole, and indices in a .pb file, plan
 // without being read.
 func TestPlanReadsNoPayload(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
 	dir := t.TempDir()
 	const m = 1 << 30
 	data := filepath.Join(dir, "data.npy")
