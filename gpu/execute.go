@@ -203,7 +203,9 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	}
 	st.Upload = time.Since(t0)
 	var outRead []vk.ReadBack
-	if pl.j.updates > 0 && p.DType != tensor.String && !io[tOut].mapped() && io[tOut].size <= recordedMax {
+	// The output is read back in the same submission unless further fold
+	// passes may follow in a second one.
+	if pl.j.updates > 0 && p.DType != tensor.String && !io[tOut].mapped() && io[tOut].size <= recordedMax && len(pl.more) == 0 {
 		fl.after = func() (err error) {
 			outRead, err = io[tOut].recordReadBack(fl.seq)
 			return err
@@ -227,9 +229,12 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 		copyData(p, out)
 		return nil
 	}
-	// The result is complete on the device: the download ignores ctx, so
-	// that out never holds part of it.
+	// From here on the download ignores ctx, so that out never holds part
+	// of the result.
 	before = b.dev.Counters()
+	if err := b.foldFurther(fl); err != nil {
+		return err
+	}
 	t0 = time.Now()
 	if outRead != nil {
 		err = readBackInto(fl.seq, outRead, out.Data)
@@ -243,6 +248,36 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	b.countSince(st, before)
 	st.Total = time.Since(start)
 	b.stats = *st
+	return nil
+}
+
+// foldFurther runs, in a second submission of fl's sequence, the fold
+// passes after the first that the call's longest list needs: none (and
+// no submission) unless the first fold pass found a list longer than a
+// segment. The indices were checked by the first submission. It waits
+// regardless of any context: the buffers are the call's until it is done.
+func (b *Backend) foldFurther(fl *flight) error {
+	c := fl.calls[0]
+	n := c.further()
+	if n == 0 {
+		return nil
+	}
+	if err := fl.seq.Reset(); err != nil {
+		return wrapVK(err)
+	}
+	rec := &recorder{seq: fl.seq, st: &fl.st, stamps: b.dev.Capabilities().Timestamps}
+	if err := rec.passes(c, c.plan.more[:n]); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := fl.seq.Submit(context.Background()); err != nil {
+		return wrapVK(err)
+	}
+	fl.st.Submit += time.Since(t0)
+	for _, tm := range fl.seq.Timings() {
+		fl.st.Passes = append(fl.st.Passes, tm)
+		fl.st.Device += tm.Duration
+	}
 	return nil
 }
 
@@ -405,6 +440,16 @@ type call struct {
 	pc        push
 	pipes     map[shaders.Key]*vk.Pipeline
 	label     string // prefix of the call's timestamp labels in a batch
+	// longest is the word after the error word once the call ran: the
+	// longest list of updates of a slot that the in-order fold's first
+	// pass found longer than a segment, else 0.
+	longest uint32
+}
+
+// further returns how many of the fold passes after the first (plan.more)
+// the longest list the first one found needs.
+func (c *call) further() int {
+	return max(0, min(int(ceilDiv(uint64(c.longest), segment))-1, len(c.plan.more)))
 }
 
 // newCall acquires the scratch tensors of pl (normalised indices, owner

@@ -176,7 +176,8 @@ type paramGroup struct {
 	rb     vk.ReadBack
 }
 
-// errorWords returns the group's error words, in call order, once the
+// errorWords returns the group's error words, each followed by its
+// call's longest list word (reduce.comp), in call order, once the
 // submission completed: one host copy either way.
 func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
 	if !g.mapped {
@@ -188,9 +189,9 @@ func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
 	if err := g.buf.Download(0, all); err != nil {
 		return nil, wrapVK(err)
 	}
-	out := make([]byte, 4*len(g.words))
+	out := make([]byte, 8*len(g.words))
 	for k, w := range g.words {
-		copy(out[4*k:], all[w.SrcOffset:w.SrcOffset+w.Size])
+		copy(out[8*k:], all[w.SrcOffset:w.SrcOffset+w.Size])
 	}
 	return out, nil
 }
@@ -235,7 +236,8 @@ func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
 		copy(host[at:], c.paramHost)
 		c.params = params
 		c.pc.params = params.addrs[0] + at
-		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 4 * uint64(k), Size: 4}
+		// The error word and the longest list word after it.
+		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 8 * uint64(k), Size: 8}
 		at += uint64(len(c.paramHost))
 	}
 	// Host writes before the submission are visible to it.
@@ -352,7 +354,8 @@ func (b *Backend) outcome(f *flight) error {
 			return err
 		}
 		for i := 0; i < g.calls; i++ {
-			w := binary.LittleEndian.Uint32(words[4*i:])
+			w := binary.LittleEndian.Uint32(words[8*i:])
+			f.calls[k].longest = binary.LittleEndian.Uint32(words[8*i+4:])
 			if err := f.calls[k].checkIndices(w); err != nil {
 				return callError(k, len(f.calls), err)
 			}

@@ -54,9 +54,11 @@ func (pl *callPlan) planPasses() error {
 	default:
 		pl.atomic()
 	}
-	for i := range pl.passes {
-		if err := pl.split(&pl.passes[i]); err != nil {
-			return err
+	for _, list := range [][]pass{pl.passes, pl.more} {
+		for i := range list {
+			if err := pl.split(&list[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -189,6 +191,13 @@ func (pl *callPlan) ordered() {
 		// invocation's loop run up to run*segment times.
 		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, chain: min(segment, r.chain-seg*segment),
 			read: j.updates*(e+4) + min(j.outputs, j.updates)*e, written: min(j.outputs, j.updates) * e})
+		if seg > 0 {
+			// Only as many further passes as the longest chain the first
+			// fold pass finds needs (call.further): they go to pl.more.
+			last := len(pl.passes) - 1
+			pl.more = append(pl.more, pl.passes[last])
+			pl.passes = pl.passes[:last]
+		}
 	}
 }
 

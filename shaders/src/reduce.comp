@@ -24,8 +24,11 @@
 //                  in T_ACC) and is appended to the list A_LIST (a count,
 //                  then slots), and each further pass folds the next
 //                  segment of every listed slot, from the partial fold,
-//                  in order. The rounding of every step is the CPU
-//                  reference's, so the result is too.
+//                  in order. Segment 0 also raises the word after the
+//                  error word to the longest such list, so that the host
+//                  runs only the further passes it needs. The rounding
+//                  of every step is the CPU reference's, so the result
+//                  is too.
 //
 // Slots are output elements (ELEMENT plans, A_INNER 1) or index tuples'
 // rows of A_INNER elements each (BLOCK plans). T_OWNER holds the count of
@@ -170,6 +173,10 @@ void fold(pos_t p) {
 		if (seg == 0u && k == pos_t(0)) {
 			uint at = atomicAdd(Word(addressOf(list, 0ul)).w, 1u);
 			storeWord(list, u32Offset(pos_t(at) + pos_t(1)), uint(s));
+			// The word after the error word: the longest list, which
+			// the host reads with the error word to record as many
+			// further passes as it needs.
+			atomicMax(Word(errorAddress() + 4ul).w, last - first);
 		}
 		return;
 	}
