@@ -148,7 +148,7 @@ func TestDeterministicFoldBitIdentity(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64} {
 		for _, r := range reds {
 			for _, shape := range []struct {
-				name              string
+				name               string
 				targets, perTarget int
 			}{
 				{"one long list", 1, segment + 300},
