@@ -129,7 +129,8 @@ func TestFoldPassesFollowTheData(t *testing.T) {
 // TestDeterministicFoldBitIdentity: float sum, sub, prod and mean of
 // every float type fold in index order, bit for bit as the CPU reference,
 // with lists that cross the segment bound (every update into one target),
-// lists that do not, and no updates at all; in an Execute and in a batch.
+// lists that do not, slots that take every digit pass of the sort, and no
+// updates at all; in an Execute and in a batch.
 func TestDeterministicFoldBitIdentity(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -153,6 +154,7 @@ func TestDeterministicFoldBitIdentity(t *testing.T) {
 			}{
 				{"one long list", 1, segment + 300},
 				{"short lists", 50, 20},
+				{"many lists", 70000, 2}, // three digit passes over 35 tiles
 				{"no updates", 3, 0},
 			} {
 				name := dt.String() + " " + r.op + " " + r.red + " " + shape.name

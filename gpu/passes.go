@@ -152,13 +152,19 @@ func (pl *callPlan) atomic() {
 }
 
 // ordered appends the in-order fold: the slot starts (an exclusive scan
-// of the counts resolve took), the radix sort of the update positions by
-// slot, and the fold, one pass per segment of the longest list.
+// of the counts resolve took), the radix sort by slot of the update
+// elements (slots of one element) or positions, and the fold, one pass
+// per segment of the longest list.
 func (pl *callPlan) ordered() {
 	j, r := pl.j, pl.j.red
 	pl.scan(tOwner, r.slots+1)
-	perm := uint32(tNone)
+	// The first pass reads the update elements (carry) or takes the
+	// positions as values; the fold reads the last pass's values.
+	sorted := uint32(tNone)
 	kin, vin := uint32(tNorm), uint32(tNone)
+	if r.carry {
+		vin = tUpd
+	}
 	for pass := 0; pass < r.passes; pass++ {
 		kout, vout := uint32(tK1), uint32(tV1)
 		if pass%2 == 1 {
@@ -168,9 +174,13 @@ func (pl *callPlan) ordered() {
 			kout = tNone // the keys are not needed after the last pass
 		}
 		args := []uint32{argN: uint32(r.items), argShift: uint32(pass * radixBits), argTiles: uint32(r.tiles),
-			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout}
+			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)}
 		pl.radix(args)
-		kin, vin, perm = kout, vout, vout
+		kin, vin, sorted = kout, vout, vout
+	}
+	perm, vals := sorted, uint32(tNone)
+	if r.carry {
+		perm, vals = tNone, sorted
 	}
 	// Segment 0 of every slot, then the further segments of the slots
 	// that segment 0 listed (at most listWords-1 of them).
@@ -186,11 +196,19 @@ func (pl *callPlan) ordered() {
 			n = (r.listWords - 1) * r.inner
 		}
 		args := []uint32{argPhase: phaseFold, argInnerLo: uint32(r.inner), argInnerHi: uint32(r.inner >> 32),
-			argPerm: perm, argSeg: uint32(seg), argList: list}
+			argPerm: perm, argSeg: uint32(seg), argList: list, argVals: vals}
+		// The updates: the sorted values, or the updates through the
+		// sorted positions (or in order, with no sort).
+		upd := j.updates * e
+		if vals != tNone {
+			upd = 4 * r.vwords * r.items
+		} else if perm != tNone {
+			upd += 4 * r.items
+		}
 		// One position per invocation: a run of positions would make an
 		// invocation's loop run up to run*segment times.
 		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, chain: min(segment, r.chain-seg*segment),
-			read: j.updates*(e+4) + min(j.outputs, j.updates)*e, written: min(j.outputs, j.updates) * e})
+			read: upd + min(j.outputs, j.updates)*e, written: min(j.outputs, j.updates) * e})
 		if seg > 0 {
 			// Only as many further passes as the longest chain the first
 			// fold pass finds needs (call.further): they go to pl.more.
@@ -205,11 +223,23 @@ func (pl *callPlan) ordered() {
 // the counts, scatter.
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
-	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
-		read: 8 * r.items, written: 4 * radixDigits * r.tiles})
+	hist := 4 * radixDigits * r.tiles
+	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, run: sortRun, args: args,
+		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
-	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
-		read: 8*r.items + 4*radixDigits*r.tiles, written: 8 * r.items})
+	// Keys in (and out, but after the last pass), values in and out.
+	vin, keys := 4*r.vwords*r.items, 4*r.items
+	switch args[argVIn] {
+	case tNone:
+		vin = 0
+	case tUpd:
+		vin = r.items * uint64(pl.j.elemBytes)
+	}
+	if args[argKOut] == tNone {
+		keys = 0
+	}
+	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, run: sortRun, args: args,
+		read: 4*r.items + vin + hist, written: keys + 4*r.vwords*r.items})
 }
 
 // scan appends an exclusive scan, in place, of the first n words of

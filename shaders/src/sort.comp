@@ -5,17 +5,20 @@
 //
 // The sort orders update positions by slot (their target element, or
 // their tuple's row) and keeps index order within a slot: a
-// least-significant-digit radix sort over 4-bit digits of the slot,
-// stable in every pass. A pass is:
+// least-significant-digit radix sort over 8-bit digits of the slot,
+// stable in every pass, carrying a value with every key: the update
+// element itself where a slot is one element (so that the fold reads the
+// updates in order), else the item's position. A pass is:
 //
 //   STAGE_RADIX_COUNT    every workgroup counts the digits of its tile of
 //                        LOCAL_SIZE*run items into hist[digit*tiles + tile];
 //   (scan)               an exclusive scan of hist, digit-major, gives each
 //                        tile's first output position for each digit;
-//   STAGE_RADIX_SCATTER  every workgroup ranks its items within the tile
-//                        (a workgroup scan of per-invocation digit counts;
-//                        an invocation's run of items stays in order) and
-//                        writes each key and value to its position.
+//   STAGE_RADIX_SCATTER  every workgroup ranks its items within the tile,
+//                        in rounds of LOCAL_SIZE consecutive items (a bit
+//                        mask per digit shows the lower invocations of
+//                        the round with the same digit), and writes each
+//                        key and value to its position.
 //
 // The scan over n words, in place: STAGE_SCAN_UP scans each block of
 // LOCAL_SIZE*run words and writes the block's total to the next level;
@@ -101,8 +104,17 @@ void scan2(inout uvec4 a, inout uvec4 b) {
 }
 
 #if STAGE == STAGE_RADIX_COUNT || STAGE == STAGE_RADIX_SCATTER
-uint digitOf(uint i) {
-	return (loadAt(arg(A_KIN), i) >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
+#if RADIX_DIGITS != LOCAL_SIZE
+#error sort.comp: one invocation per digit
+#endif
+// A tile's items are taken in RUN rounds of LOCAL_SIZE consecutive items,
+// one per invocation: item of round r and invocation lid.
+uint itemOf(uint tile, uint r, uint lid) {
+	return tile * TILE + r * uint(LOCAL_SIZE) + lid;
+}
+
+uint digitOf(uint key) {
+	return (key >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
 }
 #endif
 
@@ -111,78 +123,94 @@ shared uint hist[RADIX_DIGITS];
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
-	if (lid < uint(RADIX_DIGITS)) {
-		hist[lid] = 0u;
-	}
+	hist[lid] = 0u;
 	barrier();
 	uint tile = group();
-	uint n = arg(A_N);
-	uint first = tile * TILE + lid * RUN;
+	uint n = arg(A_N), kin = arg(A_KIN);
 	for (uint r = 0u; r < RUN; r++) {
-		uint i = first + r;
+		uint i = itemOf(tile, r, lid);
 		if (i < n) {
-			atomicAdd(hist[digitOf(i)], 1u);
+			atomicAdd(hist[digitOf(loadAt(kin, i))], 1u);
 		}
 	}
 	barrier();
-	if (lid < uint(RADIX_DIGITS)) {
-		storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
-	}
+	storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
 }
 #elif STAGE == STAGE_RADIX_SCATTER
-// Digit counts packed 16 bits each: digits 0-7 in lo, 8-15 in hi. A tile
-// holds at most LOCAL_SIZE * 16 = 4096 items, so no field overflows.
-#if RADIX_DIGITS != 16
-#error sort.comp: bump and field pack exactly 16 digit counts
-#endif
-void bump(inout uvec4 lo, inout uvec4 hi, uint d) {
-	uint inc = 1u << ((d & 1u) * 16u);
-	uint c = (d >> 1) & 3u;
-	if (d < 8u) {
-		lo[c] += inc;
-	} else {
-		hi[c] += inc;
-	}
-}
-
-uint field(uvec4 lo, uvec4 hi, uint d) {
-	uint w = d < 8u ? lo[(d >> 1) & 3u] : hi[(d >> 1) & 3u];
-	return (w >> ((d & 1u) * 16u)) & 0xFFFFu;
-}
-
+// An item's rank among the tile's items of its digit: the items of that
+// digit in earlier rounds (base, which starts at the tile's first output
+// position for the digit) and those of lower invocations in its round,
+// which masks shows: one bit per invocation, MASK_WORDS words per digit.
+// Each invocation sets and clears its own bit only, atomically, so that
+// a round's clears need no barrier before the next round's sets.
+#define MASK_WORDS (uint(LOCAL_SIZE) / 32u)
 shared uint base[RADIX_DIGITS];
+shared uint masks[RADIX_DIGITS * MASK_WORDS];
+
+// loadValue returns the words of the value of item i: its position, the
+// update element at position i (A_VIN T_UPD, A_ELEM bytes, zero-extended)
+// or the words of a value tensor; w of A_VWORDS.
+uint loadValue(uint vin, uint i, uint w) {
+	if (vin == T_NONE) {
+		return i;
+	}
+	if (vin != T_UPD) {
+		return loadAt(vin, i * arg(A_VWORDS) + w);
+	}
+	uint e = arg(A_ELEM);
+	uint64_t o = uint64_t(i) * uint64_t(e);
+	if (e >= 4u) {
+		return Word(addressOf(T_UPD, o + uint64_t(4u * w))).w;
+	}
+	uint word = Word(addressOf(T_UPD, o & ~3ul)).w;
+	return (word >> (uint(o & 3ul) * 8u)) & ((1u << (e * 8u)) - 1u);
+}
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
 	uint tile = group();
 	uint n = arg(A_N);
-	uint tiles = arg(A_TILES);
-	if (lid < uint(RADIX_DIGITS)) {
-		// The tile's first output position per digit (scan2's barriers
-		// publish it).
-		base[lid] = loadAt(T_HIST, lid * tiles + tile);
+	uint kin = arg(A_KIN), vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT), vwords = arg(A_VWORDS);
+	base[lid] = loadAt(T_HIST, lid * arg(A_TILES) + tile);
+	for (uint w = 0u; w < MASK_WORDS; w++) {
+		masks[lid * MASK_WORDS + w] = 0u;
 	}
-	uint first = tile * TILE + lid * RUN;
-	uvec4 lo = uvec4(0u), hi = uvec4(0u);
+	barrier(); // base loaded, masks zeroed
+	uint word = lid / 32u, bit = 1u << (lid % 32u);
 	for (uint r = 0u; r < RUN; r++) {
-		if (first + r < n) {
-			bump(lo, hi, digitOf(first + r));
+		uint i = itemOf(tile, r, lid);
+		bool valid = i < n;
+		uint key = 0u, d = 0u;
+		if (valid) {
+			key = loadAt(kin, i);
+			d = digitOf(key);
+			atomicOr(masks[d * MASK_WORDS + word], bit);
 		}
-	}
-	scan2(lo, hi); // now: this invocation's first rank within the tile, per digit
-	uint vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT);
-	for (uint r = 0u; r < RUN; r++) {
-		uint i = first + r;
-		if (i >= n) {
-			break;
+		barrier(); // the round's bits are set, the last round's base added
+		uint rank = 0u, total = 0u;
+		if (valid) {
+			for (uint w = 0u; w < MASK_WORDS; w++) {
+				uint m = masks[d * MASK_WORDS + w];
+				total += uint(bitCount(m));
+				if (w < word) {
+					rank += uint(bitCount(m));
+				}
+			}
+			rank += uint(bitCount(masks[d * MASK_WORDS + word] & (bit - 1u)));
+			uint dest = base[d] + rank;
+			for (uint w = 0u; w < vwords; w++) {
+				storeAt(vout, dest * vwords + w, loadValue(vin, i, w));
+			}
+			if (kout != T_NONE) {
+				storeAt(kout, dest, key);
+			}
 		}
-		uint key = loadAt(arg(A_KIN), i);
-		uint d = (key >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
-		uint dest = base[d] + field(lo, hi, d);
-		bump(lo, hi, d);
-		storeAt(vout, dest, vin == T_NONE ? i : loadAt(vin, i));
-		if (kout != T_NONE) {
-			storeAt(kout, dest, key);
+		barrier(); // every rank is read
+		if (valid) {
+			atomicAnd(masks[d * MASK_WORDS + word], ~bit);
+			if (rank == total - 1u) {
+				base[d] += total; // the digit's last item this round
+			}
 		}
 	}
 }
