@@ -74,11 +74,14 @@ const hotWords = 16
 // partial result in memory. LATER_MAX is the largest J of FLAG_LATER
 // plans: each update looks at the index of the at most LATER_MAX-1
 // updates after it along the index dimension instead of claiming owner
-// words, which take 4 bytes per slot of the output.
+// words, which take 4 bytes per slot of the output. SORT_RUN is the
+// run of the radix sort's stages on every device: a tile of
+// LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
 const (
 	maxRun   = 64
 	segment  = 16384
 	laterMax = 64
+	sortRun  = 16
 )
 
 // The tensors a kernel addresses, by their chunk tables. The first five

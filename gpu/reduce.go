@@ -17,11 +17,6 @@ import (
 // the CPU reference.
 const orderedSmall = 1 << 12
 
-// sortRun is the run of the radix sort's stages on every device: a tile
-// of groupSize*sortRun items keeps the digit counts per tile (radixDigits
-// each) at 1/16 of the items.
-const sortRun = 16
-
 // Private accumulation (shaders/src/scatter.comp, FLAG_PRIVATE) pays when
 // updates pile onto few outputs: it needs at least privateMinRatio
 // updates per output element, and each workgroup takes at least

@@ -229,12 +229,15 @@ var abiGroups = []abiGroup{
 			"partial result in memory. LATER_MAX is the largest J of FLAG_LATER\n" +
 			"plans: each update looks at the index of the at most LATER_MAX-1\n" +
 			"updates after it along the index dimension instead of claiming owner\n" +
-			"words, which take 4 bytes per slot of the output.",
+			"words, which take 4 bytes per slot of the output. SORT_RUN is the\n" +
+			"run of the radix sort's stages on every device: a tile of\n" +
+			"LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
 			cv("SEGMENT", "segment", 1<<14, ""),
 			cv("LATER_MAX", "laterMax", 64, ""),
+			cv("SORT_RUN", "sortRun", 16, ""),
 		},
 	},
 	{

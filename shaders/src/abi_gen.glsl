@@ -100,10 +100,13 @@
 // partial result in memory. LATER_MAX is the largest J of FLAG_LATER
 // plans: each update looks at the index of the at most LATER_MAX-1
 // updates after it along the index dimension instead of claiming owner
-// words, which take 4 bytes per slot of the output.
+// words, which take 4 bytes per slot of the output. SORT_RUN is the
+// run of the radix sort's stages on every device: a tile of
+// LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
+#define SORT_RUN 16u
 
 // The tensors a kernel addresses, by their chunk tables. The first five
 // have their table offsets in the push constants; the reduction tensors

@@ -14,11 +14,10 @@
 //                        LOCAL_SIZE*run items into hist[digit*tiles + tile];
 //   (scan)               an exclusive scan of hist, digit-major, gives each
 //                        tile's first output position for each digit;
-//   STAGE_RADIX_SCATTER  every workgroup ranks its items within the tile,
-//                        in rounds of LOCAL_SIZE consecutive items (a bit
-//                        mask per digit shows the lower invocations of
-//                        the round with the same digit), and writes each
-//                        key and value to its position.
+//   STAGE_RADIX_SCATTER  every workgroup sorts its tile by the digit in
+//                        workgroup memory (by its two nibbles, each with
+//                        one workgroup scan of per-invocation counts),
+//                        and writes each key and value to its position.
 //
 // The scan over n words, in place: STAGE_SCAN_UP scans each block of
 // LOCAL_SIZE*run words and writes the block's total to the next level;
@@ -137,15 +136,34 @@ void stage() {
 	storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
 }
 #elif STAGE == STAGE_RADIX_SCATTER
-// An item's rank among the tile's items of its digit: the items of that
-// digit in earlier rounds (base, which starts at the tile's first output
-// position for the digit) and those of lower invocations in its round,
-// which masks shows: one bit per invocation, MASK_WORDS words per digit.
-// Each invocation sets and clears its own bit only, atomically, so that
-// a round's clears need no barrier before the next round's sets.
-#define MASK_WORDS (uint(LOCAL_SIZE) / 32u)
-shared uint base[RADIX_DIGITS];
-shared uint masks[RADIX_DIGITS * MASK_WORDS];
+// The tile is sorted stably by the digit in workgroup memory, by its two
+// nibbles (low, then high) with per-invocation nibble counts packed 16
+// bits each (bump, field) and one workgroup scan of them per nibble, each
+// invocation taking a run of RUN consecutive entries, so that the whole
+// tile costs a few barriers; then every item goes to the tile's first
+// output position for its digit plus its rank within the tile among the
+// items of its digit.
+// A tile holds at most LOCAL_SIZE * SORT_RUN = 4096 items, so no 16-bit
+// field overflows and local indices fit 16 bits.
+void bump(inout uvec4 lo, inout uvec4 hi, uint d) {
+	uint inc = 1u << ((d & 1u) * 16u);
+	uint c = (d >> 1) & 3u;
+	if (d < 8u) {
+		lo[c] += inc;
+	} else {
+		hi[c] += inc;
+	}
+}
+
+uint field(uvec4 lo, uvec4 hi, uint d) {
+	uint w = d < 8u ? lo[(d >> 1) & 3u] : hi[(d >> 1) & 3u];
+	return (w >> ((d & 1u) * 16u)) & 0xFFFFu;
+}
+
+shared uint dbase[RADIX_DIGITS];  // the tile's first output position per digit
+shared uint dstart[RADIX_DIGITS]; // its first position within the sorted tile
+shared uint nibTotal[16];         // the tile's items per low nibble, then their scan
+shared uint sorted[LOCAL_SIZE * SORT_RUN]; // by low nibble: local index | digit << 16
 
 // loadValue returns the words of the value of item i: its position, the
 // update element at position i (A_VIN T_UPD, A_ELEM bytes, zero-extended)
@@ -169,48 +187,82 @@ uint loadValue(uint vin, uint i, uint w) {
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
 	uint tile = group();
-	uint n = arg(A_N);
+	uint n = arg(A_N), tiles = arg(A_TILES);
 	uint kin = arg(A_KIN), vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT), vwords = arg(A_VWORDS);
-	base[lid] = loadAt(T_HIST, lid * arg(A_TILES) + tile);
-	for (uint w = 0u; w < MASK_WORDS; w++) {
-		masks[lid * MASK_WORDS + w] = 0u;
+	uint run = min(RUN, SORT_RUN);
+	uint tileFirst = tile * TILE;
+	uint tileN = min(TILE, n - tileFirst);
+
+	// The tile's count of digit lid, from the scanned counts (digit-major:
+	// the next word is this one plus the count; n after the last).
+	uint at = lid * tiles + tile;
+	uint b = loadAt(T_HIST, at);
+	uint c = (at + 1u < uint(RADIX_DIGITS) * tiles ? loadAt(T_HIST, at + 1u) : n) - b;
+	dbase[lid] = b;
+	if (lid < 16u) {
+		nibTotal[lid] = 0u;
 	}
-	barrier(); // base loaded, masks zeroed
-	uint word = lid / 32u, bit = 1u << (lid % 32u);
-	for (uint r = 0u; r < RUN; r++) {
-		uint i = itemOf(tile, r, lid);
-		bool valid = i < n;
-		uint key = 0u, d = 0u;
-		if (valid) {
-			key = loadAt(kin, i);
-			d = digitOf(key);
-			atomicOr(masks[d * MASK_WORDS + word], bit);
+	barrier();
+	atomicAdd(nibTotal[lid & 15u], c);
+	uvec4 x = uvec4(c, 0u, 0u, 0u), z = uvec4(0u);
+	scan2(x, z); // its barriers publish nibTotal
+	dstart[lid] = x.x;
+	if (lid == 0u) {
+		uint acc = 0u;
+		for (uint k = 0u; k < 16u; k++) {
+			uint t = nibTotal[k];
+			nibTotal[k] = acc;
+			acc += t;
 		}
-		barrier(); // the round's bits are set, the last round's base added
-		uint rank = 0u, total = 0u;
-		if (valid) {
-			for (uint w = 0u; w < MASK_WORDS; w++) {
-				uint m = masks[d * MASK_WORDS + w];
-				total += uint(bitCount(m));
-				if (w < word) {
-					rank += uint(bitCount(m));
-				}
-			}
-			rank += uint(bitCount(masks[d * MASK_WORDS + word] & (bit - 1u)));
-			uint dest = base[d] + rank;
-			for (uint w = 0u; w < vwords; w++) {
-				storeAt(vout, dest * vwords + w, loadValue(vin, i, w));
-			}
-			if (kout != T_NONE) {
-				storeAt(kout, dest, key);
-			}
+	}
+
+	// By the low nibble: an invocation's run keeps item order.
+	uint first = lid * run;
+	uvec4 lo = uvec4(0u), hi = uvec4(0u);
+	for (uint r = 0u; r < run; r++) {
+		if (first + r < tileN) {
+			bump(lo, hi, digitOf(loadAt(kin, tileFirst + first + r)) & 15u);
 		}
-		barrier(); // every rank is read
-		if (valid) {
-			atomicAnd(masks[d * MASK_WORDS + word], ~bit);
-			if (rank == total - 1u) {
-				base[d] += total; // the digit's last item this round
-			}
+	}
+	scan2(lo, hi); // also publishes dstart and the nibbles' starts
+	for (uint r = 0u; r < run; r++) {
+		uint q = first + r;
+		if (q >= tileN) {
+			break;
+		}
+		uint d = digitOf(loadAt(kin, tileFirst + q));
+		uint nib = d & 15u;
+		sorted[nibTotal[nib] + field(lo, hi, nib)] = q | (d << 16);
+		bump(lo, hi, nib);
+	}
+	barrier();
+
+	// By the high nibble, over the entries in low-nibble order: the
+	// position in the tile sorted by digit, stably.
+	lo = uvec4(0u);
+	hi = uvec4(0u);
+	for (uint r = 0u; r < run; r++) {
+		if (first + r < tileN) {
+			bump(lo, hi, sorted[first + r] >> 20);
+		}
+	}
+	scan2(lo, hi);
+	for (uint r = 0u; r < run; r++) {
+		uint q = first + r;
+		if (q >= tileN) {
+			break;
+		}
+		uint e = sorted[q];
+		uint d = e >> 16, h = d >> 4;
+		uint pos = dstart[h * 16u] + field(lo, hi, h);
+		bump(lo, hi, h);
+		uint dest = dbase[d] + pos - dstart[d];
+		uint i = tileFirst + (e & 0xFFFFu);
+		for (uint w = 0u; w < vwords; w++) {
+			storeAt(vout, dest * vwords + w, loadValue(vin, i, w));
+		}
+		if (kout != T_NONE) {
+			storeAt(kout, dest, loadAt(kin, i));
 		}
 	}
 }
