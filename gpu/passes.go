@@ -251,7 +251,7 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		t      uint32
 		off, n uint64
 	}
-	blk := groupSize * uint64(pl.f.run)
+	blk := pl.f.scanBlock()
 	levels := []level{{x, 0, n}}
 	var off uint64
 	for last := n; last > blk; {
@@ -268,12 +268,12 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		return a
 	}
 	for i, l := range levels {
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4 * l.n, written: 4*l.n + 4*ceilDiv(l.n, blk)})
 	}
 	for i := len(levels) - 2; i >= 0; i-- {
 		l := levels[i]
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4*l.n + 4*ceilDiv(l.n, blk), written: 4 * l.n})
 	}
 }

@@ -192,9 +192,8 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	if r.carry && p.DType.Size() == 8 {
 		r.vwords = 2
 	}
-	tile := groupSize * uint64(f.run)
 	r.tiles = ceilDiv(r.items, groupSize*sortRun)
-	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(radixDigits*r.tiles, tile))
+	r.scanWords = max(scanScratch(r.slots+1, f.scanBlock()), scanScratch(radixDigits*r.tiles, f.scanBlock()))
 	if r.passes > 0 && radixDigits*r.tiles > narrowLimit {
 		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", radixDigits*r.tiles)
 	}
