@@ -42,10 +42,12 @@ type callPlan struct {
 	push   push
 	passes []pass
 	// more are the in-order fold's passes after its first, one per
-	// further segment of the longest list the shapes allow. An Execute
-	// records only as many as the longest list the first fold pass found
-	// needs, in a second submission and only when one is longer than a
-	// segment (call.further); a batch call has them in passes.
+	// further segment of the longest list the shapes allow. An Execute,
+	// or a batch's last call, records only as many as the longest list
+	// the first fold pass found needs, in a second submission and only
+	// when one is longer than a segment (call.further); a batch's other
+	// calls have them all in passes, since later calls may read their
+	// output.
 	more []pass
 	// reduction is the path of a reduction (Stats.Reduction): empty for
 	// reduction none and for plans without updates.
@@ -194,14 +196,11 @@ func (pl *callPlan) paramBytes() uint64 {
 }
 
 // resident adapts an Execute plan to a batch call on resident tensors:
-// the output, updates and indices take io bytes as they are, the further
-// fold passes are recorded with the others, and when copyData is not 0 a
-// copy of that many bytes of data into the output comes first.
+// the output, updates and indices take io bytes as they are, and when
+// copyData is not 0 a copy of that many bytes of data into the output
+// comes first.
 func (pl *callPlan) resident(io [3]uint64, copyData uint64) error {
 	copy(pl.sizes, io[:])
-	// A batch records every call before it runs: the further fold passes
-	// the shapes allow go into its one submission.
-	pl.passes, pl.more = append(pl.passes, pl.more...), nil
 	if copyData > 0 {
 		pl.passes = append([]pass{{label: "copy", kind: passCopyData, read: copyData, written: copyData}}, pl.passes...)
 	}

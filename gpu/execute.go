@@ -229,12 +229,9 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 		copyData(p, out)
 		return nil
 	}
-	// From here on the download ignores ctx, so that out never holds part
-	// of the result.
+	// The result is complete on the device: the download ignores ctx, so
+	// that out never holds part of it.
 	before = b.dev.Counters()
-	if err := b.foldFurther(fl); err != nil {
-		return err
-	}
 	t0 = time.Now()
 	if outRead != nil {
 		err = readBackInto(fl.seq, outRead, out.Data)
@@ -248,36 +245,6 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	b.countSince(st, before)
 	st.Total = time.Since(start)
 	b.stats = *st
-	return nil
-}
-
-// foldFurther runs, in a second submission of fl's sequence, the fold
-// passes after the first that the call's longest list needs: none (and
-// no submission) unless the first fold pass found a list longer than a
-// segment. The indices were checked by the first submission. It waits
-// regardless of any context: the buffers are the call's until it is done.
-func (b *Backend) foldFurther(fl *flight) error {
-	c := fl.calls[0]
-	n := c.further()
-	if n == 0 {
-		return nil
-	}
-	if err := fl.seq.Reset(); err != nil {
-		return wrapVK(err)
-	}
-	rec := &recorder{seq: fl.seq, st: &fl.st, stamps: b.dev.Capabilities().Timestamps}
-	if err := rec.passes(c, c.plan.more[:n]); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	if err := fl.seq.Submit(context.Background()); err != nil {
-		return wrapVK(err)
-	}
-	fl.st.Submit += time.Since(t0)
-	for _, tm := range fl.seq.Timings() {
-		fl.st.Passes = append(fl.st.Passes, tm)
-		fl.st.Device += tm.Duration
-	}
 	return nil
 }
 
@@ -447,7 +414,9 @@ type call struct {
 }
 
 // further returns how many of the fold passes after the first (plan.more)
-// the longest list the first one found needs.
+// the longest list the first one found needs. An Execute's call, and a
+// batch's last, keep those passes apart (a batch's others record them
+// all); complete runs them.
 func (c *call) further() int {
 	return max(0, min(int(ceilDiv(uint64(c.longest), segment))-1, len(c.plan.more)))
 }

@@ -326,6 +326,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 	} else {
 		f.err = b.outcome(f)
 	}
+	if f.err == nil {
+		f.err = b.foldFurther(f)
+	}
 	b.countSince(&f.st, before)
 	if f.err != nil && !f.quiet {
 		b.failed = append(b.failed, f)
@@ -338,6 +341,40 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 		b.release(f)
 	}
 	return nil
+}
+
+// foldFurther runs, in a second submission of f's sequence, the fold
+// passes after the first that f's last call needs (call.further): none,
+// and no submission, unless its first fold pass found a list longer than
+// a segment. The indices were checked by the first submission. It waits
+// regardless of any context: the buffers are f's until it is done.
+func (b *Backend) foldFurther(f *flight) error {
+	c := f.calls[len(f.calls)-1]
+	n := c.further()
+	if n == 0 {
+		return nil
+	}
+	if err := f.seq.Reset(); err != nil {
+		return wrapVK(err)
+	}
+	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps}
+	if err := rec.passes(c, c.plan.more[:n]); err != nil {
+		return err
+	}
+	if err := f.seq.Submit(context.Background()); err != nil {
+		return wrapVK(err)
+	}
+	for _, tm := range f.seq.Timings() {
+		f.st.Passes = append(f.st.Passes, tm)
+		f.st.Device += tm.Duration
+	}
+	return nil
+}
+
+// continues reports whether f's last call may need further fold passes
+// once its first submission completed (see foldFurther).
+func (f *flight) continues() bool {
+	return len(f.calls) > 0 && len(f.calls[len(f.calls)-1].plan.more) > 0
 }
 
 // outcome reads f's timings and error words and returns the error of the

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -122,8 +123,77 @@ func TestFoldPassesFollowTheData(t *testing.T) {
 
 			res := runResident(t, b, p, req)
 			require.Empty(t, opstest.DiffExact(res, want), "batch")
+			rst := b.LastStats()
+			assert.Equal(t, dispatches, rst.Dispatches, "a batch's last call: dispatches")
+			assert.Equal(t, submits, rst.Submits, "a batch's last call: submissions")
 		})
 	}
+}
+
+// TestBatchFoldsBeforeLaterCalls: in a batch, a call whose lists may
+// take further fold passes records them all when a later call follows
+// (which may read its output), the last call only those its data needs;
+// a batch submitted after one whose last call may fold further sees its
+// complete result.
+func TestBatchFoldsBeforeLaterCalls(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	b := openTest(t, Options{Deterministic: true})
+	ctx := context.Background()
+	n := 2*segment + 7
+	req := opstest.ContentionRequest(rng, "ScatterElements-18", tensor.Float32, "add", 3, n/3, nil)
+	idx := tensor.View[int64](req.Indices)
+	for i := range idx {
+		idx[i] = int64(i % 2) // two lists of a segment and more
+	}
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	// The CPU reference, applied twice and three times.
+	want := []*tensor.Tensor{req.Data}
+	for k := 0; k < 3; k++ {
+		r := req
+		r.Data = want[k]
+		pk, err := ops.Prepare(r)
+		require.NoError(t, err)
+		out, _ := tensor.New(pk.DType, pk.Shape)
+		require.NoError(t, cpuref.New().Execute(ctx, pk, out))
+		want = append(want, out)
+	}
+	up := func(x *tensor.Tensor) *Tensor {
+		r, err := b.Upload(ctx, x)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	}
+	data, indices, updates := up(req.Data), up(req.Indices), up(req.Updates)
+	c := Call{Op: req.Op, Data: data, Out: data, Indices: indices, Updates: updates, Reduction: req.Reduction}
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	require.NoError(t, bt.Add(c))
+	s1, err := bt.Submit(ctx)
+	require.NoError(t, err)
+	// Submitted before s1 is waited for: it must see both calls' sums.
+	require.NoError(t, bt.Add(c))
+	s2, err := bt.Submit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s1.Wait(ctx))
+	require.NoError(t, s2.Wait(ctx))
+	got, err := data.Download(ctx)
+	require.NoError(t, err)
+	require.Empty(t, opstest.DiffExact(got, want[3]))
+
+	f := b.facts(false)
+	pl, err := f.planCall(p)
+	require.NoError(t, err)
+	inline := 0
+	for _, ps := range append(pl.passes, pl.more...) {
+		inline += len(ps.dispatches)
+	}
+	last := inline - len(pl.more) + 1 // the lists take one further pass
+	assert.Equal(t, inline+last, s1.Stats().Dispatches, "the first call records every pass, the last one more")
+	assert.Equal(t, 2, s1.Stats().Submits)
+	assert.Equal(t, last, s2.Stats().Dispatches)
 }
 
 // TestDeterministicFoldBitIdentity: float sum, sub, prod and mean of
