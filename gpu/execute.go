@@ -43,7 +43,10 @@ type Stats struct {
 	// words). An Execute adds a piece per input and one for the output:
 	// copies through the buffers' mappings on unified memory, and in the
 	// same submission otherwise, unless they are large (over 16 MiB),
-	// when each staged piece is a submission and a wait of its own.
+	// when each staged piece is a submission and a wait of its own. An
+	// in-order fold whose longest list the first fold pass finds longer
+	// than a segment adds a submission and a wait for its further passes
+	// (an Execute's call, or a batch's last).
 	Submits, Waits, TransferPieces int
 	// Variants names the kernels used.
 	Variants []string
