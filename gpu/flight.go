@@ -349,6 +349,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 // a segment. The indices were checked by the first submission. It waits
 // regardless of any context: the buffers are f's until it is done.
 func (b *Backend) foldFurther(f *flight) error {
+	if !f.continues() {
+		return nil
+	}
 	c := f.calls[len(f.calls)-1]
 	n := c.further()
 	if n == 0 {
