@@ -3,15 +3,16 @@
 // the exclusive scan it and the fold's slot starts need. Every stage's
 // arguments come in the push constants' hot words (pc.hot).
 //
-// The sort orders update positions by slot (their target element, or
-// their tuple's row) and keeps index order within a slot: a
+// The sort orders the updates by slot (their target element, or their
+// tuple's row) and keeps index order within a slot: a
 // least-significant-digit radix sort over 8-bit digits of the slot,
 // stable in every pass, carrying a value with every key: the update
 // element itself where a slot is one element (so that the fold reads the
 // updates in order), else the item's position. A pass is:
 //
 //   STAGE_RADIX_COUNT    every workgroup counts the digits of its tile of
-//                        LOCAL_SIZE*run items into hist[digit*tiles + tile];
+//                        LOCAL_SIZE*run items (run SORT_RUN) into
+//                        hist[digit*tiles + tile];
 //   (scan)               an exclusive scan of hist, digit-major, gives each
 //                        tile's first output position for each digit;
 //   STAGE_RADIX_SCATTER  every workgroup sorts its tile by the digit in
@@ -32,8 +33,8 @@
 #include "common.glsl"
 
 // The stages (STAGE_*), the arguments of the radix stages (A_N ...
-// A_VOUT) and of the scan stages (A_N, A_X ... A_YOFF), and the digit
-// width RADIX_BITS are in abi_gen.glsl.
+// A_ELEM) and of the scan stages (A_N, A_X ... A_YOFF), the digit width
+// RADIX_BITS and SORT_RUN are in abi_gen.glsl.
 
 #define TILE (uint(LOCAL_SIZE) * RUN)
 
