@@ -200,41 +200,50 @@ void stage() {
 	uint b = loadAt(T_HIST, at);
 	uint c = (at + 1u < uint(RADIX_DIGITS) * tiles ? loadAt(T_HIST, at + 1u) : n) - b;
 	dbase[lid] = b;
-	if (lid < 16u) {
-		nibTotal[lid] = 0u;
-	}
+	dstart[lid] = c;
 	barrier();
-	atomicAdd(nibTotal[lid & 15u], c);
-	uvec4 x = uvec4(c, 0u, 0u, 0u), z = uvec4(0u);
-	scan2(x, z); // its barriers publish nibTotal
-	dstart[lid] = x.x;
 	if (lid == 0u) {
+		// The low nibbles' totals and starts, and the digits' starts, in
+		// one invocation: fewer barriers than a workgroup scan.
+		for (uint k = 0u; k < 16u; k++) {
+			nibTotal[k] = 0u;
+		}
+		for (uint d = 0u; d < uint(RADIX_DIGITS); d++) {
+			nibTotal[d & 15u] += dstart[d];
+		}
 		uint acc = 0u;
 		for (uint k = 0u; k < 16u; k++) {
 			uint t = nibTotal[k];
 			nibTotal[k] = acc;
 			acc += t;
 		}
+		acc = 0u;
+		for (uint d = 0u; d < uint(RADIX_DIGITS); d++) {
+			uint t = dstart[d];
+			dstart[d] = acc;
+			acc += t;
+		}
 	}
 
 	// By the low nibble: an invocation's run keeps item order.
 	uint first = lid * run;
+	uint digits[SORT_RUN];
 	uvec4 lo = uvec4(0u), hi = uvec4(0u);
-	for (uint r = 0u; r < run; r++) {
-		if (first + r < tileN) {
-			bump(lo, hi, digitOf(loadAt(kin, tileFirst + first + r)) & 15u);
+	for (uint r = 0u; r < SORT_RUN; r++) {
+		if (r < run && first + r < tileN) {
+			digits[r] = digitOf(loadAt(kin, tileFirst + first + r));
+			bump(lo, hi, digits[r] & 15u);
 		}
 	}
 	scan2(lo, hi); // also publishes dstart and the nibbles' starts
-	for (uint r = 0u; r < run; r++) {
+	for (uint r = 0u; r < SORT_RUN; r++) {
 		uint q = first + r;
-		if (q >= tileN) {
-			break;
+		if (r < run && q < tileN) {
+			uint d = digits[r];
+			uint nib = d & 15u;
+			sorted[nibTotal[nib] + field(lo, hi, nib)] = q | (d << 16);
+			bump(lo, hi, nib);
 		}
-		uint d = digitOf(loadAt(kin, tileFirst + q));
-		uint nib = d & 15u;
-		sorted[nibTotal[nib] + field(lo, hi, nib)] = q | (d << 16);
-		bump(lo, hi, nib);
 	}
 	barrier();
 
