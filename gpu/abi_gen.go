@@ -94,12 +94,15 @@ const hotWords = 16
 // probe loop runs at most TABLE_WORDS/2 times and an invocation's at most
 // TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW
 // marks the normalised index of an update that a later one overwrites.
+// SORT_RUN is the run of the radix sort's stages on every device: a
+// tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
 const (
 	maxRun     = 64
 	segment    = 16384
 	laterMax   = 64
 	tableRun   = 13
 	tableWords = 8192
+	sortRun    = 16
 )
 
 // The tensors a kernel addresses, by their chunk tables. The first five
@@ -138,6 +141,7 @@ const (
 	argPerm    = 3 // fold: tensor of sorted positions; T_NONE: in order
 	argSeg     = 4 // fold: the segment of every slot's list this pass folds
 	argList    = 5 // fold: the tensor of slots with more than one segment, or T_NONE
+	argVals    = 6 // fold: the tensor of the sorted update values (slots of one element), or T_NONE
 )
 
 // reduce.comp's phases (argument A_PHASE).
@@ -149,13 +153,15 @@ const (
 
 // sort.comp, radix stages: their arguments in the hot words.
 const (
-	argN     = 0 // items (scan: words)
-	argShift = 1 // the digit's lowest bit
-	argTiles = 2 // tiles (workgroups) over all items
-	argKIn   = 3 // tensor of the keys read
-	argVIn   = 4 // tensor of the values read; T_NONE: value = position
-	argKOut  = 5 // tensor the keys go to; T_NONE: not written (last pass)
-	argVOut  = 6 // tensor the values go to
+	argN      = 0 // items (scan: words)
+	argShift  = 1 // the digit's lowest bit
+	argTiles  = 2 // tiles (workgroups) over all items
+	argKIn    = 3 // tensor of the keys read
+	argVIn    = 4 // tensor of the values read; T_NONE: value = position; T_UPD: the update element
+	argKOut   = 5 // tensor the keys go to; T_NONE: not written (last pass)
+	argVOut   = 6 // tensor the values go to
+	argVWords = 7 // 32-bit words per value: 1, or 2 for 8-byte update elements
+	argElem   = 8 // A_VIN T_UPD: bytes per update element (1, 2, 4 or 8)
 )
 
 // sort.comp, scan stages: their arguments in the hot words (A_N: words).
@@ -168,8 +174,8 @@ const (
 
 // The radix sort's digits: RADIX_BITS bits, RADIX_DIGITS buckets.
 const (
-	radixBits   = 4
-	radixDigits = 16
+	radixBits   = 8
+	radixDigits = 256
 )
 
 // push is the push-constant block of one dispatch (Push in

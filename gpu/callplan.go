@@ -41,6 +41,14 @@ type callPlan struct {
 	// parameter buffer's address is the recorder's to fill in.
 	push   push
 	passes []pass
+	// more are the in-order fold's passes after its first, one per
+	// further segment of the longest list the shapes allow. An Execute,
+	// or a batch's last call, records only as many as the longest list
+	// the first fold pass found needs, in a second submission and only
+	// when one is longer than a segment (call.further); a batch's other
+	// calls have them all in passes, since later calls may read their
+	// output.
+	more []pass
 	// reduction is the path of a reduction (Stats.Reduction): empty for
 	// reduction none and for plans without updates.
 	reduction string

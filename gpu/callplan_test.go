@@ -96,7 +96,7 @@ func planCases() []planCase {
 	execute := func() facts { f := atomicFloats(); f.ownOutput = true; return f }
 	int32Indices := elementsReq("add", f32, []int{5000}, []int{5000})
 	int32Indices.Indices = desc(tensor.Int32, 5000)
-	ordered := []string{"clear", "resolve", "scan", "radix-count", "scan", "radix-scatter", "radix-count", "scan", "radix-scatter", "fold"}
+	ordered := []string{"clear", "resolve", "scan", "radix-count", "scan", "radix-scatter", "fold"} // 200 slots: one 8-bit digit
 	return []planCase{
 		{"few updates look at the later ones", cpuFacts, elementsReq("", f32, []int{100}, []int{10}), "later", []string{"resolve", "scatter"}},
 		{"colliding updates resolve in a table", table, elementsReq("", f32, []int{100}, []int{1000}), "table", []string{"resolve", "scatter"}},
@@ -153,7 +153,8 @@ func TestPlanLoopBounds(t *testing.T) {
 		f := c.f()
 		pl := planOf(t, f, c.req)
 		var walked, folded uint64
-		for _, ps := range pl.passes {
+		// The further fold passes, as many as the shapes allow.
+		for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
 			if ps.kind != passDispatch {
 				continue
 			}
@@ -252,4 +253,53 @@ func TestPlanDescribes(t *testing.T) {
 	}
 	assert.Len(t, labels(pl), len(pl.passes), "every pass is timed")
 	t.Log("\n" + s)
+}
+
+// TestOrderedPlanCost: the deterministic plans of the bench's SE-sum-dup
+// and SND-sum-dup shapes, at scale 0.25 and 1, on a CPU device's facts
+// and a GPU's, take 3 digit passes of the sort, one fold pass (the
+// further ones are the data's to ask for), at most 24 dispatches, and
+// move at most the pinned multiple of their one-pass bytes.
+func TestOrderedPlanCost(t *testing.T) {
+	f32 := tensor.Float32
+	for _, scale := range []int{4, 1} { // n/4 and n
+		n := (1 << 20) / scale
+		se := ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: desc(f32, n),
+			Indices: desc(tensor.Int64, 16*n), Updates: desc(f32, 16*n)}
+		snd := ops.Request{Op: "ScatterND-18", Reduction: "add", Data: desc(f32, n, 16),
+			Indices: desc(tensor.Int64, n, 1), Updates: desc(f32, n, 16)}
+		for _, c := range []struct {
+			name     string
+			req      ops.Request
+			maxRatio float64
+		}{
+			{"SE-sum-dup", se, 5.5},
+			{"SND-sum-dup", snd, 2.2},
+		} {
+			for _, fc := range []struct {
+				name string
+				f    func() facts
+			}{{"cpu", cpuFacts}, {"gpu", gpuFacts}} {
+				f := fc.f()
+				f.deterministic = true
+				pl := planOf(t, f, c.req)
+				name := fmt.Sprintf("%s at 1/%d on a %s", c.name, scale, fc.name)
+				require.Equal(t, "ordered", pl.path(), name)
+				assert.Equal(t, 3, pl.j.red.passes, name)
+				dispatches, folds := 0, 0
+				for _, ps := range pl.passes {
+					dispatches += len(ps.dispatches)
+					if ps.label == "fold" {
+						folds++
+					}
+				}
+				assert.Equal(t, 1, folds, name)
+				assert.LessOrEqual(t, dispatches, 24, name)
+				nd := pl.needs()
+				ratio := float64(nd.TrafficBytes) / float64(nd.OnePassBytes)
+				t.Logf("%s: %d dispatches, traffic %.2fx the one-pass bytes", name, dispatches, ratio)
+				assert.LessOrEqual(t, ratio, c.maxRatio, name)
+			}
+		}
+	}
 }

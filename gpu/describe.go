@@ -69,6 +69,10 @@ func (pl *callPlan) String() string {
 	for i := range pl.passes {
 		fmt.Fprintf(&sb, "  %2d %s\n", i+1, pl.passes[i].String())
 	}
+	if len(pl.more) > 0 {
+		fmt.Fprintf(&sb, "  then up to %d further fold passes of %d positions, as many as the longest list the first fold finds needs\n",
+			len(pl.more), pl.more[0].n)
+	}
 	return strings.TrimSuffix(sb.String(), "\n")
 }
 

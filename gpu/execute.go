@@ -43,7 +43,10 @@ type Stats struct {
 	// words). An Execute adds a piece per input and one for the output:
 	// copies through the buffers' mappings on unified memory, and in the
 	// same submission otherwise, unless they are large (over 16 MiB),
-	// when each staged piece is a submission and a wait of its own.
+	// when each staged piece is a submission and a wait of its own. An
+	// in-order fold whose longest list the first fold pass finds longer
+	// than a segment adds a submission and a wait for its further passes
+	// (an Execute's call, or a batch's last).
 	Submits, Waits, TransferPieces int
 	// Variants names the kernels used.
 	Variants []string
@@ -248,7 +251,9 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	}
 	st.Upload = time.Since(t0)
 	var outRead []vk.ReadBack
-	if pl.j.updates > 0 && p.DType != tensor.String && !io[tOut].mapped() && io[tOut].size <= recordedMax {
+	// The output is read back in the same submission unless further fold
+	// passes may follow in a second one.
+	if pl.j.updates > 0 && p.DType != tensor.String && !io[tOut].mapped() && io[tOut].size <= recordedMax && len(pl.more) == 0 {
 		fl.after = func() (err error) {
 			outRead, err = io[tOut].recordReadBack(fl.seq)
 			return err
@@ -450,6 +455,18 @@ type call struct {
 	pc        push
 	pipes     map[shaders.Key]*vk.Pipeline
 	label     string // prefix of the call's timestamp labels in a batch
+	// longest is the word after the error word once the call ran: the
+	// longest list of updates of a slot that the in-order fold's first
+	// pass found longer than a segment, else 0.
+	longest uint32
+}
+
+// further returns how many of the fold passes after the first (plan.more)
+// the longest list the first one found needs. An Execute's call, and a
+// batch's last, keep those passes apart (a batch's others record them
+// all); complete runs them.
+func (c *call) further() int {
+	return max(0, min(int(ceilDiv(uint64(c.longest), segment))-1, len(c.plan.more)))
 }
 
 // newCall acquires the scratch tensors of pl (normalised indices, owner

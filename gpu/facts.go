@@ -45,6 +45,17 @@ type facts struct {
 	// leave it half written: the host discards it. Atomic reductions then
 	// check the indices in the pass that applies them (job.direct).
 	ownOutput bool
+	// scanRun is Backend.scanRun.
+	scanRun uint32
+}
+
+// scanBlock returns the words one workgroup of the in-order fold's scans
+// takes: groupSize runs of sortRun (Backend.scanRun in tests).
+func (f *facts) scanBlock() uint64 {
+	if f.scanRun != 0 {
+		return groupSize * uint64(f.scanRun)
+	}
+	return groupSize * sortRun
 }
 
 // facts returns the facts of b's device and settings. stream says whether
@@ -59,7 +70,7 @@ func (b *Backend) facts(stream bool) facts {
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
-		orderedMax: b.orderedMax, ownOutput: stream,
+		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	if stream {

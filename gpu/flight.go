@@ -185,7 +185,8 @@ type paramGroup struct {
 	rb     vk.ReadBack
 }
 
-// errorWords returns the group's error words, in call order, once the
+// errorWords returns the group's error words, each followed by its
+// call's longest list word (reduce.comp), in call order, once the
 // submission completed: one host copy either way.
 func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
 	if !g.mapped {
@@ -197,9 +198,9 @@ func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
 	if err := g.buf.Download(0, all); err != nil {
 		return nil, wrapVK(err)
 	}
-	out := make([]byte, 4*len(g.words))
+	out := make([]byte, 8*len(g.words))
 	for k, w := range g.words {
-		copy(out[4*k:], all[w.SrcOffset:w.SrcOffset+w.Size])
+		copy(out[8*k:], all[w.SrcOffset:w.SrcOffset+w.Size])
 	}
 	return out, nil
 }
@@ -244,7 +245,8 @@ func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
 		copy(host[at:], c.paramHost)
 		c.params = params
 		c.pc.params = params.addrs[0] + at
-		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 4 * uint64(k), Size: 4}
+		// The error word and the longest list word after it.
+		g.words[k] = vk.CopyRegion{SrcOffset: at + c.plan.errAt, DstOffset: 8 * uint64(k), Size: 8}
 		at += uint64(len(c.paramHost))
 	}
 	// Host writes before the submission are visible to it.
@@ -333,6 +335,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 	} else {
 		f.err = b.outcome(f)
 	}
+	if f.err == nil {
+		f.err = b.foldFurther(f)
+	}
 	b.countSince(&f.st, before)
 	if f.err != nil && !f.quiet {
 		b.failed = append(b.failed, f)
@@ -345,6 +350,43 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 		b.release(f)
 	}
 	return nil
+}
+
+// foldFurther runs, in a second submission of f's sequence, the fold
+// passes after the first that f's last call needs (call.further): none,
+// and no submission, unless its first fold pass found a list longer than
+// a segment. The indices were checked by the first submission. It waits
+// regardless of any context: the buffers are f's until it is done.
+func (b *Backend) foldFurther(f *flight) error {
+	if !f.continues() {
+		return nil
+	}
+	c := f.calls[len(f.calls)-1]
+	n := c.further()
+	if n == 0 {
+		return nil
+	}
+	if err := f.seq.Reset(); err != nil {
+		return wrapVK(err)
+	}
+	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps}
+	if err := rec.passes(c, c.plan.more[:n]); err != nil {
+		return err
+	}
+	if err := f.seq.Submit(context.Background()); err != nil {
+		return wrapVK(err)
+	}
+	for _, tm := range f.seq.Timings() {
+		f.st.Passes = append(f.st.Passes, PassTime{Label: tm.Label, Duration: tm.Duration})
+		f.st.Device += tm.Duration
+	}
+	return nil
+}
+
+// continues reports whether f's last call may need further fold passes
+// once its first submission completed (see foldFurther).
+func (f *flight) continues() bool {
+	return len(f.calls) > 0 && len(f.calls[len(f.calls)-1].plan.more) > 0
 }
 
 // outcome reads f's timings and error words and returns the error of the
@@ -362,7 +404,8 @@ func (b *Backend) outcome(f *flight) error {
 			return err
 		}
 		for i := 0; i < g.calls; i++ {
-			w := binary.LittleEndian.Uint32(words[4*i:])
+			w := binary.LittleEndian.Uint32(words[8*i:])
+			f.calls[k].longest = binary.LittleEndian.Uint32(words[8*i+4:])
 			if err := f.calls[k].checkIndices(w); err != nil {
 				return callError(k, len(f.calls), err)
 			}

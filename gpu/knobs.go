@@ -30,6 +30,9 @@ type tuning struct {
 	// sum, sub, prod and mean fold in order even without deterministic
 	// (orderedSmall; 0 reaches the atomics with small plans).
 	orderedMax uint64
+	// scanRun, when not 0, is the run of the in-order fold's scans instead
+	// of sortRun: smaller blocks, so that tests reach more levels.
+	scanRun uint32
 	// noPrivate turns off the workgroup-memory accumulation.
 	noPrivate bool
 	// noTable makes plans whose updates collide claim owner words where

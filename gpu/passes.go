@@ -70,9 +70,11 @@ func (pl *callPlan) planPasses() error {
 	default:
 		pl.atomic()
 	}
-	for i := range pl.passes {
-		if err := pl.split(&pl.passes[i]); err != nil {
-			return err
+	for _, list := range [][]pass{pl.passes, pl.more} {
+		for i := range list {
+			if err := pl.split(&list[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -192,13 +194,19 @@ func (pl *callPlan) atomic() {
 }
 
 // ordered appends the in-order fold: the slot starts (an exclusive scan
-// of the counts resolve took), the radix sort of the update positions by
-// slot, and the fold, one pass per segment of the longest list.
+// of the counts resolve took), the radix sort by slot of the update
+// elements (slots of one element) or positions, and the fold, one pass
+// per segment of the longest list.
 func (pl *callPlan) ordered() {
 	j, r := pl.j, pl.j.red
 	pl.scan(tOwner, r.slots+1)
-	perm := uint32(tNone)
+	// The first pass reads the update elements (carry) or takes the
+	// positions as values; the fold reads the last pass's values.
+	sorted := uint32(tNone)
 	kin, vin := uint32(tNorm), uint32(tNone)
+	if r.carry {
+		vin = tUpd
+	}
 	for pass := 0; pass < r.passes; pass++ {
 		kout, vout := uint32(tK1), uint32(tV1)
 		if pass%2 == 1 {
@@ -208,9 +216,13 @@ func (pl *callPlan) ordered() {
 			kout = tNone // the keys are not needed after the last pass
 		}
 		args := []uint32{argN: uint32(r.items), argShift: uint32(pass * radixBits), argTiles: uint32(r.tiles),
-			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout}
+			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)}
 		pl.radix(args)
-		kin, vin, perm = kout, vout, vout
+		kin, vin, sorted = kout, vout, vout
+	}
+	perm, vals := sorted, uint32(tNone)
+	if r.carry {
+		perm, vals = tNone, sorted
 	}
 	// Segment 0 of every slot, then the further segments of the slots
 	// that segment 0 listed (at most listWords-1 of them).
@@ -225,12 +237,19 @@ func (pl *callPlan) ordered() {
 			n = (r.listWords - 1) * r.inner
 		}
 		args := []uint32{argPhase: phaseFold, argInnerLo: uint32(r.inner), argInnerHi: uint32(r.inner >> 32),
-			argPerm: perm, argSeg: uint32(seg), argList: list}
-		read, written := pl.foldBytes(seg, perm != tNone)
+			argPerm: perm, argSeg: uint32(seg), argList: list, argVals: vals}
+		read, written := pl.foldBytes(seg, perm != tNone, vals != tNone)
 		// One position per invocation: a run of positions would make an
 		// invocation's loop run up to run*segment times.
 		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, seg: uint32(seg),
 			chain: min(segment, r.chain-seg*segment), read: read, written: written})
+		if seg > 0 {
+			// Only as many further passes as the longest chain the first
+			// fold pass finds needs (call.further): they go to pl.more.
+			last := len(pl.passes) - 1
+			pl.more = append(pl.more, pl.passes[last])
+			pl.passes = pl.passes[:last]
+		}
 	}
 }
 
@@ -242,13 +261,20 @@ func (pl *callPlan) ordered() {
 // has any; segment s > 0 folds only the listed slots that hold more than
 // s segments, at most min(listWords-1, items/(s*segment+1)) of them, and
 // at most the items the earlier segments left. An update folded reads
-// its position in the sorted list (perm) and its elements.
-func (pl *callPlan) foldBytes(seg uint64, perm bool) (read, written uint64) {
+// its value carried through the sort (vals), or its position in the
+// sorted list (perm) and its elements.
+func (pl *callPlan) foldBytes(seg uint64, perm, vals bool) (read, written uint64) {
 	j, r := pl.j, pl.j.red
 	e := uint64(j.elemBytes)
-	per := e // bytes read per update element folded
-	if perm {
-		per += 4
+	// Bytes read per update folded: its sorted position once (perm), and
+	// each of its inner elements, or its value carried through the sort
+	// (vals, slots of one element).
+	perItem, perElem := uint64(0), e
+	switch {
+	case vals:
+		perElem = 4 * r.vwords
+	case perm:
+		perItem = 4
 	}
 	listed := r.listWords - min(r.listWords, 1) // slots the list can name
 	slots, folded := min(r.slots, r.items), min(r.items, r.slots*segment)
@@ -261,7 +287,7 @@ func (pl *callPlan) foldBytes(seg uint64, perm bool) (read, written uint64) {
 		written += 4 * (1 + listed) // the list of the longer slots
 	}
 	elems := slots * r.inner
-	read += folded * r.inner * per
+	read += folded * (perItem + r.inner*perElem)
 	if seg > 0 || r.useInit {
 		read += elems * e // the element, or the partial fold
 	}
@@ -286,18 +312,22 @@ func (pl *callPlan) foldBytes(seg uint64, perm bool) (read, written uint64) {
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
 	hist := 4 * radixDigits * r.tiles
-	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, args: args,
+	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, run: sortRun, args: args,
 		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
-	read, written := 4*r.items+hist, 4*r.items
-	if args[argVIn] != tNone {
-		read += 4 * r.items
+	// Keys in (and out, but after the last pass), values in and out.
+	vin, keys := 4*r.vwords*r.items, 4*r.items
+	switch args[argVIn] {
+	case tNone:
+		vin = 0
+	case tUpd:
+		vin = r.items * uint64(pl.j.elemBytes)
 	}
-	if args[argKOut] != tNone {
-		written += 4 * r.items
+	if args[argKOut] == tNone {
+		keys = 0
 	}
-	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, args: args,
-		read: read, written: written})
+	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, run: sortRun, args: args,
+		read: 4*r.items + vin + hist, written: keys + 4*r.vwords*r.items})
 }
 
 // scan appends an exclusive scan, in place, of the first n words of
@@ -309,7 +339,7 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		t      uint32
 		off, n uint64
 	}
-	blk := groupSize * uint64(pl.f.run)
+	blk := pl.f.scanBlock()
 	levels := []level{{x, 0, n}}
 	var off uint64
 	for last := n; last > blk; {
@@ -326,12 +356,12 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		return a
 	}
 	for i, l := range levels {
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4 * l.n, written: 4*l.n + 4*ceilDiv(l.n, blk)})
 	}
 	for i := len(levels) - 2; i >= 0; i-- {
 		l := levels[i]
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4*l.n + 4*ceilDiv(l.n, blk), written: 4 * l.n})
 	}
 }

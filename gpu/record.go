@@ -16,9 +16,15 @@ type recorder struct {
 // record records the passes of c's plan in order, each followed by its
 // timestamp.
 func (rc *recorder) record(c *call) error {
+	return rc.passes(c, c.plan.passes)
+}
+
+// passes records passes of c's plan in order, each followed by its
+// timestamp.
+func (rc *recorder) passes(c *call, passes []pass) error {
 	uses := callUses(c)
-	for i := range c.plan.passes {
-		ps := &c.plan.passes[i]
+	for i := range passes {
+		ps := &passes[i]
 		var err error
 		switch ps.kind {
 		case passDispatch:

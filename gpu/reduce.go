@@ -50,10 +50,15 @@ type reduction struct {
 
 	// The ordered path: items sorted (update elements, or index tuples),
 	// slots they sort into (output elements, or rows), elements per slot,
-	// radix passes (0 when there is one slot) and tiles per pass.
+	// radix passes (0 when there is one slot) and tiles (of sortRun runs)
+	// per pass. carry: slots of one element sort the update elements
+	// themselves along with the keys, in vwords 32-bit words each (2 for
+	// 8-byte elements), else the items' positions (vwords 1).
 	items, slots, inner uint64
 	passes              int
 	tiles               uint64
+	carry               bool
+	vwords              uint64
 	scanWords           uint64 // T_SCAN
 	// chain is the longest list a slot can have, segments the number of
 	// fold passes: one per segment of it; listWords the size of T_LIST, which
@@ -218,9 +223,12 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	if keyBits := bits.Len64(r.slots - 1); keyBits > 0 {
 		r.passes = (keyBits + radixBits - 1) / radixBits
 	}
-	tile := groupSize * uint64(f.run)
-	r.tiles = ceilDiv(r.items, tile)
-	r.scanWords = max(scanScratch(r.slots+1, tile), scanScratch(radixDigits*r.tiles, tile))
+	r.carry, r.vwords = r.inner == 1, 1
+	if r.carry && p.DType.Size() == 8 {
+		r.vwords = 2
+	}
+	r.tiles = ceilDiv(r.items, groupSize*sortRun)
+	r.scanWords = max(scanScratch(r.slots+1, f.scanBlock()), scanScratch(radixDigits*r.tiles, f.scanBlock()))
 	if r.passes > 0 && radixDigits*r.tiles > narrowLimit {
 		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", radixDigits*r.tiles)
 	}
@@ -272,9 +280,10 @@ func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 	if !r.ordered || r.passes == 0 {
 		return sizes
 	}
-	sizes[tK1-tAcc], sizes[tV1-tAcc] = 4*r.items, 4*r.items
+	sizes[tV1-tAcc] = 4 * r.vwords * r.items
 	if r.passes > 1 {
-		sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.items
+		sizes[tK1-tAcc] = 4 * r.items
+		sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.vwords*r.items
 	}
 	sizes[tHist-tAcc] = 4 * radixDigits * r.tiles
 	sizes[tScan-tAcc] = 4 * r.scanWords

@@ -273,11 +273,11 @@ func TestReductionPaths(t *testing.T) {
 }
 
 // TestOrderedManySlots folds in order with more slots than two levels of
-// scan blocks hold (runs of 1: blocks of 256 words), so that the scans
-// take three levels, and checks the CPU reference's bits.
+// scan blocks hold (scan runs of 1: blocks of 256 words), so that the
+// scans take three levels, and checks the CPU reference's bits.
 func TestOrderedManySlots(t *testing.T) {
 	b := openTest(t, Options{Deterministic: true})
-	b.run = 1
+	b.run, b.scanRun = 1, 1
 	rng := rand.New(rand.NewSource(3))
 	size, n := 70000, 150000
 	if testing.Short() {

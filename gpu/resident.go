@@ -443,7 +443,8 @@ func (b *Backend) Run(ctx context.Context, c Call) error {
 // Reading or writing a tensor from the host (Read, Write, CopyFrom,
 // CopyTo, Download), closing one, and Execute first wait for every
 // submission in flight. At most 8 submissions are in flight: Submit waits
-// for the oldest beyond that.
+// for the oldest beyond that, and for any whose last call folds in order
+// and may need further passes (see the package's DESIGN.md, "In order").
 func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 	if bt == nil {
 		return nil, ErrClosed
@@ -475,6 +476,17 @@ func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 		if err := b.complete(ctx, b.inflight[0]); err != nil {
 			return nil, err
 		}
+	}
+	// A batch whose last call may need further fold passes runs them when
+	// its completion is observed: before anything submitted after it.
+	for i := 0; i < len(b.inflight); {
+		if g := b.inflight[i]; g.continues() {
+			if err := b.complete(ctx, g); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		i++
 	}
 	err := b.buildBatch(calls, f)
 	if err == nil {
@@ -530,6 +542,11 @@ func (b *Backend) buildBatch(calls []batched, f *flight) error {
 		}
 		if err := pl.resident([3]uint64{io[0].size, io[1].size, io[2].size}, fromBytes); err != nil {
 			return callError(k, len(calls), err)
+		}
+		if k < len(calls)-1 {
+			// Later calls may read the output: every further fold pass
+			// the shapes allow goes into the one submission.
+			pl.passes, pl.more = append(pl.passes, pl.more...), nil
 		}
 		call, err := b.newCall(pl, io, from, f.r)
 		if err != nil {

@@ -57,7 +57,9 @@
 //	gather.comp  the run; a word's elements: <= 4
 //	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
 //	reduce.glsl  divRound              3 (a 96-bit long division)
-//	sort.comp    the run; the scan's segments: SEG (8) and NSEG (LOCAL_SIZE/8)
+//	sort.comp    the run; the scan's segments: SEG (8) and NSEG (LOCAL_SIZE/8);
+//	             radix scatter: its run <= SORT_RUN, a value's words <= 2,
+//	             the nibbles' starts: 16
 //
 // The compare-and-swap loops of reduce.glsl and scatter.comp (applyGlobal,
 // applyPrivate, addWord) are the exception: an attempt fails only when

@@ -31,8 +31,9 @@ const (
 	// Reduce (src/reduce.comp) runs the element-wise passes of the
 	// reductions: prepare, finish (mean) and the in-order fold.
 	Reduce
-	// Sort (src/sort.comp) is the stable radix sort of update positions by
-	// slot, and the scan it needs, behind the in-order fold.
+	// Sort (src/sort.comp) is the stable radix sort by slot of the update
+	// elements (or of their positions), and the scan it needs, behind the
+	// in-order fold.
 	Sort
 )
 

@@ -72,7 +72,7 @@ func bits(cs ...abiConst) []abiConst {
 const (
 	abiLocalSize = 256
 	abiHotWords  = 16
-	abiRadixBits = 4
+	abiRadixBits = 8
 )
 
 // abiReductions are the reductions the kernels know, with ops.Reduction's
@@ -250,7 +250,9 @@ var abiGroups = []abiGroup{
 			"TABLE_WORDS/2 slots (a key word and an owner word each), so that each\n" +
 			"probe loop runs at most TABLE_WORDS/2 times and an invocation's at most\n" +
 			"TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW\n" +
-			"marks the normalised index of an update that a later one overwrites.",
+			"marks the normalised index of an update that a later one overwrites.\n" +
+			"SORT_RUN is the run of the radix sort's stages on every device: a\n" +
+			"tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
@@ -259,6 +261,7 @@ var abiGroups = []abiGroup{
 			cv("TABLE_RUN", "tableRun", 13, ""),
 			cv("TABLE_WORDS", "tableWords", 8192, ""),
 			cv("NO_ROW", "", 0xFFFFFFFF, ""),
+			cv("SORT_RUN", "sortRun", 16, ""),
 		},
 	},
 	{
@@ -306,6 +309,7 @@ var abiGroups = []abiGroup{
 			c("A_PERM", "argPerm", "fold: tensor of sorted positions; T_NONE: in order"),
 			c("A_SEG", "argSeg", "fold: the segment of every slot's list this pass folds"),
 			c("A_LIST", "argList", "fold: the tensor of slots with more than one segment, or T_NONE"),
+			c("A_VALS", "argVals", "fold: the tensor of the sorted update values (slots of one element), or T_NONE"),
 		),
 	},
 	{
@@ -325,9 +329,11 @@ var abiGroups = []abiGroup{
 			c("A_SHIFT", "argShift", "the digit's lowest bit"),
 			c("A_TILES", "argTiles", "tiles (workgroups) over all items"),
 			c("A_KIN", "argKIn", "tensor of the keys read"),
-			c("A_VIN", "argVIn", "tensor of the values read; T_NONE: value = position"),
+			c("A_VIN", "argVIn", "tensor of the values read; T_NONE: value = position; T_UPD: the update element"),
 			c("A_KOUT", "argKOut", "tensor the keys go to; T_NONE: not written (last pass)"),
 			c("A_VOUT", "argVOut", "tensor the values go to"),
+			c("A_VWORDS", "argVWords", "32-bit words per value: 1, or 2 for 8-byte update elements"),
+			c("A_ELEM", "argElem", "A_VIN T_UPD: bytes per update element (1, 2, 4 or 8)"),
 		),
 	},
 	{

@@ -123,12 +123,15 @@
 // probe loop runs at most TABLE_WORDS/2 times and an invocation's at most
 // TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW
 // marks the normalised index of an update that a later one overwrites.
+// SORT_RUN is the run of the radix sort's stages on every device: a
+// tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
 #define TABLE_RUN 13u
 #define TABLE_WORDS 8192u
 #define NO_ROW 4294967295u
+#define SORT_RUN 16u
 
 // The tensors a kernel addresses, by their chunk tables. The first five
 // have their table offsets in the push constants; the reduction tensors
@@ -163,6 +166,7 @@
 #define A_PERM 3     // fold: tensor of sorted positions; T_NONE: in order
 #define A_SEG 4      // fold: the segment of every slot's list this pass folds
 #define A_LIST 5     // fold: the tensor of slots with more than one segment, or T_NONE
+#define A_VALS 6     // fold: the tensor of the sorted update values (slots of one element), or T_NONE
 
 // reduce.comp's phases (argument A_PHASE).
 #define PHASE_PREPARE 1u
@@ -170,13 +174,15 @@
 #define PHASE_FOLD 3u
 
 // sort.comp, radix stages: their arguments in the hot words.
-#define A_N 0     // items (scan: words)
-#define A_SHIFT 1 // the digit's lowest bit
-#define A_TILES 2 // tiles (workgroups) over all items
-#define A_KIN 3   // tensor of the keys read
-#define A_VIN 4   // tensor of the values read; T_NONE: value = position
-#define A_KOUT 5  // tensor the keys go to; T_NONE: not written (last pass)
-#define A_VOUT 6  // tensor the values go to
+#define A_N 0      // items (scan: words)
+#define A_SHIFT 1  // the digit's lowest bit
+#define A_TILES 2  // tiles (workgroups) over all items
+#define A_KIN 3    // tensor of the keys read
+#define A_VIN 4    // tensor of the values read; T_NONE: value = position; T_UPD: the update element
+#define A_KOUT 5   // tensor the keys go to; T_NONE: not written (last pass)
+#define A_VOUT 6   // tensor the values go to
+#define A_VWORDS 7 // 32-bit words per value: 1, or 2 for 8-byte update elements
+#define A_ELEM 8   // A_VIN T_UPD: bytes per update element (1, 2, 4 or 8)
 
 // sort.comp, scan stages: their arguments in the hot words (A_N: words).
 #define A_X 1    // tensor scanned
@@ -185,8 +191,8 @@
 #define A_YOFF 4
 
 // The radix sort's digits: RADIX_BITS bits, RADIX_DIGITS buckets.
-#define RADIX_BITS 4
-#define RADIX_DIGITS 16
+#define RADIX_BITS 8
+#define RADIX_DIGITS 256
 
 // Element types of the reduction kernels (the DTYPE macro of a variant).
 #define DT_BOOL 1

@@ -14,7 +14,9 @@
 //                  update positions of every slot in index order: one
 //                  invocation per slot and inner element walks them and
 //                  folds them into the element from the first to the last,
-//                  exactly as the CPU reference does. Used for float sum,
+//                  exactly as the CPU reference does; where a slot is
+//                  one element the sort carried the updates themselves
+//                  (A_VALS), which the fold then reads in order. Used for float sum,
 //                  sub, prod and mean in deterministic mode (and for small
 //                  plans), and wherever the atomics an element type needs
 //                  are missing. An invocation folds at most SEGMENT
@@ -24,8 +26,11 @@
 //                  in T_ACC) and is appended to the list A_LIST (a count,
 //                  then slots), and each further pass folds the next
 //                  segment of every listed slot, from the partial fold,
-//                  in order. The rounding of every step is the CPU
-//                  reference's, so the result is too.
+//                  in order. Segment 0 also raises the word after the
+//                  error word to the longest such list, so that the host
+//                  runs only the further passes it needs. The rounding
+//                  of every step is the CPU reference's, so the result
+//                  is too.
 //
 // Slots are output elements (ELEMENT plans, A_INNER 1) or index tuples'
 // rows of A_INNER elements each (BLOCK plans). T_OWNER holds the count of
@@ -109,6 +114,17 @@ void finish(pos_t t) {
 #endif
 }
 
+// sortedValue returns sorted value i of tensor vals: the update element
+// the sort carried (sort.comp), in one 32-bit word, or two for 8 bytes.
+E_T sortedValue(uint vals, uint i) {
+#if ELEM_BITS == 64
+	uint64_t o = uint64_t(i) * 8ul;
+	return E_T(packUint2x32(uvec2(loadWord(vals, o), loadWord(vals, o + 4ul))));
+#else
+	return E_T(loadWord(vals, uint64_t(i) * 4ul));
+#endif
+}
+
 void fold(pos_t p) {
 	pos_t inner = pos_t(packUint2x32(uvec2(pc.hot[A_INNER_LO], pc.hot[A_INNER_HI])));
 	uint seg = pc.hot[A_SEG];
@@ -134,7 +150,7 @@ void fold(pos_t p) {
 		return;
 	}
 	uint to = last - from > SEGMENT ? from + SEGMENT : last;
-	uint perm = pc.hot[A_PERM];
+	uint perm = pc.hot[A_PERM], vals = pc.hot[A_VALS];
 	bool init = useInit();
 	E_T acc = seg > 0u || init ? loadElem(T_OUT, p) : initNeutral();
 #if MEAN_ACC64
@@ -144,8 +160,13 @@ void fold(pos_t p) {
 	}
 #endif
 	for (uint i = from; i < to; i++) {
-		uint pos = perm == T_NONE ? i : Word(addressOf(perm, uint64_t(i) * 4ul)).w;
-		E_T x = loadElem(T_UPD, pos_t(pos) * inner + k);
+		E_T x;
+		if (vals != T_NONE) {
+			x = sortedValue(vals, i);
+		} else {
+			uint pos = perm == T_NONE ? i : Word(addressOf(perm, uint64_t(i) * 4ul)).w;
+			x = loadElem(T_UPD, pos_t(pos) * inner + k);
+		}
 #if MEAN_ACC64
 		if (RED == RED_MEAN) {
 			sum += value64(x);
@@ -170,6 +191,10 @@ void fold(pos_t p) {
 		if (seg == 0u && k == pos_t(0)) {
 			uint at = atomicAdd(Word(addressOf(list, 0ul)).w, 1u);
 			storeWord(list, u32Offset(pos_t(at) + pos_t(1)), uint(s));
+			// The word after the error word: the longest list, which
+			// the host reads with the error word to record as many
+			// further passes as it needs.
+			atomicMax(Word(errorAddress() + 4ul).w, last - first);
 		}
 		return;
 	}

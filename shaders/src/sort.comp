@@ -3,19 +3,22 @@
 // the exclusive scan it and the fold's slot starts need. Every stage's
 // arguments come in the push constants' hot words (pc.hot).
 //
-// The sort orders update positions by slot (their target element, or
-// their tuple's row) and keeps index order within a slot: a
-// least-significant-digit radix sort over 4-bit digits of the slot,
-// stable in every pass. A pass is:
+// The sort orders the updates by slot (their target element, or their
+// tuple's row) and keeps index order within a slot: a
+// least-significant-digit radix sort over 8-bit digits of the slot,
+// stable in every pass, carrying a value with every key: the update
+// element itself where a slot is one element (so that the fold reads the
+// updates in order), else the item's position. A pass is:
 //
 //   STAGE_RADIX_COUNT    every workgroup counts the digits of its tile of
-//                        LOCAL_SIZE*run items into hist[digit*tiles + tile];
+//                        LOCAL_SIZE*run items (run SORT_RUN) into
+//                        hist[digit*tiles + tile];
 //   (scan)               an exclusive scan of hist, digit-major, gives each
 //                        tile's first output position for each digit;
-//   STAGE_RADIX_SCATTER  every workgroup ranks its items within the tile
-//                        (a workgroup scan of per-invocation digit counts;
-//                        an invocation's run of items stays in order) and
-//                        writes each key and value to its position.
+//   STAGE_RADIX_SCATTER  every workgroup sorts its tile by the digit in
+//                        workgroup memory (by its two nibbles, each with
+//                        one workgroup scan of per-invocation counts),
+//                        and writes each key and value to its position.
 //
 // The scan over n words, in place: STAGE_SCAN_UP scans each block of
 // LOCAL_SIZE*run words and writes the block's total to the next level;
@@ -30,8 +33,8 @@
 #include "common.glsl"
 
 // The stages (STAGE_*), the arguments of the radix stages (A_N ...
-// A_VOUT) and of the scan stages (A_N, A_X ... A_YOFF), and the digit
-// width RADIX_BITS are in abi_gen.glsl.
+// A_ELEM) and of the scan stages (A_N, A_X ... A_YOFF), the digit width
+// RADIX_BITS and SORT_RUN are in abi_gen.glsl.
 
 #define TILE (uint(LOCAL_SIZE) * RUN)
 
@@ -101,8 +104,17 @@ void scan2(inout uvec4 a, inout uvec4 b) {
 }
 
 #if STAGE == STAGE_RADIX_COUNT || STAGE == STAGE_RADIX_SCATTER
-uint digitOf(uint i) {
-	return (loadAt(arg(A_KIN), i) >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
+#if RADIX_DIGITS != LOCAL_SIZE
+#error sort.comp: one invocation per digit
+#endif
+// A tile's items are taken in RUN rounds of LOCAL_SIZE consecutive items,
+// one per invocation: item of round r and invocation lid.
+uint itemOf(uint tile, uint r, uint lid) {
+	return tile * TILE + r * uint(LOCAL_SIZE) + lid;
+}
+
+uint digitOf(uint key) {
+	return (key >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
 }
 #endif
 
@@ -111,30 +123,29 @@ shared uint hist[RADIX_DIGITS];
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
-	if (lid < uint(RADIX_DIGITS)) {
-		hist[lid] = 0u;
-	}
+	hist[lid] = 0u;
 	barrier();
 	uint tile = group();
-	uint n = arg(A_N);
-	uint first = tile * TILE + lid * RUN;
+	uint n = arg(A_N), kin = arg(A_KIN);
 	for (uint r = 0u; r < RUN; r++) {
-		uint i = first + r;
+		uint i = itemOf(tile, r, lid);
 		if (i < n) {
-			atomicAdd(hist[digitOf(i)], 1u);
+			atomicAdd(hist[digitOf(loadAt(kin, i))], 1u);
 		}
 	}
 	barrier();
-	if (lid < uint(RADIX_DIGITS)) {
-		storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
-	}
+	storeAt(T_HIST, lid * arg(A_TILES) + tile, hist[lid]);
 }
 #elif STAGE == STAGE_RADIX_SCATTER
-// Digit counts packed 16 bits each: digits 0-7 in lo, 8-15 in hi. A tile
-// holds at most LOCAL_SIZE * 16 = 4096 items, so no field overflows.
-#if RADIX_DIGITS != 16
-#error sort.comp: bump and field pack exactly 16 digit counts
-#endif
+// The tile is sorted stably by the digit in workgroup memory, by its two
+// nibbles (low, then high) with per-invocation nibble counts packed 16
+// bits each (bump, field) and one workgroup scan of them per nibble, each
+// invocation taking a run of RUN consecutive entries, so that the whole
+// tile costs a few barriers; then every item goes to the tile's first
+// output position for its digit plus its rank within the tile among the
+// items of its digit.
+// A tile holds at most LOCAL_SIZE * SORT_RUN = 4096 items, so no 16-bit
+// field overflows and local indices fit 16 bits.
 void bump(inout uvec4 lo, inout uvec4 hi, uint d) {
 	uint inc = 1u << ((d & 1u) * 16u);
 	uint c = (d >> 1) & 3u;
@@ -150,39 +161,118 @@ uint field(uvec4 lo, uvec4 hi, uint d) {
 	return (w >> ((d & 1u) * 16u)) & 0xFFFFu;
 }
 
-shared uint base[RADIX_DIGITS];
+shared uint dbase[RADIX_DIGITS];  // the tile's first output position per digit
+shared uint dstart[RADIX_DIGITS]; // its first position within the sorted tile
+shared uint nibTotal[16];         // the tile's items per low nibble, then their scan
+shared uint sorted[LOCAL_SIZE * SORT_RUN]; // by low nibble: local index | digit << 16
+
+// loadValue returns the words of the value of item i: its position, the
+// update element at position i (A_VIN T_UPD, A_ELEM bytes, zero-extended)
+// or the words of a value tensor; w of A_VWORDS.
+uint loadValue(uint vin, uint i, uint w) {
+	if (vin == T_NONE) {
+		return i;
+	}
+	if (vin != T_UPD) {
+		return loadAt(vin, i * arg(A_VWORDS) + w);
+	}
+	uint e = arg(A_ELEM);
+	uint64_t o = uint64_t(i) * uint64_t(e);
+	if (e >= 4u) {
+		return Word(addressOf(T_UPD, o + uint64_t(4u * w))).w;
+	}
+	uint word = Word(addressOf(T_UPD, o & ~3ul)).w;
+	return (word >> (uint(o & 3ul) * 8u)) & ((1u << (e * 8u)) - 1u);
+}
 
 void stage() {
 	uint lid = gl_LocalInvocationID.x;
 	uint tile = group();
-	uint n = arg(A_N);
-	uint tiles = arg(A_TILES);
-	if (lid < uint(RADIX_DIGITS)) {
-		// The tile's first output position per digit (scan2's barriers
-		// publish it).
-		base[lid] = loadAt(T_HIST, lid * tiles + tile);
-	}
-	uint first = tile * TILE + lid * RUN;
-	uvec4 lo = uvec4(0u), hi = uvec4(0u);
-	for (uint r = 0u; r < RUN; r++) {
-		if (first + r < n) {
-			bump(lo, hi, digitOf(first + r));
+	uint n = arg(A_N), tiles = arg(A_TILES);
+	uint kin = arg(A_KIN), vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT), vwords = arg(A_VWORDS);
+	uint run = min(RUN, SORT_RUN);
+	uint tileFirst = tile * TILE;
+	uint tileN = min(TILE, n - tileFirst);
+
+	// The tile's count of digit lid, from the scanned counts (digit-major:
+	// the next word is this one plus the count; n after the last).
+	uint at = lid * tiles + tile;
+	uint b = loadAt(T_HIST, at);
+	uint c = (at + 1u < uint(RADIX_DIGITS) * tiles ? loadAt(T_HIST, at + 1u) : n) - b;
+	dbase[lid] = b;
+	dstart[lid] = c;
+	barrier();
+	if (lid == 0u) {
+		// The low nibbles' totals and starts, and the digits' starts, in
+		// one invocation: fewer barriers than a workgroup scan.
+		for (uint k = 0u; k < 16u; k++) {
+			nibTotal[k] = 0u;
+		}
+		for (uint d = 0u; d < uint(RADIX_DIGITS); d++) {
+			nibTotal[d & 15u] += dstart[d];
+		}
+		uint acc = 0u;
+		for (uint k = 0u; k < 16u; k++) {
+			uint t = nibTotal[k];
+			nibTotal[k] = acc;
+			acc += t;
+		}
+		acc = 0u;
+		for (uint d = 0u; d < uint(RADIX_DIGITS); d++) {
+			uint t = dstart[d];
+			dstart[d] = acc;
+			acc += t;
 		}
 	}
-	scan2(lo, hi); // now: this invocation's first rank within the tile, per digit
-	uint vin = arg(A_VIN), kout = arg(A_KOUT), vout = arg(A_VOUT);
-	for (uint r = 0u; r < RUN; r++) {
-		uint i = first + r;
-		if (i >= n) {
+
+	// By the low nibble: an invocation's run keeps item order.
+	uint first = lid * run;
+	uint digits[SORT_RUN];
+	uvec4 lo = uvec4(0u), hi = uvec4(0u);
+	for (uint r = 0u; r < SORT_RUN; r++) {
+		if (r < run && first + r < tileN) {
+			digits[r] = digitOf(loadAt(kin, tileFirst + first + r));
+			bump(lo, hi, digits[r] & 15u);
+		}
+	}
+	scan2(lo, hi); // also publishes dstart and the nibbles' starts
+	for (uint r = 0u; r < SORT_RUN; r++) {
+		uint q = first + r;
+		if (r < run && q < tileN) {
+			uint d = digits[r];
+			uint nib = d & 15u;
+			sorted[nibTotal[nib] + field(lo, hi, nib)] = q | (d << 16);
+			bump(lo, hi, nib);
+		}
+	}
+	barrier();
+
+	// By the high nibble, over the entries in low-nibble order: the
+	// position in the tile sorted by digit, stably.
+	lo = uvec4(0u);
+	hi = uvec4(0u);
+	for (uint r = 0u; r < run; r++) {
+		if (first + r < tileN) {
+			bump(lo, hi, sorted[first + r] >> 20);
+		}
+	}
+	scan2(lo, hi);
+	for (uint r = 0u; r < run; r++) {
+		uint q = first + r;
+		if (q >= tileN) {
 			break;
 		}
-		uint key = loadAt(arg(A_KIN), i);
-		uint d = (key >> arg(A_SHIFT)) & (uint(RADIX_DIGITS) - 1u);
-		uint dest = base[d] + field(lo, hi, d);
-		bump(lo, hi, d);
-		storeAt(vout, dest, vin == T_NONE ? i : loadAt(vin, i));
+		uint e = sorted[q];
+		uint d = e >> 16, h = d >> 4;
+		uint pos = dstart[h * 16u] + field(lo, hi, h);
+		bump(lo, hi, h);
+		uint dest = dbase[d] + pos - dstart[d];
+		uint i = tileFirst + (e & 0xFFFFu);
+		for (uint w = 0u; w < vwords; w++) {
+			storeAt(vout, dest * vwords + w, loadValue(vin, i, w));
+		}
 		if (kout != T_NONE) {
-			storeAt(kout, dest, key);
+			storeAt(kout, dest, loadAt(kin, i));
 		}
 	}
 }
