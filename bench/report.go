@@ -154,6 +154,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "GB/s: MB/pass over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
 	fmt.Fprintf(&b, "(or of the data, when larger) over %d goroutines, in GB/s read plus written. verified: every timed output\n", r.Threads)
 	b.WriteString("equals the cpu's bit for bit (any NaN equals any NaN); the cpu's own timed outputs equal its first.\n")
+	b.WriteString("device ms: the passes' time on the device by its timestamps, host transfers and submission aside.\n")
+	b.WriteString("speedup: the cpu's median over the backend's. max diff: the largest difference from the cpu's output;\n")
+	b.WriteString("an unordered float reduction is checked within a tolerance relative to the sum of the magnitudes\n")
+	b.WriteString("folded into each element, so a max diff above the tolerance printed under a row is not a failure.\n")
 	for _, x := range r.Results {
 		if x.FractionOfMemcpy > 1 {
 			b.WriteString("Above 100% of memcpy, a backend moved less than the traffic counts: the cpu skips the ScatterUpdate-3\n" +

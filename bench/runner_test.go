@@ -584,6 +584,11 @@ func TestDeviceCopyYardstick(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, rep.WriteTable(&b))
 	assert.Contains(t, b.String(), "device copy of the same traffic: 2.000 ms; device time is 2.50x that")
+	// The footer explains every column of the header.
+	for _, col := range []string{"MB/pass:", "memcpy ms:", "GB/s:", "memcpy:", "verified:", "device ms:", "speedup:", "max diff:"} {
+		assert.Contains(t, b.String(), col)
+	}
+	assert.Contains(t, b.String(), "relative to the sum of the magnitudes")
 }
 
 // residentFake is a fake that is a ResidentRunner: it runs the request on
