@@ -43,8 +43,8 @@ func runResident(t *testing.T, b *Backend, p *ops.Plan, req ops.Request) *tensor
 		return r
 	}
 	data := up(req.Data)
-	c := Call{Op: req.Op, Data: data, Out: data, Indices: up(req.Indices), Updates: up(req.Updates),
-		Axis: req.Axis, Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	c := CallOf(req)
+	c.Data, c.Out, c.Indices, c.Updates = data, data, up(req.Indices), up(req.Updates)
 	require.NoError(t, b.Run(ctx, c))
 	got, err := data.Download(ctx)
 	require.NoError(t, err)

@@ -309,6 +309,15 @@ type Call struct {
 	Mode                          string // TensorScatter-24: "linear" (or "") or "circular"
 }
 
+// CallOf returns the Call of req's operator and attributes (axis, slice
+// parameters, reduction, use_init_val, mode) with no tensors, for a
+// caller that runs an ops.Request on resident tensors: it sets Data,
+// Indices, Updates and Out.
+func CallOf(req ops.Request) Call {
+	return Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
+}
+
 // Batch records operator calls on resident tensors and runs them in one
 // submission to the device, in order, each call seeing the results of the
 // ones before it (the output of one may be an input of the next). Add

@@ -87,8 +87,8 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 		}
 		return true, err
 	}
-	c := gpu.Call{Op: op.Name, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
+	c := gpu.CallOf(req)
+	c.Op = op.Name
 	for i, dst := range []**gpu.Tensor{&c.Data, &c.Indices, &c.Updates} {
 		h := in.files[i]
 		if h == nil {

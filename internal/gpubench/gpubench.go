@@ -105,8 +105,7 @@ func (b Backend) runResident(ctx context.Context, req ops.Request, calls int, st
 			err = errors.Join(err, t.Close())
 		}
 	}()
-	c := gpu.Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
+	c := gpu.CallOf(req)
 	for _, in := range []struct {
 		host *tensor.Tensor
 		dev  **gpu.Tensor

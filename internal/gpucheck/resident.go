@@ -60,9 +60,8 @@ func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Ten
 		require.NoError(t, err)
 		return h
 	}
-	c := gpu.Call{Op: req.Op, Data: up(req.Data), Indices: up(req.Indices), Updates: up(req.Updates),
-		Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal}
+	c := gpu.CallOf(req)
+	c.Data, c.Indices, c.Updates = up(req.Data), up(req.Indices), up(req.Updates)
 	c.Out = c.Data
 	if !inPlace && req.Data != nil {
 		out, err := b.NewTensor(ctx, req.Data.DType, req.Data.Shape)
