@@ -155,17 +155,7 @@ func TestReductionsCheckIndicesInOnePass(t *testing.T) {
 				tupleBytes := c.it.Size() * (p.NumIndices() / int(rpl.j.resolve))
 				assert.Equal(t, tupleBytes < 8, rpl.j.direct && rpl.j.check, "%s: resident checks first", name)
 				assert.Equal(t, []string{"resolve", "scatter"}, labels(rpl), name)
-				rc := residentCall(t, b, req, true)
-				err = b.Run(ctx, rc)
-				got := download(t, rc.Out)
-				if bad >= 0 {
-					require.Error(t, err, name)
-					assert.Equal(t, wantErr.Error(), err.Error(), name)
-					assert.Empty(t, opstest.DiffExact(got, req.Data), "%s: in place, data untouched", name)
-				} else {
-					require.NoError(t, err, name)
-					assert.Empty(t, opstest.DiffExact(got, want), "%s: in place", name)
-				}
+				runInPlace(t, b, req, want, wantErr, bad, name)
 			}
 		}
 	}

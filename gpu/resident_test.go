@@ -39,9 +39,8 @@ func upload(t *testing.T, b *Backend, x *tensor.Tensor) *Tensor {
 // zeroed output (or data itself when inPlace).
 func residentCall(t *testing.T, b *Backend, req ops.Request, inPlace bool) Call {
 	t.Helper()
-	c := Call{Op: req.Op, Data: upload(t, b, req.Data), Indices: upload(t, b, req.Indices), Updates: upload(t, b, req.Updates),
-		Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
+	c := CallOf(req)
+	c.Data, c.Indices, c.Updates = upload(t, b, req.Data), upload(t, b, req.Indices), upload(t, b, req.Updates)
 	c.Out = c.Data
 	if !inPlace && req.Data != nil {
 		out, err := b.NewTensor(context.Background(), req.Data.DType, req.Data.Shape)
@@ -50,6 +49,24 @@ func residentCall(t *testing.T, b *Backend, req ops.Request, inPlace bool) Call 
 		c.Out = out
 	}
 	return c
+}
+
+// runInPlace runs req in place on resident tensors and checks the outcome:
+// wantErr's text, data untouched, where bad >= 0 (a bad index); want
+// otherwise.
+func runInPlace(t *testing.T, b *Backend, req ops.Request, want *tensor.Tensor, wantErr error, bad int, name string) {
+	t.Helper()
+	rc := residentCall(t, b, req, true)
+	err := b.Run(context.Background(), rc)
+	got := download(t, rc.Out)
+	if bad >= 0 {
+		require.Error(t, err, name)
+		assert.Equal(t, wantErr.Error(), err.Error(), name)
+		assert.Empty(t, opstest.DiffExact(got, req.Data), "%s: in place, data untouched", name)
+		return
+	}
+	require.NoError(t, err, name)
+	assert.Empty(t, opstest.DiffExact(got, want), "%s: in place", name)
 }
 
 // download returns the host copy of r.

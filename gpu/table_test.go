@@ -162,17 +162,7 @@ func TestLastWriterTable(t *testing.T) {
 			if s.dt == tensor.String || c.n > tableMax {
 				continue // strings cannot be resident
 			}
-			rc := residentCall(t, b, req, true)
-			err = b.Run(ctx, rc)
-			got := download(t, rc.Out)
-			if c.bad >= 0 {
-				require.Error(t, err, name)
-				assert.Equal(t, wantErr.Error(), err.Error(), name)
-				assert.Empty(t, opstest.DiffExact(got, req.Data), "%s: in place, data untouched", name)
-			} else {
-				require.NoError(t, err, name)
-				assert.Empty(t, opstest.DiffExact(got, want), "%s: in place", name)
-			}
+			runInPlace(t, b, req, want, wantErr, c.bad, name)
 		}
 	}
 }
