@@ -24,20 +24,13 @@ import (
 // command. A missing device fails the test.
 func TestBenchQuickGPU(t *testing.T) {
 	smallMemcpy(t)
-	var opened []*gpu.Backend
-	withGPU(t, func(context.Context) (ops.Backend, error) {
-		b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
-		if err == nil {
-			opened = append(opened, b)
-		}
-		return b, err
-	})
+	opened := validatedGPU(t)
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, stderr := runCLI(t, "bench", "--quick", "--backend", "gpu", "--repeats", "3", "--json", jsonPath)
 	require.Equal(t, exitOK, code, "stderr: %s\n%s", stderr, stdout)
-	require.Len(t, opened, 1)
-	assert.Empty(t, opened[0].ValidationMessages(), "validation messages")
-	assert.Empty(t, gpubench.Of(opened[0]).Device().LiveObjects(), "Vulkan objects alive after the command")
+	b := opened()
+	assert.Empty(t, b.ValidationMessages(), "validation messages")
+	assert.Empty(t, gpubench.Of(b).Device().LiveObjects(), "Vulkan objects alive after the command")
 
 	rows := tableRows(stdout)
 	require.Len(t, rows, 2*len(bench.Names()), stdout)
@@ -90,19 +83,12 @@ func TestBenchQuickGPU(t *testing.T) {
 // plus its write indices (read once, written once).
 func TestBenchKVDecodeGPU(t *testing.T) {
 	smallMemcpy(t)
-	var opened []*gpu.Backend
-	withGPU(t, func(context.Context) (ops.Backend, error) {
-		b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
-		if err == nil {
-			opened = append(opened, b)
-		}
-		return b, err
-	})
+	opened := validatedGPU(t)
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, stderr := runCLI(t, "bench", "--workloads", "KV-decode", "--quick", "--backend", "gpu", "--repeats", "3", "--json", jsonPath)
 	require.Equal(t, exitOK, code, "stderr: %s\n%s", stderr, stdout)
-	require.Len(t, opened, 1)
-	assert.Empty(t, opened[0].ValidationMessages(), "validation messages")
+	b := opened()
+	assert.Empty(t, b.ValidationMessages(), "validation messages")
 	assert.Contains(t, stdout, "1000 calls in one batch")
 	assert.Contains(t, stdout, "host round trips per batch: 1 submits, 1 waits")
 	doc := readBenchJSON(t, jsonPath)
@@ -123,4 +109,22 @@ func TestBenchKVDecodeGPU(t *testing.T) {
 	assert.LessOrEqual(t, gpuRow["plan_bytes"], 2.2*token+writeIndices)
 	assert.GreaterOrEqual(t, gpuRow["plan_bytes"], 2.0*token)
 	t.Logf("KV-decode per step: cpu %v ms, gpu resident %v ms, plan %v bytes", cpu["per_call_ms"], gpuRow["resident_per_call_ms"], gpuRow["plan_bytes"])
+}
+
+// validatedGPU makes the commands t runs open the Vulkan backend with
+// validation on and no pipeline cache; the function it returns gives the
+// one backend a command opened.
+func validatedGPU(t *testing.T) func() *gpu.Backend {
+	var opened []*gpu.Backend
+	withGPU(t, func(context.Context) (ops.Backend, error) {
+		b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
+		if err == nil {
+			opened = append(opened, b)
+		}
+		return b, err
+	})
+	return func() *gpu.Backend {
+		require.Len(t, opened, 1)
+		return opened[0]
+	}
 }
