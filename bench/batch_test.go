@@ -95,10 +95,7 @@ func (f stepFake) RunResidentSteps(ctx context.Context, req ops.Request, steps [
 			return nil, err
 		}
 	}
-	times := make([]time.Duration, repeats)
-	for i := range times {
-		times[i] = time.Duration(i+1) * time.Millisecond
-	}
+	times := fakeTimes(repeats)
 	*f.batchCalls = 1
 	return times, nil
 }

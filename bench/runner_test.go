@@ -600,6 +600,16 @@ type residentFake struct {
 	calls *int
 }
 
+// fakeTimes returns the times a fake runner reports for repeats runs:
+// 1 ms, 2 ms, ...
+func fakeTimes(repeats int) []time.Duration {
+	times := make([]time.Duration, repeats)
+	for i := range times {
+		times[i] = time.Duration(i+1) * time.Millisecond
+	}
+	return times
+}
+
 func (f residentFake) RunResident(ctx context.Context, req ops.Request, repeats int, out *tensor.Tensor) ([]time.Duration, error) {
 	*f.calls++
 	if f.err != nil {
@@ -612,10 +622,7 @@ func (f residentFake) RunResident(ctx context.Context, req ops.Request, repeats 
 	if err := f.fake.Execute(ctx, p, out); err != nil {
 		return nil, err
 	}
-	times := make([]time.Duration, repeats)
-	for i := range times {
-		times[i] = time.Duration(i+1) * time.Millisecond
-	}
+	times := fakeTimes(repeats)
 	return times, nil
 }
 
