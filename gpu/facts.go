@@ -34,6 +34,9 @@ type facts struct {
 	// 64-bit integer atomics on buffers (false also with
 	// Paths.NoInt64Atomics).
 	float32Add, float64Add, int64Atomics bool
+	// noFloat64: the device lacks shaderFloat64 (or Backend.noShaderFloat64
+	// is set), so float64 arithmetic reductions are refused.
+	noFloat64 bool
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide bool
 	orderedMax                                    uint64
@@ -73,6 +76,7 @@ func (b *Backend) facts(stream bool) facts {
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
+	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
 	if stream {
 		f.streamMin = b.streamMin
 		if f.streamMin == 0 {
@@ -126,6 +130,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		ownOutput: true,
 		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
 	}
+	f.noFloat64 = !caps.ShaderFloat64
 	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
 		// Backend.streams: a large output is read back chunk by chunk.
 		f.streamShift = min(shift, streamShift)
@@ -246,4 +251,16 @@ func (f *facts) planWalk(j *job) {
 	j.walk = true
 	j.flags = j.flags&^(flagOwner|flagLater) | flagWalk
 	j.owners = 0
+}
+
+// lacks returns the refusal of plan p on a device without feature (what
+// it is, in words): an *ops.Error naming the operator, the reduction and
+// the dtype, wrapping a FeatureError.
+func lacks(p *ops.Plan, feature, what string) error {
+	red, ok := p.Op.ReductionName(p.Reduction)
+	if !ok {
+		red = p.Reduction.String()
+	}
+	return &ops.Error{Op: p.Op.Name, Input: "reduction", Err: &FeatureError{Feature: feature},
+		Msg: fmt.Sprintf("vulkan: reduction %s on %v data needs %s (%s), which the device lacks", red, p.DType, feature, what)}
 }

@@ -41,6 +41,9 @@ type tuning struct {
 	// noInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	noInt64Atomics bool
+	// noShaderFloat64 makes planning act as on a device without
+	// shaderFloat64.
+	noShaderFloat64 bool
 	// fault is the deliberate error Execute injects (knobs.Fault).
 	fault knobs.Fault
 	// budget, when not 0, caps the device memory a call may take below
@@ -80,5 +83,6 @@ func (b *Backend) force(k knobs.Knobs) {
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noInt64Atomics = k.NoInt64Atomics
+	b.noShaderFloat64 = k.NoShaderFloat64
 	b.fault = k.Fault
 }

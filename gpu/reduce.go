@@ -72,8 +72,14 @@ type reduction struct {
 // planReduction decides how the reduction of p runs on a device with
 // facts f and sets j.red, the owner (count) words and the flags. It fails
 // with ops.ErrUnsupported where the in-order fold is needed but the plan
-// is too large for its 32-bit positions.
+// is too large for its 32-bit positions, and with a FeatureError where
+// the device lacks what the reduction needs (shaderFloat64 for float64
+// sum, sub, prod and mean, even with no updates to fold, so that whether a
+// call runs depends on its operator, dtype and reduction alone).
 func (f *facts) planReduction(p *ops.Plan, j *job) error {
+	if f.noFloat64 && Float64Arithmetic(p.DType, p.Reduction) {
+		return lacks(p, "shaderFloat64", "float64 arithmetic in shaders")
+	}
 	r := &reduction{dtype: p.DType, red: shaders.ReductionOf(p.Reduction), useInit: p.UseInitVal}
 	j.red = r
 	j.flags |= flagXTables

@@ -70,6 +70,7 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 	line("float64 atomics", "add %v, min/max %v", cp.Float64AtomicAdd, cp.Float64AtomicMinMax)
 	line("int64 atomics", "%v", cp.Int64BufferAtomics)
 	line("shader int64/16/8", "%v/%v/%v", cp.ShaderInt64, cp.ShaderInt16, cp.ShaderInt8)
+	line("shader float64", "%v", cp.ShaderFloat64)
 	line("8/16-bit storage", "%v/%v", cp.StorageBuffer8BitAccess, cp.StorageBuffer16BitAccess)
 	line("buffer device address", "%v", cp.BufferDeviceAddress)
 	line("timestamps", "%v (%.3g ns per tick)", cp.Timestamps, cp.TimestampPeriod)

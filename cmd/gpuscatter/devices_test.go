@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +36,21 @@ func TestDevicesRejectsStrayArguments(t *testing.T) {
 	code, _, stderr := runCLI(t, "devices", "--json=maybe")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "gpuscatter: ")
+}
+
+// TestDevicesShowShaderFloat64: both listings say whether each device has
+// shaderFloat64 (float64 sum, sub, prod and mean need it), the text one as
+// the JSON one does.
+func TestDevicesShowShaderFloat64(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "devices", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"shaderFloat64": `)
+	var devs []vk.DeviceInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &devs))
+	require.NotEmpty(t, devs)
+	code, text, stderr := runCLI(t, "devices")
+	require.Equal(t, exitOK, code, stderr)
+	blocks := strings.Split(text, "\n"+"1: ")
+	assert.Contains(t, blocks[0], fmt.Sprintf("  shader float64:        %v\n", devs[0].Capabilities.ShaderFloat64))
+	assert.Equal(t, len(devs), strings.Count(text, "  shader float64:  "))
 }

@@ -55,6 +55,9 @@ type Knobs struct {
 	// NoInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	NoInt64Atomics bool
+	// NoShaderFloat64 makes planning act as on a device without
+	// shaderFloat64: float64 sum, sub, prod and mean are refused.
+	NoShaderFloat64 bool
 	// Fault makes the backend deliberately wrong, to show that a
 	// qualification run catches a broken kernel.
 	Fault Fault
