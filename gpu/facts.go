@@ -34,6 +34,9 @@ type facts struct {
 	// 64-bit integer atomics on buffers (false also with
 	// Paths.NoInt64Atomics).
 	float32Add, float64Add, int64Atomics bool
+	// sharedMax is the device's maxComputeSharedMemorySize; 0 (facts
+	// built by hand) means enough for every kernel. See sortFits.
+	sharedMax uint64
 	// noFloat64: the device lacks shaderFloat64 (or Backend.noShaderFloat64
 	// is set), so float64 arithmetic reductions are refused.
 	noFloat64 bool
@@ -77,6 +80,7 @@ func (b *Backend) facts(stream bool) facts {
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
+	f.sharedMax = uint64(caps.MaxComputeSharedMemorySize)
 	if stream {
 		f.streamMin = b.streamMin
 		if f.streamMin == 0 {
@@ -131,6 +135,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
 	}
 	f.noFloat64 = !caps.ShaderFloat64
+	f.sharedMax = uint64(caps.MaxComputeSharedMemorySize)
 	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
 		// Backend.streams: a large output is read back chunk by chunk.
 		f.streamShift = min(shift, streamShift)

@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -98,7 +99,9 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		// scatter, whose 8-byte code declares 64-bit atomics.
 		j.walk = true
 		j.flags |= flagWalk
-	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax):
+	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax && f.sortFits(p, j)):
+		// Small plans fold in order only where the device can sort
+		// them; else they take the atomics as large ones do.
 		r.ordered = true
 	case no64:
 		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in
@@ -202,15 +205,19 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 	j.flags |= flagCount
 	r.items = j.resolve
 	r.inner = 1
-	r.slots = j.outputs
+	r.slots = orderedSlots(p, j)
 	if p.Kind == ops.KindND {
-		r.slots = j.params[pRows]
 		r.inner = uint64(p.Inner)
 	} else {
 		j.flags |= flagTarget // sort by target, not by index value
 	}
 	if r.items > narrowLimit || r.slots+1 > narrowLimit {
 		return unsupported(p, "the in-order fold takes at most 2^31 updates and targets; this plan has %d and %d", r.items, r.slots)
+	}
+	if !f.sortFits(p, j) {
+		return &ops.Error{Op: p.Op.Name, Input: "data", Err: &FeatureError{Feature: fmt.Sprintf("%d bytes of workgroup memory", sortSharedBytes)},
+			Msg: fmt.Sprintf("vulkan: the in-order fold's sort takes %d bytes of workgroup memory; the device's maxComputeSharedMemorySize is %d",
+				sortSharedBytes, f.sharedMax)}
 	}
 	j.owners = r.slots + 1 // counts, then scanned into starts
 	// The longest list a slot can have: an Element target receives the
@@ -239,6 +246,32 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", radixDigits*r.tiles)
 	}
 	return nil
+}
+
+// sortSharedBytes is the workgroup memory of the sort's scatter stage
+// (STAGE_RADIX_SCATTER of shaders/src/sort.comp), the most of any kernel
+// but the last-writer table's resolve (4*tableWords): the workgroup scan's
+// scanA, scanB (a uvec4 per invocation each) and segA, segB (a uvec4 per
+// segment of 8 invocations each), then dbase, dstart (a word per digit),
+// nibTotal (16 words) and the sorted tile (a word per item).
+// TestWorkgroupMemory checks it against the SPIR-V.
+const sortSharedBytes = 2*16*groupSize + 2*16*(groupSize/8) + 4*(2*radixDigits+16+groupSize*sortRun)
+
+// orderedSlots returns the slots the in-order fold of j sorts its updates
+// into: a row per index tuple of an ND plan, else an output element.
+func orderedSlots(p *ops.Plan, j *job) uint64 {
+	if p.Kind == ops.KindND {
+		return j.params[pRows]
+	}
+	return j.outputs
+}
+
+// sortFits reports whether the in-order fold of j can run on the device:
+// the sort, which every plan of more than one slot takes, needs
+// sortSharedBytes of workgroup memory (more than the 16 KiB Vulkan
+// guarantees).
+func (f *facts) sortFits(p *ops.Plan, j *job) bool {
+	return f.sharedMax == 0 || f.sharedMax >= sortSharedBytes || orderedSlots(p, j) <= 1
 }
 
 // scanScratch returns the words of T_SCAN that a scan of n words in
