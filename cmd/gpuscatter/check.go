@@ -5,9 +5,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +51,14 @@ whole, and each validation message is a case of the row "validation". A
 progress line is shown on stderr when it is a terminal; elsewhere (a pipe,
 a log file) a line per path as it finishes: its cases, failures and time.
 
-Exit status: 0 when every case passes, 1 when any fails (or the device
-cannot be opened), 2 for a malformed command line.
+A call the device cannot run for lack of a feature it needs (float64 sum,
+sub, prod and mean without shaderFloat64) is refused by the backend with
+ops.ErrUnsupported, which --backend auto answers by running it on the CPU:
+such a case counts as refused, in its own column, neither passed nor failed,
+and a line under the table names the features.
+
+Exit status: 0 when every case passes or is refused, 1 when any fails (or
+the device cannot be opened), 2 for a malformed command line.
 `,
 	run: checkMain,
 }
@@ -60,16 +68,25 @@ cannot be opened), 2 for a malformed command line.
 // path.
 var checkFault knobs.Fault
 
+// checkNoShaderFloat64, when set, opens every backend of check as on a
+// device without shaderFloat64 (gpucheck.Config.NoShaderFloat64): tests
+// use it to show how check reports refused calls.
+var checkNoShaderFloat64 bool
+
 // checkResult is what check --json writes.
 type checkResult struct {
-	Device     checkDevice    `json:"device"`
-	Size       string         `json:"size"`
-	Seed       int64          `json:"seed"`
-	Match      string         `json:"match,omitempty"`
-	Validation string         `json:"validation"` // "on", "off" or "not installed"
-	Seconds    float64        `json:"seconds"`
-	Cases      int            `json:"cases"`
-	Failed     int            `json:"failed"`
+	Device     checkDevice `json:"device"`
+	Size       string      `json:"size"`
+	Seed       int64       `json:"seed"`
+	Match      string      `json:"match,omitempty"`
+	Validation string      `json:"validation"` // "on", "off" or "not installed"
+	Seconds    float64     `json:"seconds"`
+	Cases      int         `json:"cases"`
+	Failed     int         `json:"failed"`
+	// Refused counts the cases the device cannot run for lack of a
+	// feature (RefusedFor names them): neither passed nor failed.
+	Refused    int            `json:"refused"`
+	RefusedFor []string       `json:"refused_for,omitempty"`
 	Paths      []checkPath    `json:"paths"`
 	Rows       []gpucheck.Row `json:"rows"`
 }
@@ -158,6 +175,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	}
 	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
 	cfg.Fault = checkFault
+	cfg.NoShaderFloat64 = checkNoShaderFloat64
 	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
 	if validate {
 		ok, err := vk.ValidationAvailable()
@@ -171,7 +189,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			fmt.Fprintf(c.stderr, "%s--validate: the Khronos validation layer (VK_LAYER_KHRONOS_validation, Debian package vulkan-validationlayers) is not installed: checking without it\n", prefix)
 		}
 	}
-	dev, err := describeCheckDevice(ctx, cfg.Base)
+	dev, err := describeCheckDevice(ctx, cfg.Base, cfg.NoShaderFloat64)
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
@@ -185,8 +203,8 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	var prog *progressLine
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "check", func() string {
-			cases, failed := rep.Totals()
-			return fmt.Sprintf("%d cases, %d failed", cases, failed)
+			cases, failed, refused := rep.Totals()
+			return fmt.Sprintf("%d cases, %d failed%s", cases, failed, refusedNote(refused))
 		})
 	}
 	start := time.Now()
@@ -197,22 +215,29 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		prog.set(fmt.Sprintf("[%d/%d] %s", i+1, len(paths), p.Name))
-		cases0, failed0 := rep.Totals()
+		cases0, failed0, refused0 := rep.Totals()
 		pathStart := time.Now()
 		root.Run(p.Name, func(t opstest.T) { gpucheck.RunPath(t, cfg, p) })
 		if prog == nil {
 			// Off a terminal (a pipe, a log file, CI) a line per path,
 			// the group of rows it fills, as it finishes, as bench
 			// prints one per workload.
-			cases, failed := rep.Totals()
-			fmt.Fprintf(c.stderr, "%scheck [%d/%d] %s: %d cases, %d failed, %.1f s\n",
-				prefix, i+1, len(paths), p.Name, cases-cases0, failed-failed0, time.Since(pathStart).Seconds())
+			cases, failed, refused := rep.Totals()
+			fmt.Fprintf(c.stderr, "%scheck [%d/%d] %s: %d cases, %d failed%s, %.1f s\n",
+				prefix, i+1, len(paths), p.Name, cases-cases0, failed-failed0, refusedNote(refused-refused0), time.Since(pathStart).Seconds())
 		}
 	}
 	prog.close()
 	res.Seconds = time.Since(start).Seconds()
 	res.Rows = rep.Rows()
-	res.Cases, res.Failed = rep.Totals()
+	res.Cases, res.Failed, res.Refused = rep.Totals()
+	for _, row := range res.Rows {
+		for _, f := range strings.Split(row.RefusedFor, ", ") {
+			if f != "" && !slices.Contains(res.RefusedFor, f) {
+				res.RefusedFor = append(res.RefusedFor, f)
+			}
+		}
+	}
 	printCheckRows(c.stdout, res)
 	if jsonF.value != "" {
 		err := bench.WriteFileAtomic(jsonF.value, func(w io.Writer) error {
@@ -232,10 +257,12 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 
 // describeCheckDevice opens the device once to describe it: its
 // properties, the features the backend uses, and the path that each
-// reduction family takes there on a large plan.
-func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, error) {
+// reduction family takes there on a large plan ("refused: ..." where the
+// device lacks a feature it needs). noFloat64 opens it as check's paths
+// are opened (gpucheck.Config.NoShaderFloat64).
+func describeCheckDevice(ctx context.Context, base gpu.Options, noFloat64 bool) (checkDevice, error) {
 	base.Validation = false
-	b, err := gpu.Open(base)
+	b, err := knobs.Open[gpu.Options, *gpu.Backend](base, knobs.Knobs{NoShaderFloat64: noFloat64})
 	if err != nil {
 		return checkDevice{}, err
 	}
@@ -262,6 +289,8 @@ func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, er
 	yes(cp.StorageBuffer8BitAccess, "8-bit storage")
 	yes(cp.StorageBuffer16BitAccess, "16-bit storage")
 	yes(cp.BufferDeviceAddress, "buffer device address")
+	yes(cp.ShaderInt64, "shaderInt64")
+	yes(cp.ShaderFloat64 && !noFloat64, "shaderFloat64")
 	d.Features = append(d.Features, "max storage binding "+mib(cp.MaxStorageBufferRange))
 	families := []struct {
 		dt  tensor.DType
@@ -278,7 +307,11 @@ func describeCheckDevice(ctx context.Context, base gpu.Options) (checkDevice, er
 		}
 		name := fmt.Sprintf("%v %s", f.dt, family)
 		path, err := reductionPath(ctx, b, f.dt, f.red)
-		if err != nil {
+		var fe *gpu.FeatureError
+		switch {
+		case errors.As(err, &fe):
+			path = "refused: the device lacks " + fe.Feature
+		case err != nil:
 			path = "error: " + err.Error()
 		}
 		d.Families = append(d.Families, name)
@@ -336,9 +369,9 @@ func printCheckRows(w io.Writer, r checkResult) {
 	for _, row := range r.Rows {
 		pw, ow = max(pw, len(row.Path)), max(ow, len(row.Op))
 	}
-	fmt.Fprintf(w, "%-*s  %-*s  %6s  %6s  %6s  %8s\n", pw, "PATH", ow, "OPERATOR", "CASES", "PASSED", "FAILED", "SECONDS")
+	fmt.Fprintf(w, "%-*s  %-*s  %6s  %6s  %6s  %7s  %8s\n", pw, "PATH", ow, "OPERATOR", "CASES", "PASSED", "FAILED", "REFUSED", "SECONDS")
 	for _, row := range r.Rows {
-		fmt.Fprintf(w, "%-*s  %-*s  %6d  %6d  %6d  %8.2f\n", pw, row.Path, ow, row.Op, row.Cases, row.Passed, row.Failed, row.Seconds)
+		fmt.Fprintf(w, "%-*s  %-*s  %6d  %6d  %6d  %7d  %8.2f\n", pw, row.Path, ow, row.Op, row.Cases, row.Passed, row.Failed, row.Refused, row.Seconds)
 	}
 	for _, row := range r.Rows {
 		if row.Failed == 0 {
@@ -362,9 +395,27 @@ func printCheckRows(w io.Writer, r checkResult) {
 		}
 		fmt.Fprintf(w, "  reproduce: gpuscatter check%s --seed %d --match '%s'\n", size, r.Seed, row.Path)
 	}
+	if r.Refused > 0 {
+		var rows int
+		for _, row := range r.Rows {
+			if row.Refused > 0 {
+				rows++
+			}
+		}
+		fmt.Fprintf(w, "\nREFUSED %d cases in %d rows: the device lacks %s, which they need; the backend refuses them "+
+			"with ops.ErrUnsupported (--backend auto runs them on the CPU)\n", r.Refused, rows, strings.Join(r.RefusedFor, ", "))
+	}
 	verdict := "PASS"
 	if r.Failed > 0 {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "\n%s: %d cases, %d failed, %d rows, %.1f s\n", verdict, r.Cases, r.Failed, len(r.Rows), r.Seconds)
+	fmt.Fprintf(w, "\n%s: %d cases, %d failed%s, %d rows, %.1f s\n", verdict, r.Cases, r.Failed, refusedNote(r.Refused), len(r.Rows), r.Seconds)
+}
+
+// refusedNote is ", N refused" where N > 0 cases were refused, else "".
+func refusedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d refused", n)
 }

@@ -153,3 +153,39 @@ func TestCheckRowsNameRealOperators(t *testing.T) {
 	assert.True(t, dash, "a row of the operator -")
 	assert.NotContains(t, stdout, "(no operator)")
 }
+
+// TestCheckReportsRefusedRows: on a device without shaderFloat64 (forced
+// by the knob) check counts the refused float64 sum, sub, prod and mean
+// cases as refused, not failed, names the feature under the table, in the
+// header's reduction paths and in --json, and exits 0.
+func TestCheckReportsRefusedRows(t *testing.T) {
+	checkNoShaderFloat64 = true
+	t.Cleanup(func() { checkNoShaderFloat64 = false })
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr := runCLI(t, "check", "--quick", "--match", "contention/cas-global", "--json", out)
+	t.Logf("check without shaderFloat64:\n%s%s", stdout, stderr)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	assert.Regexp(t, `float64 sum +refused: the device lacks shaderFloat64\n`, stdout)
+	assert.Regexp(t, `float64 min/max +(native|cas|ordered|walk)`, stdout)
+	assert.Contains(t, stdout, "REFUSED")
+	assert.Regexp(t, `\nREFUSED [1-9][0-9]* cases in [1-9][0-9]* rows: the device lacks shaderFloat64, `, stdout)
+	assert.Regexp(t, `\nPASS: [1-9][0-9]* cases, 0 failed, [1-9][0-9]* refused, `, stdout)
+	assert.Regexp(t, `check \[1/1\] contention/cas-global: [1-9][0-9]* cases, 0 failed, [1-9][0-9]* refused, `, stderr)
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Zero(t, res.Failed)
+	assert.Positive(t, res.Refused)
+	assert.Equal(t, []string{"shaderFloat64"}, res.RefusedFor)
+	assert.NotContains(t, res.Device.Features, "shaderFloat64")
+	var refused int
+	for _, row := range res.Rows {
+		assert.Equal(t, row.Cases, row.Passed+row.Refused, "%+v", row)
+		if row.Refused > 0 {
+			assert.Equal(t, "shaderFloat64", row.RefusedFor, "%+v", row)
+			refused += row.Refused
+		}
+	}
+	assert.Equal(t, res.Refused, refused)
+}

@@ -79,6 +79,9 @@ func big(t opstest.T, b *gpu.Backend, seed int64) {
 		want, err := ops.Run(ctx, cpuref.New(), req)
 		require.NoError(t, err, "request %d", i)
 		got, err := ops.Run(ctx, b, req)
+		if opstest.Refused(t, req, err) {
+			continue
+		}
 		require.NoError(t, err, "request %d: %s %v%s", i, req.Op, req.Data.DType, tensor.FormatShape(req.Data.Shape))
 		if d := opstest.Diff(got, want); d != "" {
 			if m, ok := t.(opstest.MismatchReporter); ok {

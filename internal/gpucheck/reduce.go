@@ -24,15 +24,21 @@ func exactPath(path string) bool {
 	return path == "ordered" || path == "walk" || path == ""
 }
 
-// runBoth runs p on b (into an output filled with a pattern) and on the
-// CPU reference and returns both results and the path b took.
-func runBoth(t opstest.T, b *gpu.Backend, p *ops.Plan) (got, want *tensor.Tensor, path string) {
+// runBoth runs p, the plan of req, on b (into an output filled with a
+// pattern) and on the CPU reference and returns both results and the path
+// b took; ran is false when b refused p and t took the refusal
+// (opstest.Refused).
+func runBoth(t opstest.T, b *gpu.Backend, req ops.Request, p *ops.Plan) (got, want *tensor.Tensor, path string, ran bool) {
 	t.Helper()
 	want, _ = tensor.New(p.DType, p.Shape)
 	require.NoError(t, cpuref.New().Execute(context.Background(), p, want))
 	got = opstest.SentinelOutput(p)
-	require.NoError(t, b.Execute(context.Background(), p, got))
-	return got, want, b.LastStats().Reduction
+	err := b.Execute(context.Background(), p, got)
+	if opstest.Refused(t, req, err) {
+		return nil, nil, "", false
+	}
+	require.NoError(t, err)
+	return got, want, b.LastStats().Reduction, true
 }
 
 // checkReductionCase is opstest.CheckReduction, reporting the first
@@ -71,7 +77,10 @@ func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, ato
 		if cr, ok := t.(opstest.CaseReporter); ok {
 			cr.BeginCase(req)
 		}
-		got, want, path := runBoth(t, b, p)
+		got, want, path, ran := runBoth(t, b, req, p)
+		if !ran {
+			continue
+		}
 		what := fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req))
 		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
 		if atomicsOnly && p.Reduction.OrderSensitive(p.DType) && p.NumUpdates() > 0 {
@@ -138,7 +147,11 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 		}
 		p, err := ops.Prepare(req)
 		require.NoError(t, err)
-		got, want, path := runBoth(t, b, p)
+		got, want, path, ran := runBoth(t, b, req, p)
+		if !ran {
+			paths["refused"]++
+			continue
+		}
 		paths[path]++
 		what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
 		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)

@@ -3,26 +3,35 @@
 package gpucheck
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 )
 
 // Row is the outcome of one operator on one path.
 type Row struct {
-	Path    string  `json:"path"`
-	Op      string  `json:"op"` // "-" for checks of the path as a whole (opening, closing, validation)
-	Cases   int     `json:"cases"`
-	Passed  int     `json:"passed"`
-	Failed  int     `json:"failed"`
-	Skipped int     `json:"skipped,omitempty"`
-	Seconds float64 `json:"seconds"`
+	Path    string `json:"path"`
+	Op      string `json:"op"` // "-" for checks of the path as a whole (opening, closing, validation)
+	Cases   int    `json:"cases"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped,omitempty"`
+	// Refused counts the cases the backend refused for lack of a device
+	// feature that the call needs (Refusal): neither passed nor failed.
+	Refused int `json:"refused,omitempty"`
+	// RefusedFor names the features the refusals named, in the order
+	// first met, comma-separated.
+	RefusedFor string  `json:"refused_for,omitempty"`
+	Seconds    float64 `json:"seconds"`
 	// First is the first mismatching element, when a failure was one.
 	First *opstest.Mismatch `json:"first_mismatch,omitempty"`
 	// FirstError is the first failure's message.
@@ -69,15 +78,16 @@ func (r *Report) Rows() []Row {
 	return out
 }
 
-// Totals returns the number of cases and failures so far.
-func (r *Report) Totals() (cases, failed int) {
+// Totals returns the number of cases, failures and refusals so far.
+func (r *Report) Totals() (cases, failed, refused int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, row := range r.rows {
 		cases += row.Cases
 		failed += row.Failed
+		refused += row.Refused
 	}
-	return cases, failed
+	return cases, failed, refused
 }
 
 // row returns the row of op on path, making it. r.mu is held.
@@ -101,9 +111,10 @@ type rec struct {
 	path   string // the first element of name
 	failed bool
 
-	op         string // the current case's operator; "" before the first
-	start      time.Time
-	caseFailed bool
+	op          string // the current case's operator; "" before the first
+	start       time.Time
+	caseFailed  bool
+	caseRefused bool
 }
 
 func (t *rec) Helper()      {}
@@ -141,6 +152,49 @@ func (t *rec) Skipf(format string, args ...any) {
 	}
 	t.rep.mu.Unlock()
 	runtime.Goexit()
+}
+
+// Refused takes err, the backend's refusal of req, as the outcome of the
+// current case when Refusal accepts it (opstest.RefusalReporter): the
+// case counts as refused, and its row names the feature.
+func (t *rec) Refused(req ops.Request, err error) bool {
+	feature, ok := Refusal(req, err)
+	if !ok {
+		return false
+	}
+	if t.op == "" {
+		t.BeginCase(req)
+	}
+	t.caseRefused = true
+	t.rep.mu.Lock()
+	defer t.rep.mu.Unlock()
+	row := t.rep.row(t.path, t.op)
+	if !slices.Contains(strings.Split(row.RefusedFor, ", "), feature) {
+		if row.RefusedFor != "" {
+			row.RefusedFor += ", "
+		}
+		row.RefusedFor += feature
+	}
+	return true
+}
+
+// Refusal returns the device feature for lack of which a backend refused
+// req with err, and whether check takes the refusal as one: err wraps a
+// gpu.FeatureError, and a refusal for shaderFloat64 is of a float64 sum,
+// sub, prod or mean (gpu.Float64Arithmetic), the only calls that need it.
+// Any other error is a failure.
+func Refusal(req ops.Request, err error) (feature string, ok bool) {
+	var fe *gpu.FeatureError
+	if !errors.As(err, &fe) {
+		return "", false
+	}
+	if fe.Feature == "shaderFloat64" {
+		p, perr := ops.PrepareShapes(req)
+		if perr != nil || !gpu.Float64Arithmetic(p.DType, p.Reduction) {
+			return fe.Feature, false
+		}
+	}
+	return fe.Feature, true
 }
 
 // Run runs f as a subtest on a goroutine of its own and waits for it.
@@ -194,7 +248,7 @@ func (t *rec) Mismatch(m opstest.Mismatch) {
 // begin ends the current case, if any, and starts one of op.
 func (t *rec) begin(op string) {
 	t.end()
-	t.op, t.start, t.caseFailed = op, time.Now(), false
+	t.op, t.start, t.caseFailed, t.caseRefused = op, time.Now(), false, false
 }
 
 // end counts the current case, if any, in its row.
@@ -205,9 +259,12 @@ func (t *rec) end() {
 	t.rep.mu.Lock()
 	row := t.rep.row(t.path, t.op)
 	row.Cases++
-	if t.caseFailed {
+	switch {
+	case t.caseFailed:
 		row.Failed++
-	} else {
+	case t.caseRefused:
+		row.Refused++
+	default:
 		row.Passed++
 	}
 	row.Seconds += time.Since(t.start).Seconds()
@@ -225,4 +282,25 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "...")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Refusing returns t, a T of go test (opstest.WrapT), taking the refusals
+// that Refusal accepts as outcomes (logged) instead of failures: so that
+// `go test ./gpu` passes on a device that lacks a feature some calls
+// need, exactly where the backend refuses them by design. Any other error
+// fails as before.
+func Refusing(t opstest.T) opstest.T { return refusingT{t} }
+
+type refusingT struct{ opstest.T }
+
+func (t refusingT) Run(name string, f func(opstest.T)) bool {
+	return t.T.Run(name, func(c opstest.T) { f(refusingT{c}) })
+}
+
+func (t refusingT) Refused(req ops.Request, err error) bool {
+	feature, ok := Refusal(req, err)
+	if ok {
+		t.Logf("refused: the device lacks %s: %v", feature, err)
+	}
+	return ok
 }

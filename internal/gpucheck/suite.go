@@ -219,6 +219,10 @@ type Config struct {
 	// Fault is injected into every backend opened (mutation tests: check
 	// must catch it); the zero value injects none.
 	Fault knobs.Fault
+	// NoShaderFloat64 opens every backend as on a device without
+	// shaderFloat64 (knobs.Knobs.NoShaderFloat64), so that the refusals
+	// of float64 sum, sub, prod and mean can be checked on any device.
+	NoShaderFloat64 bool
 	// Size scales the random requests.
 	Size Size
 	// Seed is the base of every path's seed.
@@ -261,6 +265,7 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	}
 	k := p.Knobs
 	k.Fault = cfg.Fault
+	k.NoShaderFloat64 = k.NoShaderFloat64 || cfg.NoShaderFloat64
 	var opened []*gpu.Backend
 	open := func(t opstest.T) *gpu.Backend {
 		t.Helper()

@@ -61,6 +61,9 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 			t.Run(ex.Name, func(t T) {
 				beginCase(t, ex.Request)
 				got, err := ops.Run(ctx, b, ex.Request)
+				if Refused(t, ex.Request, err) {
+					return
+				}
 				require.NoError(t, err, ex.Source)
 				if d := DiffExact(got, ex.Want); d != "" {
 					reportMismatch(t, ex.Request, got, ex.Want)
@@ -76,6 +79,9 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 			t.Run(ex.Name, func(t T) {
 				beginCase(t, ex.Request)
 				got, err := ops.Run(ctx, b, ex.Request)
+				if Refused(t, ex.Request, err) {
+					return
+				}
 				require.NoError(t, err, ex.Source)
 				if d := Diff(got, ex.Want); d != "" {
 					reportMismatch(t, ex.Request, got, ex.Want)
@@ -91,6 +97,9 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 			t.Run(c.Name, func(t T) {
 				beginCase(t, c.Request)
 				got, err := ops.Run(ctx, b, c.Request)
+				if c.Err == nil && Refused(t, c.Request, err) {
+					return
+				}
 				if c.Err != nil {
 					RequireCaseError(t, c, err)
 					return
@@ -156,6 +165,12 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 			require.NoError(t, err)
 			out := &tensor.Tensor{DType: data.DType, Shape: data.Shape, Data: data.Data, Strings: data.Strings}
 			err = b.Execute(ctx, p, out)
+			if Refused(t, req, err) {
+				if d := DiffExact(out, req.Data); d != "" {
+					t.Errorf("request %d: a refused in-place run changed data: %s\n%s", i, d, Describe(req))
+				}
+				continue
+			}
 			if errors.Is(err, ops.ErrUnsupported) {
 				t.Skipf("%s does not run in place: %v", b.Name(), err)
 			}
@@ -187,9 +202,11 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 			out, guardOK := guardedOutput(p)
 			err = b.Execute(ctx, p, out)
 			want, werr := Naive(req)
-			if werr != nil {
+			switch {
+			case Refused(t, req, err):
+			case werr != nil:
 				require.Error(t, err)
-			} else {
+			default:
 				require.NoError(t, err, "request %d: %s", i, Describe(req))
 				if d := Diff(out, want); d != "" {
 					reportMismatch(t, req, out, want)
@@ -289,6 +306,13 @@ func checkIndexError(t T, ctx context.Context, b ops.Backend, c ValidationCase) 
 	}
 	pattern := out.Clone()
 	err = b.Execute(ctx, p, out)
+	if Refused(t, c.Request, err) {
+		// Refused before any work: out untouched.
+		assert.True(t, tensor.Equal(out, pattern), "out changed by a refused call")
+		assert.True(t, guardOK(), "%s wrote outside the output buffer", b.Name())
+		requireInputsEqual(t, before, c.Request, c.Name)
+		return
+	}
 	RequireCaseError(t, c, err)
 	assert.Equal(t, want.Error(), err.Error(), "the text must be the reference's")
 	if !tensor.Equal(out, pattern) && !tensor.Equal(out, c.Request.Data) {

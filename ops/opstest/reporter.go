@@ -1,6 +1,7 @@
 package opstest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -45,6 +46,25 @@ type Mismatch struct {
 	Position  []int  `json:"position,omitempty"` // coordinates in the output; nil for a shape or dtype mismatch
 	Want      string `json:"expected"`
 	Got       string `json:"got"`
+}
+
+// RefusalReporter is implemented by a T that takes a backend's refusal of
+// a request for lack of a device feature as an outcome of its own, not a
+// failure: the suites call Refused with the backend's error when it wraps
+// ops.ErrUnsupported, and go on to the next case when it returns true (it
+// then counts the case as refused); when it returns false, the error fails
+// the case as any other would. A device without shaderFloat64, for
+// example, refuses float64 sum, sub, prod and mean.
+type RefusalReporter interface {
+	Refused(req ops.Request, err error) bool
+}
+
+// Refused reports whether t takes err, the backend's outcome for req, as
+// a refusal (RefusalReporter); the suites, and those built on them, call
+// it before judging an error.
+func Refused(t T, req ops.Request, err error) bool {
+	r, ok := t.(RefusalReporter)
+	return ok && errors.Is(err, ops.ErrUnsupported) && r.Refused(req, err)
 }
 
 // WrapT returns t as a T.
