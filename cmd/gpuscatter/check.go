@@ -75,20 +75,20 @@ var checkNoShaderFloat64 bool
 
 // checkResult is what check --json writes.
 type checkResult struct {
-	Device     checkDevice `json:"device"`
-	Size       string      `json:"size"`
-	Seed       int64       `json:"seed"`
-	Match      string      `json:"match,omitempty"`
-	Validation string      `json:"validation"` // "on", "off" or "not installed"
-	Seconds    float64     `json:"seconds"`
-	Cases      int         `json:"cases"`
-	Failed     int         `json:"failed"`
-	// Refused counts the cases the device cannot run for lack of a
-	// feature (RefusedFor names them): neither passed nor failed.
-	Refused    int            `json:"refused"`
-	RefusedFor []string       `json:"refused_for,omitempty"`
+	Device     checkDevice    `json:"device"`
+	Size       string         `json:"size"`
+	Seed       int64          `json:"seed"`
+	Match      string         `json:"match,omitempty"`
+	Validation string         `json:"validation"` // "on", "off" or "not installed"
+	Seconds    float64        `json:"seconds"`
+	Cases      int            `json:"cases"`
+	Failed     int            `json:"failed"`
 	Paths      []checkPath    `json:"paths"`
 	Rows       []gpucheck.Row `json:"rows"`
+	// Refused counts the cases the device cannot run for lack of a
+	// feature (RefusedFor names them): neither passed nor failed.
+	Refused    int      `json:"refused"`
+	RefusedFor []string `json:"refused_for,omitempty"`
 }
 
 // checkDevice describes the device in check's header.

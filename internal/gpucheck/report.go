@@ -19,23 +19,23 @@ import (
 
 // Row is the outcome of one operator on one path.
 type Row struct {
-	Path    string `json:"path"`
-	Op      string `json:"op"` // "-" for checks of the path as a whole (opening, closing, validation)
-	Cases   int    `json:"cases"`
-	Passed  int    `json:"passed"`
-	Failed  int    `json:"failed"`
-	Skipped int    `json:"skipped,omitempty"`
+	Path    string  `json:"path"`
+	Op      string  `json:"op"` // "-" for checks of the path as a whole (opening, closing, validation)
+	Cases   int     `json:"cases"`
+	Passed  int     `json:"passed"`
+	Failed  int     `json:"failed"`
+	Skipped int     `json:"skipped,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// First is the first mismatching element, when a failure was one.
+	First *opstest.Mismatch `json:"first_mismatch,omitempty"`
+	// FirstError is the first failure's message.
+	FirstError string `json:"first_error,omitempty"`
 	// Refused counts the cases the backend refused for lack of a device
 	// feature that the call needs (Refusal): neither passed nor failed.
 	Refused int `json:"refused,omitempty"`
 	// RefusedFor names the features the refusals named, in the order
 	// first met, comma-separated.
-	RefusedFor string  `json:"refused_for,omitempty"`
-	Seconds    float64 `json:"seconds"`
-	// First is the first mismatching element, when a failure was one.
-	First *opstest.Mismatch `json:"first_mismatch,omitempty"`
-	// FirstError is the first failure's message.
-	FirstError string `json:"first_error,omitempty"`
+	RefusedFor string `json:"refused_for,omitempty"`
 }
 
 // Report collects the rows of a run. It implements opstest.T through Root;
