@@ -204,6 +204,18 @@ func TestPlanErrors(t *testing.T) {
 		}
 		return out
 	}
+	noFloat64 := write("nofloat64.json", strings.Replace(string(raw), `"shaderFloat64": true`, `"shaderFloat64": false`, 1))
+	data64 := writeNPY(t, dir, "d64.npy", tensor.MustFromSlice([]int{64}, make([]float64, 64)))
+	updates64 := writeNPY(t, dir, "u64.npy", tensor.MustFromSlice([]int{100}, make([]float64, 100)))
+	float64Args := func(extra ...string) []string {
+		out := replace("--data", data64)
+		for i := range out {
+			if out[i] == "--updates" {
+				out[i+1] = updates64
+			}
+		}
+		return append(out, extra...)
+	}
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -214,6 +226,10 @@ func TestPlanErrors(t *testing.T) {
 		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
 		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
 		{"a device no kernel runs on", with("--facts", noInt64), []string{"lacks", "shaderInt64"}},
+		{"float64 add without shaderFloat64", float64Args("--facts", noFloat64),
+			[]string{"ScatterElements-18: vulkan: reduction add on float64 data needs shaderFloat64"}},
+		{"the sort in 16 KiB of workgroup memory", with("--deterministic", "--facts", "../../gpu/testdata/facts/lavapipe-16KiB-shared.json"),
+			[]string{"ScatterElements-18: vulkan: the in-order fold's sort takes 27712 bytes of workgroup memory; the device's maxComputeSharedMemorySize is 16384"}},
 		{"truncated data", replace("--data", truncated), []string{"--data " + truncated, "only 252 bytes follow"}},
 		{"updates of the wrong shape", replace("--updates", badUpdates), []string{"ScatterElements-18", "updates"}},
 	} {
