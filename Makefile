@@ -15,8 +15,24 @@ FUZZTIME ?= 30s
 # at the end; deps installs it into bin/.
 GOTESTSUM := gotest.tools/gotestsum@v1.13.0
 ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
+# SwiftShader, Google's software Vulkan driver, is the tests' second device:
+# `make swiftshader` unpacks its ICD file and library from Debian's
+# chromium-common (without installing Chromium) into
+# .cache/swiftshader/VERSION/, once per package version, and points
+# .cache/swiftshader/current at it.
+SWIFTSHADER_DIR := $(CURDIR)/.cache/swiftshader
+SWIFTSHADER_ICD := $(SWIFTSHADER_DIR)/current/vk_swiftshader_icd.json
+# SWIFTSHADER_GPU_TESTS=yes makes `make test` run the GPU tests and check
+# --quick a second time on SwiftShader (make swiftshader-test). Off while
+# the backend refuses SwiftShader, which lacks shaderInt64.
+SWIFTSHADER_GPU_TESTS ?= no
+# The GPU tests of that second run (a -run pattern of ./gpu): the
+# conformance suite and the random differential tests (TestCheck, at the
+# quick size with -short).
+SWIFTSHADER_TESTS ?= ^TestCheck$$
 
-.PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test
+.PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test \
+	swiftshader swiftshader-test
 
 all: build
 
@@ -44,8 +60,10 @@ examples: build
 	./bin/gpuscatter examples
 
 ## test: formatting, vet, every test, the ONNX node tests, and gpuscatter
-## check --quick on the default device (lavapipe in CI).
-test: deps check unit onnx-test qualify
+## check --quick on the default device (lavapipe in CI); with
+## SWIFTSHADER_GPU_TESTS=yes the GPU tests and check --quick on SwiftShader
+## too.
+test: deps check unit onnx-test qualify $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
 check: fmt-check vet
 
@@ -59,13 +77,44 @@ vet:
 	$(GO) vet $(PKG)
 	CGO_ENABLED=0 $(GO) vet $(PKG)
 
-unit:
-	bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
+unit: swiftshader
+	GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
 
 ## qualify: the GPU conformance suite on the default device, quick size.
 qualify: build
 	./bin/gpuscatter check --quick
+
+## swiftshader: fetch SwiftShader into .cache/swiftshader (see above) unless
+## the current package version is there already. apt-get download needs no
+## root; the package lists are updated (as deps does) only when apt knows no
+## chromium-common. Where it cannot be had, CI=true fails and elsewhere a
+## line says so and the tests that need it skip.
+swiftshader:
+	@fail() { echo "make swiftshader: $$1"; if [ "$$CI" = true ]; then exit 1; fi; echo "make swiftshader: the SwiftShader tests are skipped"; exit 0; }; \
+	version() { apt-cache show --no-all-versions chromium-common 2>/dev/null | sed -n 's/^Version: //p' | head -n 1; }; \
+	v=$$(version); \
+	if [ -z "$$v" ]; then $(SUDO) apt-get update -qq && v=$$(version); fi; \
+	[ -n "$$v" ] || fail "apt knows no package chromium-common"; \
+	dir=$(SWIFTSHADER_DIR)/$$(printf %s "$$v" | tr -c 'A-Za-z0-9.+\n-' _); \
+	if [ ! -f "$$dir/vk_swiftshader_icd.json" ] || [ ! -f "$$dir/libvk_swiftshader.so" ]; then \
+		echo "fetching SwiftShader from chromium-common $$v"; \
+		tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		(cd "$$tmp" && apt-get download -qq "chromium-common=$$v") || fail "apt-get download chromium-common=$$v failed"; \
+		dpkg-deb -x "$$tmp"/chromium-common_*.deb "$$tmp/x" || fail "dpkg-deb -x chromium-common failed"; \
+		rm -rf "$$dir.part" && mkdir -p "$$dir.part" && \
+		cp "$$tmp/x/usr/lib/chromium/vk_swiftshader_icd.json" "$$tmp/x/usr/lib/chromium/libvk_swiftshader.so" "$$dir.part/" && \
+		rm -rf "$$dir" && mv "$$dir.part" "$$dir" || fail "chromium-common $$v holds no SwiftShader"; \
+	fi; \
+	ln -sfn "$$(basename "$$dir")" $(SWIFTSHADER_DIR)/current
+
+## swiftshader-test: the GPU tests (SWIFTSHADER_TESTS of ./gpu, quick size)
+## and gpuscatter check --quick on SwiftShader alone (VK_ICD_FILENAMES).
+swiftshader-test: swiftshader build
+	@[ -f $(SWIFTSHADER_ICD) ] || { echo "make swiftshader-test: no SwiftShader at $(SWIFTSHADER_ICD)"; [ "$$CI" != true ] || exit 1; exit 0; }; \
+	set -x; \
+	VK_ICD_FILENAMES=$(SWIFTSHADER_ICD) GPUSCATTER_DEVICE= $(GO) test -count=1 -short -timeout 20m -run '$(SWIFTSHADER_TESTS)' ./gpu && \
+	VK_ICD_FILENAMES=$(SWIFTSHADER_ICD) GPUSCATTER_DEVICE= ./bin/gpuscatter check --quick
 
 ## kit: bin/gpuscatter-kit/ and bin/gpuscatter-kit.tar.gz, which qualify a
 ## machine without Go: the CLI, the device tests, run.sh (see README).
