@@ -86,6 +86,7 @@ step bench "$res/bench.txt" "$g" bench ${quick:+--quick} --json "$res/bench.json
 	sed -n 's/^driver: *//p' "$res/check.txt" | head -n 1 | sed 's/^/driver:  /'
 	grep -E '^(PASS|FAIL): ' "$res/check.txt" | tail -n 1 | sed 's/^/check:   /' || true
 	grep -E '^FAIL ' "$res/check.txt" | head -n 5 | sed 's/^/  /' || true
+	grep -E '^REFUSED ' "$res/check.txt" | head -n 1 | sed 's/^/  /' || true
 	for t in "$kit"/tests/*.test; do
 		name=$(basename "$t")
 		p=$(grep -c '^--- PASS' "$res/$name.txt" || true)
