@@ -247,9 +247,11 @@ func (cfg Config) Selected() []Path {
 }
 
 // Run runs the selected paths, each as a subtest of t named after it.
-// Every backend is opened with cfg.Base's device, validation and fault,
-// closed at the end of its path, and then must have reported no validation
-// message and left no Vulkan object alive.
+// Every backend is opened with cfg.Base's device and validation, cfg.Fault
+// and cfg.NoShaderFloat64, closed at the end of its path, and then must
+// have reported no validation message and left no Vulkan object alive. A
+// refusal that Refusal accepts is an outcome of its own (the T's
+// opstest.RefusalReporter), not a failure.
 func Run(t opstest.T, cfg Config) {
 	for _, p := range cfg.Selected() {
 		t.Run(p.Name, func(t opstest.T) { RunPath(t, cfg, p) })
