@@ -84,17 +84,18 @@ func f32Bits(v []float32) []uint32 {
 	return b
 }
 
-// TestOwnedRowAddsMatch runs float32 ScatterND sums onto slices down the
-// owned path with the assembly row adds (AVX-512, AVX2 alone) and the Go
-// loop forced, at tiny and default grains (batches of a few rows, and of
-// ownedChunk), and wants the bits of the serial backend, which folds row by
-// row without batches.
-func TestOwnedRowAddsMatch(t *testing.T) {
+// TestBatchedRowAddsMatch runs float32 ScatterND sums onto slices down the
+// owned and grouped paths with the assembly row adds (AVX-512, AVX2 alone)
+// and the Go loop forced, at tiny and default grains (batches of a few
+// rows, and of ownedChunk), and wants the bits of the serial backend,
+// which folds row by row without batches.
+func TestBatchedRowAddsMatch(t *testing.T) {
 	seed := int64(20261127)
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
 	var tiny, def []*Backend // tiny grains, and the default ones (large cases only)
-	for _, g := range []grain{*tinyGrain, defaultGrain} {
+	grouped := grain{task: 2, run: 1 << 20, piece: 1, decode: 3, copy: 8, bucket: 64}
+	for _, g := range []grain{*tinyGrain, grouped, defaultGrain} {
 		for _, mode := range []struct{ noAsm, no512 bool }{{false, false}, {false, true}, {true, false}} {
 			g := g
 			g.rowNoAsm, g.rowNoAVX512 = mode.noAsm, mode.no512
@@ -125,7 +126,11 @@ func TestOwnedRowAddsMatch(t *testing.T) {
 		require.NoError(t, err)
 		for i, b := range backends {
 			x := &exec{g: *b.grain, p: p, w: b.Workers, out: want}
-			require.True(t, x.planOwned(), "case %+v, backend %d runs owned", c, i)
+			if b.grain.owned > 0 {
+				require.True(t, x.planOwned(), "case %+v, backend %d runs owned", c, i)
+			} else {
+				require.True(t, x.planGroups(), "case %+v, backend %d runs grouped", c, i)
+			}
 			got, err := ops.Run(context.Background(), b, req)
 			require.NoError(t, err)
 			require.Equal(t, f32Bits(tensor.View[float32](want)), f32Bits(tensor.View[float32](got)),
