@@ -372,7 +372,10 @@ type sliceJob struct {
 // them while they are in the caches. Every row is copied exactly once,
 // and each is copied before the updates land on it: the traffic is that
 // of one pass over data, updates and out, not a copy and then a second,
-// scattered pass over the rows.
+// scattered pass over the rows. Where the slice takes every second
+// element of single-element runs of a row (two dimensions, 4-byte
+// elements), the row is built in one pass from data and its updates
+// (interleave2) instead of copied and then stored into with a stride.
 func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 	p := x.p
 	d, run, base := s.d, s.run, s.base
@@ -421,6 +424,11 @@ func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 	if s.fused {
 		n0, s0, t0, dim0, row0 := p.SliceCount[0], p.SliceStart[0], p.SliceStep[0], p.Shape[0], p.Strides[0]
 		perC0 := rows / n0 // rows of dimensions 0..d-1 per coordinate c0 (d >= 1)
+		// Two dimensions, a step of 2 along the second, 4-byte elements:
+		// each row the slice writes is built in one pass from data and
+		// its updates (interleave2).
+		var z E
+		build := s.d == 1 && run == 1 && stride == 2 && unsafe.Sizeof(z) == 4 && !x.g.sliceNoBuild
 		ok = forEach(x.scatterDone(), x.w, s.tasks, func(t int) {
 			lo, hi := part(t, n0, s.tasks)
 			for c0 := lo; c0 < hi; c0++ {
@@ -442,6 +450,17 @@ func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 					if c0 == 0 {
 						b = dim0
 					}
+				}
+				if build {
+					// The span of row r from the slice's first element to
+					// its last: updates at even places, data between.
+					r := s0 + c0*t0
+					first := base + r*row0
+					end := first + 2*count - 1
+					copy(out[a*row0:first], dat[a*row0:first])
+					interleave2(cast[uint32](out[first:end]), cast[uint32](dat[first:end]), cast[uint32](upd[c0*count:(c0+1)*count]), &x.g)
+					copy(out[end:b*row0], dat[end:b*row0])
+					continue
 				}
 				copy(out[a*row0:b*row0], dat[a*row0:b*row0])
 				if s.d == 0 {
