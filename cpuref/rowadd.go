@@ -18,9 +18,10 @@ import (
 // rowsKernel returns the batched row fold of x's plan, or nil where the
 // owned path folds row by row with the kernels' contig. The assembly
 // loops check nothing: every row of dst must lie in out and every row of
-// src in upd, as ownRows leaves them (it keeps only rows inside the
-// owner's range, which come from checked indices, and positions of the
-// batch).
+// src in upd. The callers' rows come from checked indices and their
+// positions from the updates' own range: ownRows keeps rows inside the
+// owner's range with positions of the batch, and a group's segment holds
+// the decoded rows with their positions.
 func rowsKernel[E any, O offset](x *exec) func(out, upd []E, dst, src []O, inner int) {
 	if x.p.DType != tensor.Float32 || x.p.Reduction != ops.Sum {
 		return nil
