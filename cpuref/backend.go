@@ -50,6 +50,14 @@ type grain struct {
 	// binNoVector keeps to the scalar assembly loop (binPartitionKeys,
 	// after the Go decode), as on processors without AVX-512.
 	binNoVector bool
+	// rowNoAsm folds the owned path's batches of rows with the Go loop
+	// where the assembly one (rowadd.go) would run; rowNoAVX512 keeps to
+	// its AVX2 loop, as on processors without AVX-512.
+	rowNoAsm, rowNoAVX512 bool
+	// sliceNoBuild keeps a fused SliceScatter with a step of 2 to a copy
+	// of each row and strided stores into it; sliceNoAsm builds its rows
+	// with the Go loop (interleave.go).
+	sliceNoBuild, sliceNoAsm bool
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,

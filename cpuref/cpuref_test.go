@@ -1,13 +1,16 @@
 package cpuref
 
 import (
+	"context"
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -712,4 +715,54 @@ func TestScatterUpdateOnALongAxis(t *testing.T) {
 	}
 	check(t, ops.Request{Op: "ScatterUpdate-3", Axis: tensor.Scalar(0), Data: vec(data...),
 		Indices: idx([]int{5}, ind...), Updates: vec[int16](1, 2, 3, 4, 5)}, vec(want...))
+}
+
+// ScatterUpdate-3 copies from data only the slices no update writes: into
+// an output that holds other values, gaps at the start, in the middle and
+// at the end of the axis, with few and many rows before it (the copy split
+// by rows, or each gap split in pieces), and every slice written (nothing
+// copied), must give the naive result.
+func TestScatterUpdateCopiesOnlyUncoveredSlices(t *testing.T) {
+	seed := int64(20261126)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	cases := []struct {
+		name  string
+		shape []int // data; the axis is 1
+		ind   []int64
+	}{
+		{"gaps at both ends and inside, one row", []int{1, 9, 5}, []int64{2, 3, 3, 6}},
+		{"gaps at both ends and inside, many rows", []int{40, 9, 3}, []int64{6, 2, 3, 3}},
+		{"one gap in the middle", []int{3, 6, 7}, []int64{0, 1, 5, 4, 0}},
+		{"every slice written", []int{5, 4, 2}, []int64{3, 1, 2, 0, 1}},
+		{"no slice written but one", []int{2, 50, 1}, []int64{49}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, dt := range []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Float64} {
+				ushape := []int{c.shape[0], len(c.ind), c.shape[2]}
+				req := ops.Request{Op: "ScatterUpdate-3", Axis: tensor.Scalar(1), Data: randomBits(rng, dt, c.shape),
+					Indices: idx([]int{len(c.ind)}, c.ind...), Updates: randomBits(rng, dt, ushape)}
+				want, err := opstest.Naive(req)
+				require.NoError(t, err)
+				p, err := ops.Prepare(req)
+				require.NoError(t, err)
+				for _, tb := range testBackends {
+					out := opstest.SentinelOutput(p) // not a copy of data
+					require.NoError(t, tb.b.Execute(context.Background(), p, out))
+					assert.True(t, tensor.Equal(want, out), "seed %d, %v, backend %s:\n got  %v\n want %v", seed, dt, tb.name, out, want)
+				}
+			}
+		})
+	}
+}
+
+// randomBits returns a numeric tensor of dt and shape with random bytes.
+func randomBits(rng *rand.Rand, dt tensor.DType, shape []int) *tensor.Tensor {
+	t, err := tensor.New(dt, shape)
+	if err != nil {
+		panic(err)
+	}
+	rng.Read(t.Data)
+	return t
 }

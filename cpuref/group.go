@@ -124,6 +124,10 @@ func scatterGrouped[E any, O offset](x *exec, out, upd []E) error {
 	}
 	dat := viewAs[E](x.p.Data.Data)
 	inner := x.keyElems
+	var rk func(out, upd []E, dst, src []O, inner int)
+	if runs {
+		rk = rowsKernel[E, O](x)
+	}
 	// each calls fn with the segments of group b, chunk after chunk.
 	each := func(b int, fn func(lo, hi int)) {
 		for c := range chunks {
@@ -139,6 +143,10 @@ func scatterGrouped[E any, O offset](x *exec, out, upd []E) error {
 		hi := min(x.keyRange, (b+1)<<shift) * inner
 		if !x.inPlace {
 			copy(out[lo:hi], dat[lo:hi])
+		}
+		if runs && rk != nil {
+			each(b, func(s, e int) { rk(out, upd, keyS[s:e], posS[s:e], inner) })
+			return
 		}
 		if runs {
 			each(b, func(s, e int) {

@@ -202,9 +202,10 @@ func meanKernels[E any, O offset](x *exec) (kernels[E, O], error) {
 		return k, unsupported(p)
 	}
 	k.free = func() {
-		if x.ctx.Err() == nil {
-			release(cnt)
+		if x.ctx.Err() != nil {
+			clear(cnt) // a stopped mean leaves counts behind
 		}
+		release(cnt)
 		release(acc64)
 		release(accU64)
 	}

@@ -128,7 +128,9 @@ func b2i(b bool) int {
 // decoded first (they are few: one per Inner updates), then each owner
 // copies its rows of data into out and folds, in order of j, the runs
 // that land in them. A run is long enough that skipping the others with a
-// branch costs little.
+// branch costs little; where the plan has a batched row fold (rowadd.go),
+// each owner gathers its rows a batch at a time and folds the batch in one
+// call.
 func scatterOwnedRuns[E any, O offset](x *exec, out, upd []E, k kernels[E, O]) error {
 	rows, err := decode[O](x)
 	if err != nil {
@@ -142,12 +144,27 @@ func scatterOwnedRuns[E any, O offset](x *exec, out, upd []E, k kernels[E, O]) e
 	nrows := len(out) / inner
 	owners := min(x.w, nrows)
 	dat := viewAs[E](x.p.Data.Data)
+	rk := rowsKernel[E, O](x)
 	if !forEach(x.scatterDone(), x.w, owners, func(r int) {
 		lo, hi := part(r, nrows, owners)
 		if !x.inPlace {
 			copy(out[lo*inner:hi*inner], dat[lo*inner:hi*inner])
 		}
 		span := uint(hi - lo)
+		if rk != nil {
+			// In batches: the rows this owner takes, then one call
+			// folds them.
+			size := min(ownedChunk, max(1, x.g.decode)) // tests split finer
+			bd, bs := scratch[O](size), scratch[O](size)
+			defer release(bd)
+			defer release(bs)
+			for c := 0; c < len(rows); c += size {
+				e := min(len(rows), c+size)
+				n := ownRows(bd, bs, rows[c:e], c, lo, span)
+				rk(out, upd, bd[:n], bs[:n], inner)
+			}
+			return
+		}
 		for j, row := range rows {
 			if a := j + runAhead; a < len(rows) && uint(int(rows[a])-lo) < span {
 				prefetch(unsafe.Pointer(&out[int(rows[a])*inner]))

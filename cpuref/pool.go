@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/gpuscatter/gpuscatter/hostmem"
 )
 
 // slicePool keeps scratch slices between Execute calls. Fresh memory costs
@@ -16,18 +18,34 @@ import (
 // every call, so its scratch was fresh memory again each time. The pool
 // keeps at most poolSlots slices and poolBytes bytes, and lets everything
 // go once it has been idle for poolIdle.
+//
+// Slices of hugeMin bytes or more are mapped outside the Go heap on
+// transparent huge pages where the kernel has them (hostmem.MapHuge): a
+// large scratch buffer is walked at random or streamed through, and on
+// 2 MiB pages its accesses miss the TLB far less often. Such a slice
+// stays mapped while it is in use or pooled, and is unmapped when the
+// pool lets it go; pools of types that hold pointers (noHuge) never map.
 type slicePool[E any] struct {
-	mu    sync.Mutex
-	free  [][]E
-	bytes int
-	timer *time.Timer
+	mu     sync.Mutex
+	free   [][]E
+	bytes  int
+	timer  *time.Timer
+	noHuge bool
+	// mapped holds the first element of every slice from MapHuge that
+	// the pool has handed out or holds.
+	mapped map[*E]bool
 }
 
 const (
 	poolSlots = 8
 	poolBytes = 2 << 30
 	poolIdle  = 10 * time.Second
+	hugeMin   = 4 << 20
 )
+
+// hugeScratch turns the mapping of large scratch slices on huge pages on;
+// tests turn it off to compare.
+var hugeScratch = true
 
 // get returns a slice of n elements: the smallest pooled one that holds
 // n and is not much larger (a small request must not take the large slice
@@ -48,17 +66,45 @@ func (sp *slicePool[E]) get(n int) []E {
 		return s[:n]
 	}
 	sp.mu.Unlock()
+	var z E
+	if size := n * int(unsafe.Sizeof(z)); hugeScratch && !sp.noHuge && size >= hugeMin {
+		if b, err := hostmem.MapHuge(size); err == nil {
+			s := unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(z)))
+			sp.mu.Lock()
+			if sp.mapped == nil {
+				sp.mapped = make(map[*E]bool)
+			}
+			sp.mapped[&s[0]] = true
+			sp.mu.Unlock()
+			return s[:n]
+		}
+	}
 	return make([]E, n)
+}
+
+// drop lets s go: unmapped if it came from MapHuge. sp.mu is held.
+func (sp *slicePool[E]) drop(s []E) {
+	s = s[:cap(s)]
+	if len(s) == 0 || !sp.mapped[&s[0]] {
+		return
+	}
+	delete(sp.mapped, &s[0])
+	var z E
+	hostmem.Unmap(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z))))
 }
 
 // put returns s to the pool, dropping the smallest slices when it is full.
 func (sp *slicePool[E]) put(s []E) {
 	size := sizeOf(s)
-	if size == 0 || size > poolBytes {
+	if size == 0 {
 		return
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	if size > poolBytes {
+		sp.drop(s)
+		return
+	}
 	for len(sp.free) > 0 && (len(sp.free) >= poolSlots || sp.bytes+size > poolBytes) {
 		small := 0
 		for i, f := range sp.free {
@@ -67,6 +113,7 @@ func (sp *slicePool[E]) put(s []E) {
 			}
 		}
 		sp.bytes -= sizeOf(sp.free[small])
+		sp.drop(sp.free[small])
 		sp.free = append(sp.free[:small], sp.free[small+1:]...)
 	}
 	sp.free = append(sp.free, s[:0])
@@ -81,6 +128,9 @@ func (sp *slicePool[E]) put(s []E) {
 // flush lets every pooled slice go.
 func (sp *slicePool[E]) flush() {
 	sp.mu.Lock()
+	for _, s := range sp.free {
+		sp.drop(s)
+	}
 	clear(sp.free)
 	sp.free, sp.bytes = sp.free[:0], 0
 	sp.mu.Unlock()
@@ -100,7 +150,7 @@ var (
 	u16Pool    slicePool[uint16]
 	u32Pool    slicePool[uint32]
 	u128Pool   slicePool[[2]uint64]
-	stagePool  slicePool[binStage]
+	stagePool  = slicePool[binStage]{noHuge: true} // holds pointers
 )
 
 // poolOf returns the pool for slices of E, or nil for types not pooled

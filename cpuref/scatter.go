@@ -165,9 +165,12 @@ func (x *exec) axis() error {
 	if !x.keepOverwritten {
 		keep, distinct = lastWriters(idx, x.p.Shape[x.p.Axis])
 	}
-	if err := x.copyData(); err != nil {
+	if err := x.ctx.Err(); err != nil {
 		return err
 	}
+	// Every update replaces a whole slice: only the slices no update
+	// writes are copied from data.
+	x.copyUncovered(idx)
 	out, upd := x.out, x.p.Updates
 	if x.p.DType == tensor.String {
 		return axisMoves(x, out.Strings, upd.Strings, idx, keep, distinct)
@@ -183,6 +186,84 @@ func (x *exec) axis() error {
 		return axisMoves(x, viewAs[uint64](out.Data), viewAs[uint64](upd.Data), idx, keep, distinct)
 	}
 	return axisMoves(x, viewAs[[2]uint64](out.Data), viewAs[[2]uint64](upd.Data), idx, keep, distinct)
+}
+
+// copyUncovered copies into out the slices of data along the axis of a
+// ScatterUpdate-3 plan that no index in idx names: for every o, the runs
+// of consecutive slices t with no update, (o*s + t)*Inner onwards.
+// Nothing is copied in place.
+func (x *exec) copyUncovered(idx []int) {
+	if x.inPlace {
+		return
+	}
+	p := x.p
+	s := p.Shape[p.Axis]
+	hit := make([]bool, s)
+	for _, t := range idx {
+		hit[t] = true
+	}
+	var gaps [][2]int // runs [t0, t1) of slices no update writes
+	for t := 0; t < s; {
+		if hit[t] {
+			t++
+			continue
+		}
+		t0 := t
+		for t < s && !hit[t] {
+			t++
+		}
+		gaps = append(gaps, [2]int{t0, t})
+	}
+	switch {
+	case len(gaps) == 0:
+		return
+	case gaps[0] == [2]int{0, s}:
+		x.forceCopy()
+		return
+	}
+	if p.DType == tensor.String {
+		copyGaps(x, x.out.Strings, p.Data.Strings, gaps)
+		return
+	}
+	copyGaps(x, x.out.Data, p.Data.Data, gaps)
+}
+
+// copyGaps copies the runs of slices gaps (see copyUncovered) of every o
+// from dat into out, where a slice is Inner elements of E, or Inner*size
+// bytes.
+func copyGaps[E any](x *exec, out, dat []E, gaps [][2]int) {
+	p := x.p
+	outer, s := p.Outer, p.Shape[p.Axis]
+	inner := len(dat) / (outer * s) // elements of E per slice
+	gapLen := 0
+	for _, g := range gaps {
+		gapLen += g[1] - g[0]
+	}
+	var z E
+	bytes := outer * gapLen * inner * int(unsafe.Sizeof(z))
+	parts := max(1, min(4*x.w, bytes/x.g.copy))
+	copyO := func(o int) {
+		for _, g := range gaps {
+			lo, hi := (o*s+g[0])*inner, (o*s+g[1])*inner
+			copy(out[lo:hi], dat[lo:hi])
+		}
+	}
+	if outer >= parts {
+		forEach(nil, x.w, parts, func(i int) {
+			lo, hi := part(i, outer, parts)
+			for o := lo; o < hi; o++ {
+				copyO(o)
+			}
+		})
+		return
+	}
+	// Few rows of o: each gap is copied in parallel pieces.
+	for o := range outer {
+		for _, g := range gaps {
+			lo, hi := (o*s+g[0])*inner, (o*s+g[1])*inner
+			copyParallel(x.w, x.g.copy, out[lo:hi], dat[lo:hi])
+		}
+	}
 }
 
 // axisMoves applies the updates j in keep (all when nil), in order. When
@@ -291,7 +372,10 @@ type sliceJob struct {
 // them while they are in the caches. Every row is copied exactly once,
 // and each is copied before the updates land on it: the traffic is that
 // of one pass over data, updates and out, not a copy and then a second,
-// scattered pass over the rows.
+// scattered pass over the rows. Where the slice takes every second
+// element of single-element runs of a row (two dimensions, 4-byte
+// elements), the row is built in one pass from data and its updates
+// (interleave2) instead of copied and then stored into with a stride.
 func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 	p := x.p
 	d, run, base := s.d, s.run, s.base
@@ -340,6 +424,11 @@ func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 	if s.fused {
 		n0, s0, t0, dim0, row0 := p.SliceCount[0], p.SliceStart[0], p.SliceStep[0], p.Shape[0], p.Strides[0]
 		perC0 := rows / n0 // rows of dimensions 0..d-1 per coordinate c0 (d >= 1)
+		// Two dimensions, a step of 2 along the second, 4-byte elements:
+		// each row the slice writes is built in one pass from data and
+		// its updates (interleave2).
+		var z E
+		build := s.d == 1 && run == 1 && stride == 2 && unsafe.Sizeof(z) == 4 && !x.g.sliceNoBuild
 		ok = forEach(x.scatterDone(), x.w, s.tasks, func(t int) {
 			lo, hi := part(t, n0, s.tasks)
 			for c0 := lo; c0 < hi; c0++ {
@@ -361,6 +450,17 @@ func sliceMoves[E any](x *exec, out, upd, dat []E, s sliceJob) error {
 					if c0 == 0 {
 						b = dim0
 					}
+				}
+				if build {
+					// The span of row r from the slice's first element to
+					// its last: updates at even places, data between.
+					r := s0 + c0*t0
+					first := base + r*row0
+					end := first + 2*count - 1
+					copy(out[a*row0:first], dat[a*row0:first])
+					interleave2(cast[uint32](out[first:end]), cast[uint32](dat[first:end]), cast[uint32](upd[c0*count:(c0+1)*count]), &x.g)
+					copy(out[end:b*row0], dat[end:b*row0])
+					continue
 				}
 				copy(out[a*row0:b*row0], dat[a*row0:b*row0])
 				if s.d == 0 {

@@ -22,4 +22,9 @@
 // output that does not fit beside the inputs) into one line of error. A
 // limit so small that the runtime cannot start is beyond its reach: the
 // process fails before any of its code runs.
+//
+// MapHuge maps memory outside the Go heap on transparent huge pages, for
+// large scratch buffers that are reused across calls: the kernel's
+// setting (always, madvise or never) decides whether it can, and with
+// madvise the mapping asks for them (MADV_HUGEPAGE).
 package hostmem
