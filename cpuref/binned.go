@@ -206,6 +206,10 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 	}
 
 	dat := viewAs[E](x.p.Data.Data)
+	fold := k.indexed
+	if f := vecFold[E, O](x, k.indexed); f != nil {
+		fold = f
+	}
 	// each calls fn with bin b's entries, chunk after chunk, block after
 	// block.
 	each := func(b int, fn func(lo, hi int)) {
@@ -229,7 +233,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			v := *k.neutral
 			each(b, func(s, e int) { fillI(out, tgtS[s:e], v) })
 		}
-		each(b, func(s, e int) { k.indexed(out, tgtS[s:e], updS[s:e]) })
+		each(b, func(s, e int) { fold(out, tgtS[s:e], updS[s:e]) })
 		if k.finish != nil {
 			each(b, func(s, e int) { k.finish(out, tgtS[s:e]) })
 		}

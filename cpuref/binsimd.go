@@ -283,3 +283,68 @@ func (st *binStage) drain(nb int, pos *binPos) int32 {
 	}
 	return int32(st.blk)
 }
+
+// The operations of foldVec (binsimd_amd64.s).
+const (
+	foldAddF32 = iota
+	foldAddInt
+	foldMaxI32
+	foldMinI32
+	foldMaxU32
+	foldMinU32
+)
+
+// vecFold returns, where the processor and x's plan allow, a fold of a
+// bin's entries (the kernels' indexed) in vector code: foldVec takes 16
+// entries at a time, gathering their elements, combining and scattering
+// them back, and folds a group with a repeated target one entry at a
+// time, in order; the Go loop takes the last entries, fewer than 16. The
+// vector steps are the Go loops' steps on 16 elements at once, each
+// element's value first (the NaN of float32 addition is the element's
+// where both are NaN, as ADDSS gives): float32 and integer addition,
+// integer min and max of int32 and uint32. It returns nil for other
+// dtypes and reductions, for targets of other than 4 bytes, and where the
+// assembly loops are switched off (binNoAsm, binNoVector).
+func vecFold[E any, O offset](x *exec, indexed func(out []E, tgt []O, upd []E)) func(out []E, tgt []O, upd []E) {
+	var e E
+	var o O
+	p := x.p
+	if !haveFold || x.g.binNoAsm || x.g.binNoVector || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 {
+		return nil
+	}
+	op := -1
+	switch p.Reduction {
+	case ops.Sum:
+		switch p.DType {
+		case tensor.Float32:
+			op = foldAddF32
+		case tensor.Int32, tensor.Uint32:
+			op = foldAddInt
+		}
+	case ops.Max:
+		switch p.DType {
+		case tensor.Int32:
+			op = foldMaxI32
+		case tensor.Uint32:
+			op = foldMaxU32
+		}
+	case ops.Min:
+		switch p.DType {
+		case tensor.Int32:
+			op = foldMinI32
+		case tensor.Uint32:
+			op = foldMinU32
+		}
+	}
+	if op < 0 {
+		return nil
+	}
+	return func(out []E, tgt []O, upd []E) {
+		upd = upd[:len(tgt)]
+		n := 0
+		if len(tgt) >= 16 {
+			n = foldVec(unsafe.Pointer(&out[0]), unsafe.Pointer(&tgt[0]), unsafe.Pointer(&upd[0]), len(tgt), op)
+		}
+		indexed(out, tgt[n:], upd[n:])
+	}
+}

@@ -516,3 +516,115 @@ TEXT ·stageLayout(SB), NOSPLIT, $0-48
 	MOVQ $STAGE_TB, tb+32(FP)
 	MOVQ $STAGE_ESIZE, esize+40(FP)
 	RET
+
+// FOLDLOOP is foldVec's loop for one operation: VOP combines the 16
+// elements gathered into Z3 with the updates in Z1 (the element first, as
+// the scalar loops compute it), SCALAR folds lane R9 (target R10) alone.
+#define FOLDLOOP(loop, next, slow, lane, VOP, SCALAR) \
+loop: \
+	VMOVDQU32 (SI), Z0; \
+	VMOVDQU32 (DX), Z1; \
+	VPCONFLICTD Z0, Z2; \
+	VPTESTMD Z2, Z2, K1; \
+	KORTESTW K1, K1; \
+	JNZ slow; \
+	KXNORW K2, K2, K2; \
+	VPGATHERDD (DI)(Z0*4), K2, Z3; \
+	VOP Z1, Z3, Z3; \
+	KXNORW K3, K3, K3; \
+	VPSCATTERDD Z3, K3, (DI)(Z0*4); \
+next: \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	INCQ R8; \
+	CMPQ R8, CX; \
+	JB loop; \
+	JMP fdone; \
+slow: \
+	XORQ R9, R9; \
+lane: \
+	MOVLQSX (SI)(R9*4), R10; \
+	SCALAR; \
+	INCQ R9; \
+	CMPQ R9, $16; \
+	JB lane; \
+	JMP next
+
+#define SCALAR_ADDF \
+	VMOVSS (DI)(R10*4), X4; \
+	VADDSS (DX)(R9*4), X4, X4; \
+	VMOVSS X4, (DI)(R10*4)
+
+#define SCALAR_ADDI \
+	MOVL (DX)(R9*4), R11; \
+	ADDL R11, (DI)(R10*4)
+
+#define SCALAR_MAXI \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLGT R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MINI \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLLT R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MAXU \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLHI R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MINU \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLCS R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+// func foldVec(out, tgt, upd unsafe.Pointer, n int, op int) int
+//
+// foldVec folds the 4-byte updates at upd into the elements of out at the
+// int32 targets at tgt, in order, for the units of [0, n) rounded down to a
+// multiple of 16, and returns that count. A group of 16 whose targets are
+// distinct is gathered, combined and scattered at once; a group with a
+// repeated target is folded one lane at a time, in lane order. op: 0
+// float32 add, 1 integer add, 2 int32 max, 3 int32 min, 4 uint32 max,
+// 5 uint32 min. It needs AVX-512 Foundation and Conflict Detection.
+TEXT ·foldVec(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ tgt+8(FP), SI
+	MOVQ upd+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ op+32(FP), AX
+	XORQ R8, R8
+	SHRQ $4, CX
+	JZ fdone
+	CMPQ AX, $1
+	JEQ faddi
+	CMPQ AX, $2
+	JEQ fmaxi
+	CMPQ AX, $3
+	JEQ fmini
+	CMPQ AX, $4
+	JEQ fmaxu
+	CMPQ AX, $5
+	JEQ fminu
+
+	FOLDLOOP(faddf, naddf, saddf, laddf, VADDPS, SCALAR_ADDF)
+	FOLDLOOP(faddi, naddi, saddi, laddi, VPADDD, SCALAR_ADDI)
+	FOLDLOOP(fmaxi, nmaxi, smaxi, lmaxi, VPMAXSD, SCALAR_MAXI)
+	FOLDLOOP(fmini, nmini, smini, lmini, VPMINSD, SCALAR_MINI)
+	FOLDLOOP(fmaxu, nmaxu, smaxu, lmaxu, VPMAXUD, SCALAR_MAXU)
+	FOLDLOOP(fminu, nminu, sminu, lminu, VPMINUD, SCALAR_MINU)
+
+fdone:
+	SHLQ $4, R8
+	MOVQ R8, ret+40(FP)
+	VZEROUPPER
+	RET

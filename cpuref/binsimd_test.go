@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -111,7 +112,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 		neg := op != "ScatterNDUpdate-3"
 		for _, idt := range []tensor.DType{tensor.Int32, tensor.Int64} {
 			for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Uint32, tensor.Float64, tensor.Int64, tensor.Float16, tensor.Int8} {
-				for _, red := range []string{"", "add", "max"} {
+				for _, red := range []string{"", "add", "max", "min"} {
 					if op == "ScatterNDUpdate-3" && red != "" {
 						continue
 					}
@@ -434,5 +435,93 @@ func TestBinnedDefaultGrainsMatchGo(t *testing.T) {
 		if d := opstest.DiffExact(got, want); d != "" {
 			t.Fatalf("%s: %s", name, d)
 		}
+	}
+}
+
+// TestVecFoldMatchesGo runs the vector fold (foldVec through vecFold) and
+// the Go loops on the same entries and wants the same bits: every
+// operation, lengths around the groups of 16, targets spread over a few
+// elements (most groups repeat one, and take the one-at-a-time path) to
+// many, float32 values with signed zeros and NaNs of different payloads
+// (where both operands are NaN, the element's comes out), and integers
+// that wrap and straddle the sign.
+func TestVecFoldMatchesGo(t *testing.T) {
+	if !haveFold {
+		t.Log("no vector fold on this processor: the Go loops fold, and TestSplitsKeepIndexOrder covers them")
+		return
+	}
+	seed := int64(20261126)
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	cases := []struct {
+		red ops.Reduction
+		dt  tensor.DType
+		k   kernels[uint32, int32]
+	}{
+		{ops.Sum, tensor.Float32, nativeKernels[float32, uint32, int32](ops.Sum)},
+		{ops.Sum, tensor.Int32, intKernels[int32, uint32, int32](ops.Sum)},
+		{ops.Sum, tensor.Uint32, intKernels[uint32, uint32, int32](ops.Sum)},
+		{ops.Max, tensor.Int32, intKernels[int32, uint32, int32](ops.Max)},
+		{ops.Min, tensor.Int32, intKernels[int32, uint32, int32](ops.Min)},
+		{ops.Max, tensor.Uint32, intKernels[uint32, uint32, int32](ops.Max)},
+		{ops.Min, tensor.Uint32, intKernels[uint32, uint32, int32](ops.Min)},
+	}
+	value := func(dt tensor.DType) uint32 {
+		if dt != tensor.Float32 {
+			switch rng.Intn(4) {
+			case 0:
+				return uint32(rng.Intn(5)) - 2 // around zero and the sign
+			case 1:
+				return 1<<31 - uint32(rng.Intn(3)) // around the wrap
+			}
+			return rng.Uint32()
+		}
+		switch rng.Intn(10) {
+		case 0:
+			return 0x7fc00000 | uint32(rng.Intn(1<<22)) // quiet NaN, some payload
+		case 1:
+			return 0xff800001 + uint32(rng.Intn(1<<22-1)) // signalling NaN
+		case 2:
+			return uint32(rng.Intn(2)) << 31 // ±0
+		case 3:
+			return 0x7f800000 | uint32(rng.Intn(2))<<31 // ±inf
+		}
+		return math.Float32bits(float32(rng.NormFloat64()) * 1e3)
+	}
+	for _, c := range cases {
+		for _, span := range []int{1, 3, 17, 100, 5000} {
+			for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 16*40 + 7, 4096} {
+				name := fmt.Sprintf("%v/%v/span%d/n%d", c.red, c.dt, span, n)
+				x := &exec{g: defaultGrain, p: &ops.Plan{Reduction: c.red, DType: c.dt, UseInitVal: true}}
+				fold := vecFold[uint32, int32](x, c.k.indexed)
+				require.NotNil(t, fold, name)
+				base := make([]uint32, span)
+				for i := range base {
+					base[i] = value(c.dt)
+				}
+				tgt := make([]int32, n)
+				upd := make([]uint32, n)
+				for i := range tgt {
+					tgt[i] = int32(rng.Intn(span))
+					upd[i] = value(c.dt)
+				}
+				tgt0, upd0 := slices.Clone(tgt), slices.Clone(upd)
+				got, want := slices.Clone(base), slices.Clone(base)
+				fold(got, tgt, upd)
+				c.k.indexed(want, tgt, upd)
+				require.Equal(t, want, got, "%s (seed %d)", name, seed)
+				require.Equal(t, tgt0, tgt, name)
+				require.Equal(t, upd0, upd, name)
+			}
+		}
+	}
+	// Switched off, and for other plans, there is no vector fold.
+	for _, x := range []*exec{
+		{g: grain{binNoVector: true}, p: &ops.Plan{Reduction: ops.Sum, DType: tensor.Float32}},
+		{g: grain{binNoAsm: true}, p: &ops.Plan{Reduction: ops.Sum, DType: tensor.Float32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Max, DType: tensor.Float32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Prod, DType: tensor.Int32}},
+	} {
+		require.Nil(t, vecFold[uint32, int32](x, nil), "%+v", x.g)
 	}
 }
