@@ -91,13 +91,33 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 	nb := (len(out)-1)>>shift + 1
 	bb := uint(min(16, max(0, x.g.binBlock))) // blocks of 1<<bb entries
 	bs := 1 << bb
+	// Rounds: where the lists of a round fit the caches beside out, the
+	// units go in rounds, each partitioned and then folded before the
+	// next, so that the lists go to the caches and back instead of to
+	// memory and back (see binRounds).
+	rounds := x.binRounds(units, k.neutral == nil && k.finish == nil)
+	piped := rounds > 1
+	roundMax := ceilDiv(units, rounds)
 	// Chunks: enough for every worker to take a few, none smaller than the
 	// decode grain or than a block per bin.
-	chunks := max(1, min(4*x.w, units/max(1, x.g.decode), units/max(1, nb*bs)))
+	chunks := max(1, min(4*x.w, roundMax/max(1, x.g.decode), roundMax/max(1, nb*bs)))
+	if piped {
+		chunks = max(1, min(x.w, roundMax/max(1, x.g.decode), roundMax/max(1, nb*bs)))
+	}
+	// span returns the units of chunk c of round r.
+	span := func(r, c int) (lo, hi int) {
+		rlo, rhi := part(r, units, rounds)
+		lo, hi = part(c, rhi-rlo, chunks)
+		return rlo + lo, rlo + hi
+	}
 	// Chunk c's region holds roundUp(its units, bs) + nb*bs entries: each
-	// bin's list wastes less than a block.
+	// bin's list wastes less than a block. A round's chunk c reuses the
+	// region of the round before.
 	regionBlocks := func(c int) int {
-		lo, hi := part(c, units, chunks)
+		lo, hi := span(0, c)
+		if piped {
+			hi = lo + ceilDiv(roundMax, chunks)
+		}
 		return (hi-lo+bs-1)>>bb + nb
 	}
 	blocks := 0
@@ -116,7 +136,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		first[c+1] = first[c] + regionBlocks(c)
 	}
 
-	asm, newStage, useAsm := asmPartition(x, upd, tgtS, updS, next, shift, bb, nb, chunkFn)
+	asm, newStage, useAsm := asmPartition(x, upd, tgtS, updS, next, shift, bb, nb, chunkFn, !piped)
 	var fast func(lo, hi int, pos *binPos, wc *binWC[E, O], blk int32) (int32, int)
 	if !useAsm {
 		fast = binDirect(x, upd, tgtS, updS, next, shift, bb)
@@ -124,8 +144,8 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
 	const step = 2048 // units decoded at a time, into a buffer in L1
-	ok := forEach(x.done(), x.w, chunks, func(c int) {
-		lo, hi := part(c, units, chunks)
+	partition := func(r, c int) {
+		lo, hi := span(r, c)
 		if int64(lo) > bad.Load() {
 			return // an earlier position is already known to be bad
 		}
@@ -140,7 +160,7 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			stg = newStage()
 			defer releaseStage(stg)
 		} else if bb >= wcShift && nb >= x.g.binWC {
-			wc = newBinWC(tgtS, updS, !x.g.binNoStream)
+			wc = newBinWC(tgtS, updS, !x.g.binNoStream && !piped)
 			defer releaseBinWC(wc)
 		}
 		var pos binPos
@@ -194,15 +214,6 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		for b, p := range pos[:nb] {
 			lists[c*nb+b].end = p
 		}
-	})
-	if !ok {
-		return x.ctx.Err() // out is untouched
-	}
-	if err := x.badIndex(bad.Load()); err != nil {
-		return err
-	}
-	if err := x.ctx.Err(); err != nil {
-		return err
 	}
 
 	dat := viewAs[E](x.p.Data.Data)
@@ -224,24 +235,76 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 			}
 		}
 	}
-	ok = forEach(x.scatterDone(), x.w, nb, func(b int) {
-		lo, hi := b<<shift, min(len(out), (b+1)<<shift)
-		if !x.inPlace {
-			copyCached(out[lo:hi], dat[lo:hi])
+	// In rounds the bins fold into acc, a copy of data, which becomes out
+	// once every round is done: out is untouched until every index is
+	// checked, as without rounds.
+	var acc []E
+	if piped {
+		acc = scratch[E](len(out))
+		defer release(acc)
+	}
+	foldBin := func(b int) {
+		dst := acc
+		if !piped {
+			dst = out
+			lo, hi := b<<shift, min(len(out), (b+1)<<shift)
+			if !x.inPlace {
+				copyCached(out[lo:hi], dat[lo:hi])
+			}
 		}
 		if k.neutral != nil {
 			v := *k.neutral
-			each(b, func(s, e int) { fillI(out, tgtS[s:e], v) })
+			each(b, func(s, e int) { fillI(dst, tgtS[s:e], v) })
 		}
-		each(b, func(s, e int) { fold(out, tgtS[s:e], updS[s:e]) })
+		each(b, func(s, e int) { fold(dst, tgtS[s:e], updS[s:e]) })
 		if k.finish != nil {
-			each(b, func(s, e int) { k.finish(out, tgtS[s:e]) })
+			each(b, func(s, e int) { k.finish(dst, tgtS[s:e]) })
 		}
-	})
-	if !ok {
-		return x.cancelled()
 	}
+	if !piped {
+		if !forEach(x.done(), x.w, chunks, func(c int) { partition(0, c) }) {
+			return x.ctx.Err() // out is untouched
+		}
+		if err := x.badIndex(bad.Load()); err != nil {
+			return err
+		}
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		if !forEach(x.scatterDone(), x.w, nb, foldBin) {
+			return x.cancelled()
+		}
+		return nil
+	}
+	copyParallel(x.w, x.g.copy, acc, dat)
+	for r := range rounds {
+		if !forEach(x.done(), x.w, chunks, func(c int) { partition(r, c) }) {
+			return x.ctx.Err() // out is untouched
+		}
+		if err := x.badIndex(bad.Load()); err != nil {
+			return err
+		}
+		if !forEach(x.done(), x.w, nb, foldBin) {
+			return x.ctx.Err()
+		}
+	}
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	copyParallel(x.w, x.g.copy, out, acc)
 	return nil
+}
+
+// binRounds returns the rounds a binned scatter of units goes in (see
+// scatterBinned): one, unless the fold can go in rounds (foldable: no
+// neutral start and no finishing step, which must see every update of an
+// element) and out fits the caches with the lists of a round, of about
+// grain.binRound entries: out of grain.binRoundOut bytes or fewer.
+func (x *exec) binRounds(units int, foldable bool) int {
+	if !foldable || x.g.binRound <= 0 || x.out.Len()*x.p.DType.Size() > x.g.binRoundOut {
+		return 1
+	}
+	return max(1, units/x.g.binRound)
 }
 
 // binAppend appends each key of keys with its update of u to its bin's
