@@ -25,6 +25,11 @@ import (
 //   - Fold: each bin is one task. It copies its range of data into out and
 //     folds the bin's list of chunk 0, then of chunk 1, and so on, each in
 //     order; its range of out stays in the cache meanwhile.
+//   - Rounds: where out is small enough to stay in the caches (binRounds),
+//     the units go in rounds of consecutive positions, each partitioned
+//     and then folded before the next, so that the lists go to the caches
+//     and back rather than to memory and back. The bins then fold into a
+//     copy of data, which is copied into out once every round is done.
 //
 // Nothing is written to out before every index is checked. The order
 // argument is in doc.go.
