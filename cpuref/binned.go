@@ -291,6 +291,9 @@ func scatterBinned[E any, O offset](x *exec, out, upd []E) error {
 		if err := x.badIndex(bad.Load()); err != nil {
 			return err
 		}
+		if err := x.ctx.Err(); err != nil {
+			return err // a chunk may have stopped early
+		}
 		if !forEach(x.done(), x.w, nb, foldBin) {
 			return x.ctx.Err()
 		}
