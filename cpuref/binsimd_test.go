@@ -59,11 +59,12 @@ func TestSIMDStageLayout(t *testing.T) {
 }
 
 // TestSIMDPartitionMatchesScalar runs binned scatters with the assembly
-// partition loops (vector, scalar alone, and in rounds) and with the Go
-// loops and wants the same bits or the same error: elements of 1, 2, 4
-// and 8 bytes, int32 and int64 indices, negative indices allowed or not, 1
-// to 63 bins, blocks of 64 entries and more, counts that leave a tail of
-// fewer than 16, and bad indices at every lane of a group and in the tail.
+// partition loops (vector, and scalar alone, each also in rounds) and with
+// the Go loops and wants the same bits or the same error: elements of 1,
+// 2, 4 and 8 bytes, int32 and int64 indices, negative indices allowed or
+// not, 1 to 63 bins, blocks of 64 entries and more, counts that leave a
+// tail of fewer than 16, and bad indices at every lane of a group and in
+// the tail.
 func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	if !haveKeys {
 		t.Log("no assembly partition on this processor: the Go loops run, and TestSplitsKeepIndexOrder covers them")
@@ -74,15 +75,18 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	t.Logf("seed %d", seed)
 	// The assembly loops, the scalar one alone (as without AVX-512), and
 	// the Go loops.
-	backends := func(bin, block int) (simd, keys, rounds, scalar *Backend) {
+	backends := func(bin, block int) (simd, keys, rounds, keysRounds, scalar *Backend) {
 		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
 		k := g
 		k.binNoVector = true
 		r := g
 		r.binRound, r.binRoundOut = 1000, 1<<40 // rows flushed with plain stores
+		kr := r
+		kr.binNoVector = true
 		h := g
 		h.binNoAsm = true
-		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &k}, &Backend{Workers: 3, grain: &r}, &Backend{Workers: 3, grain: &h}
+		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &k}, &Backend{Workers: 3, grain: &r},
+			&Backend{Workers: 3, grain: &kr}, &Backend{Workers: 3, grain: &h}
 	}
 	// The index values: in range, negative, or (bad) the given value.
 	indices := func(dt tensor.DType, n, s int, neg bool) *tensor.Tensor {
@@ -155,7 +159,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 						upd := orderTensor(rng, dt, ushape, dt == tensor.Float32)
 						ix := indices(idt, n, s, neg)
 						ix.Shape = ishape
-						simd, keys, rounds, scalar := backends(shape.bin*dt.Size()/4, shape.block)
+						simd, keys, rounds, keysRounds, scalar := backends(shape.bin*dt.Size()/4, shape.block)
 						run := func(name string, ix *tensor.Tensor) {
 							req := ops.Request{Op: op, Reduction: red, Data: data, Indices: ix, Updates: upd}
 							cases++
@@ -167,7 +171,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 							for _, be := range []struct {
 								name string
 								b    *Backend
-							}{{"vector", simd}, {"scalar-asm", keys}, {"rounds", rounds}} {
+							}{{"vector", simd}, {"scalar-asm", keys}, {"rounds", rounds}, {"scalar-asm-rounds", keysRounds}} {
 								got, err := tensor.New(p.DType, p.Shape)
 								require.NoError(t, err)
 								err = be.b.Execute(context.Background(), p, got)
