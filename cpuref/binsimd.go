@@ -311,9 +311,10 @@ const (
 // updates and scattering them back, and folds a group with a repeated
 // target one entry at a time, in order; the Go loop takes the last
 // entries, fewer than 16. It serves the min and max of int32 and uint32,
-// which the Go loops run through a chain of conditional moves: 15% less
-// time for SND-max-i32 on one worker. Float32 sums took as long as the Go
-// loop (a gather waits for the scatter before it) and run there. It
+// which the Go loops run through a chain of conditional moves: 5% to 15%
+// less CPU time for SND-max-i32 (8M int32 updates into 4M) on one or two
+// workers. Float32 sums took as long as the Go loop (a gather waits for
+// the scatter before it) and run there. It
 // returns nil for other dtypes and reductions, for targets of other than
 // 4 bytes, and where the assembly loops are switched off (binNoAsm,
 // binNoVector).
