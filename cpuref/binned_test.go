@@ -15,10 +15,11 @@ import (
 )
 
 // roundsGrain bins every output and runs binned scatters in rounds of
-// round units, with the assembly loops where they apply (blocks of 64).
+// round units (in bins of 1 KiB, else of 256 bytes), with the assembly
+// loops where they apply (blocks of 64).
 func roundsGrain(round int) *grain {
 	return &grain{task: 2, run: 2, piece: 1, decode: 64, copy: 64, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 256, binBlock: 6,
-		binRound: round, binRoundOut: 1 << 40}
+		binRound: round, binRoundOut: 1 << 40, binRoundBin: 1024}
 }
 
 // TestBinnedRoundsLeaveOutUntouched: in rounds, out is written only once
@@ -45,7 +46,7 @@ func TestBinnedRoundsLeaveOutUntouched(t *testing.T) {
 		want, err := tensor.New(p.DType, p.Shape)
 		require.NoError(t, err)
 		require.NoError(t, onePass.Execute(context.Background(), p, want))
-		require.Greater(t, (&exec{g: *rounds.grain, p: p, out: want}).binRounds(n, true), 1, "the plan goes in rounds")
+		require.Greater(t, (&exec{g: *rounds.grain, p: p, out: want}).binRounds(n), 1, "the plan goes in rounds")
 
 		// In place, the same bits.
 		inPlace := data.Clone()

@@ -15,9 +15,10 @@ import (
 // lines of targets and one to eight of updates streamed past the caches,
 // chaining a new block to the list when one fills.
 //
-//   - binPartition (AVX-512, 4-byte elements, up to 16 bins, the target
-//     the index times a stride): checks and decodes 16 indices at a time and compresses each
-//     bin's lanes, in lane order, onto the end of the bin's row.
+//   - binPartition (AVX-512, 4-byte elements, up to 16 bins in loops for
+//     4, 8 and 16, the target the index times a stride): checks and
+//     decodes 16 indices at a time and compresses each bin's lanes, in
+//     lane order, onto the end of the bin's row.
 //   - decodeTargets (AVX-512): checks and decodes 16 indices at a time into
 //     targets, plus the column for ScatterElements along the first axis;
 //     binPartitionKeys (scalar, AVX2 and BMI2): appends decoded targets to
@@ -61,8 +62,8 @@ type binStage struct {
 	// index times mul, and its bin is the target >> shift (binPartitionKeys
 	// uses shift too).
 	s, add, mul, shift int64
-	// flags: 1 for 16 bins (else 8), 2 for int32 indices (else int64);
-	// stageCached: rows are flushed with plain stores, which leave
+	// flags: 1 for 16 bins, 4 for 4 (else 8), 2 for int32 indices (else
+	// int64); stageCached: rows are flushed with plain stores, which leave
 	// the lists in the caches (else streamed past them).
 	flags int64
 	esize int64 // bytes of an update
@@ -135,8 +136,11 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	if p.Op.NegativeIndices {
 		add = s
 	}
-	if nb > 8 {
+	switch {
+	case nb > 8:
 		flags |= 1
+	case nb <= 4:
+		flags |= 4 // the vector loop compares each group with 4 bins, not 8
 	}
 	if !stream {
 		flags |= stageCached

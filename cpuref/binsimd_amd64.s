@@ -117,11 +117,14 @@ GLOBL evens<>(SB), RODATA|NOPTR, $64
 	MOVQ $b, R9; \
 	CALL binFlush<>(SB)
 
-#define BINS8 \
+#define BINS4 \
 	BIN(0, Z16); \
 	BIN(1, Z17); \
 	BIN(2, Z18); \
-	BIN(3, Z19); \
+	BIN(3, Z19)
+
+#define BINS8 \
+	BINS4; \
 	BIN(4, Z20); \
 	BIN(5, Z21); \
 	BIN(6, Z22); \
@@ -198,8 +201,14 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	JEQ narrow8
 	CMPQ AX, $3
 	JEQ narrow16
+	CMPQ AX, $4
+	JEQ wide4
+	CMPQ AX, $6
+	JEQ narrow4
 
 	PARTLOOP(wide8, LOAD64, BINS8, 128)
+	PARTLOOP(wide4, LOAD64, BINS4, 128)
+	PARTLOOP(narrow4, LOAD32, BINS4, 64)
 	PARTLOOP(wide16, LOAD64, BINS16, 128)
 	PARTLOOP(narrow8, LOAD32, BINS8, 64)
 	PARTLOOP(narrow16, LOAD32, BINS16, 64)

@@ -224,15 +224,18 @@ func TestBinPartition(t *testing.T) {
 		return
 	}
 	rng := rand.New(rand.NewSource(11))
-	for _, flags := range []int64{0, 1, 2, 3} {
+	for _, flags := range []int64{0, 1, 2, 3, 4, 6} {
 		for _, n := range []int{0, 15, 16, 17, 1000, 4096} {
 			for _, badAt := range []int{-1, 0, 31, n / 2} {
 				if badAt >= n {
 					continue
 				}
 				nb := 8
-				if flags&1 != 0 {
+				switch {
+				case flags&1 != 0:
 					nb = 16
+				case flags&4 != 0:
+					nb = 4
 				}
 				const s, shift, bb = 1 << 10, 6, 6 // 16 bins of 64
 				var raw unsafe.Pointer
