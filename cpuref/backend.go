@@ -41,6 +41,10 @@ type grain struct {
 	bin      int // bytes of the targets of one bin
 	binBlock int // log2 of the entries of a block of a bin's list
 	binWC    int // the fewest bins whose entries gather in write-combining buffers
+	// binRound is the entries of a round of a binned scatter whose out
+	// has binRoundOut bytes or fewer (0: no rounds), and binRoundBin the
+	// bytes of the targets of one bin in rounds.
+	binRound, binRoundOut, binRoundBin int
 	// binNoStream flushes the write-combining buffers with plain copies
 	// (as where the lists are not aligned to cache lines).
 	binNoStream bool
@@ -61,7 +65,7 @@ type grain struct {
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,
-	binOut: 2 << 20, bin: 512 << 10, binBlock: 12, binWC: 32}
+	binOut: 2 << 20, bin: 512 << 10, binBlock: 12, binWC: 32, binRound: 256 << 10, binRoundOut: 8 << 20, binRoundBin: 1 << 20}
 
 var _ ops.Backend = (*Backend)(nil)
 

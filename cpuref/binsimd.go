@@ -15,9 +15,10 @@ import (
 // lines of targets and one to eight of updates streamed past the caches,
 // chaining a new block to the list when one fills.
 //
-//   - binPartition (AVX-512, 4-byte elements, up to 16 bins, the target
-//     the index times a stride): checks and decodes 16 indices at a time and compresses each
-//     bin's lanes, in lane order, onto the end of the bin's row.
+//   - binPartition (AVX-512, 4-byte elements, up to 16 bins in loops for
+//     4, 8 and 16, the target the index times a stride): checks and
+//     decodes 16 indices at a time and compresses each bin's lanes, in
+//     lane order, onto the end of the bin's row.
 //   - decodeTargets (AVX-512): checks and decodes 16 indices at a time into
 //     targets, plus the column for ScatterElements along the first axis;
 //     binPartitionKeys (scalar, AVX2 and BMI2): appends decoded targets to
@@ -61,10 +62,15 @@ type binStage struct {
 	// index times mul, and its bin is the target >> shift (binPartitionKeys
 	// uses shift too).
 	s, add, mul, shift int64
-	// flags: 1 for 16 bins (else 8), 2 for int32 indices (else int64).
+	// flags: 1 for 16 bins, 4 for 4 (else 8), 2 for int32 indices (else
+	// int64); stageCached: rows are flushed with plain stores, which leave
+	// the lists in the caches (else streamed past them).
 	flags int64
 	esize int64 // bytes of an update
 }
+
+// stageCached is binStage.flags' bit for flushes with plain stores.
+const stageCached = 8
 
 // simdPlan reports whether x's plan suits the vector loops: int32 or
 // int64 indices, each target the checked index times st, plus the column
@@ -115,7 +121,7 @@ type decodeParams struct {
 // without the assembly, for elements of other sizes than 1, 2, 4 and 8
 // bytes, lists not aligned to cache lines or blocks of fewer than 64
 // entries.
-func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int, chunkFn chunkFunc[O]) (part func(lo, hi int, stg *binStage, buf []O) int, newStage func() *binStage, ok bool) {
+func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []int32, shift, bb uint, nb int, chunkFn chunkFunc[O], stream bool) (part func(lo, hi int, stg *binStage, buf []O) int, newStage func() *binStage, ok bool) {
 	var e E
 	var o O
 	p := x.p
@@ -130,8 +136,14 @@ func asmPartition[E any, O offset](x *exec, upd []E, tgtS []O, updS []E, next []
 	if p.Op.NegativeIndices {
 		add = s
 	}
-	if nb > 8 {
+	switch {
+	case nb > 8:
 		flags |= 1
+	case nb <= 4:
+		flags |= 4 // the vector loop compares each group with 4 bins, not 8
+	}
+	if !stream {
+		flags |= stageCached
 	}
 	newStage = func() *binStage {
 		stg := &scratch[binStage](1)[0]
@@ -237,8 +249,13 @@ func appendRest[I intType](st *binStage, raw []I, u []uint32, s int64, neg bool,
 // as binFlush in the assembly does.
 func (st *binStage) flush(b int) {
 	p, es, r := st.pos[b], st.esize, &st.rows[b]
-	streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&r.t[0]), 4)
-	streamLines(unsafe.Add(st.ub, p*es), unsafe.Pointer(&r.u[0]), int(es))
+	if st.flags&stageCached != 0 {
+		copy(unsafe.Slice((*uint32)(unsafe.Add(st.tb, p*4)), 64), r.t[:64])
+		copy(unsafe.Slice((*byte)(unsafe.Add(st.ub, p*es)), 64*es), r.u[:64*es])
+	} else {
+		streamLines(unsafe.Add(st.tb, p*4), unsafe.Pointer(&r.t[0]), 4)
+		streamLines(unsafe.Add(st.ub, p*es), unsafe.Pointer(&r.u[0]), int(es))
+	}
 	n := st.cnt[b] - 64
 	copy(r.t[:n], r.t[64:64+n])
 	copy(r.u[:n*es], r.u[64*es:(64+n)*es])
@@ -282,4 +299,56 @@ func (st *binStage) drain(nb int, pos *binPos) int32 {
 		st.cnt[b] = 0
 	}
 	return int32(st.blk)
+}
+
+// The operations of foldVec (binsimd_amd64.s).
+const (
+	foldMaxI32 = iota
+	foldMinI32
+	foldMaxU32
+	foldMinU32
+)
+
+// vecFold returns, where the processor and x's plan allow, a fold of a
+// bin's entries (the kernels' indexed) in vector code: foldVec takes 16
+// entries at a time, gathering their elements, combining them with the
+// updates and scattering them back, and folds a group with a repeated
+// target one entry at a time, in order; the Go loop takes the last
+// entries, fewer than 16. It serves the min and max of int32 and uint32,
+// which the Go loops run through a chain of conditional moves: 5% to 15%
+// less CPU time for SND-max-i32 (8M int32 updates into 4M) on one or two
+// workers. Float32 sums took as long as the Go loop (a gather waits for
+// the scatter before it) and run there. It
+// returns nil for other dtypes and reductions, for targets of other than
+// 4 bytes, and where the assembly loops are switched off (binNoAsm,
+// binNoVector).
+func vecFold[E any, O offset](x *exec, indexed func(out []E, tgt []O, upd []E)) func(out []E, tgt []O, upd []E) {
+	var e E
+	var o O
+	p := x.p
+	if !haveFold || x.g.binNoAsm || x.g.binNoVector || unsafe.Sizeof(e) != 4 || unsafe.Sizeof(o) != 4 {
+		return nil
+	}
+	op := -1
+	switch {
+	case p.Reduction == ops.Max && p.DType == tensor.Int32:
+		op = foldMaxI32
+	case p.Reduction == ops.Min && p.DType == tensor.Int32:
+		op = foldMinI32
+	case p.Reduction == ops.Max && p.DType == tensor.Uint32:
+		op = foldMaxU32
+	case p.Reduction == ops.Min && p.DType == tensor.Uint32:
+		op = foldMinU32
+	}
+	if op < 0 {
+		return nil
+	}
+	return func(out []E, tgt []O, upd []E) {
+		upd = upd[:len(tgt)]
+		n := 0
+		if len(tgt) >= 16 {
+			n = foldVec(unsafe.Pointer(&out[0]), unsafe.Pointer(&tgt[0]), unsafe.Pointer(&upd[0]), len(tgt), op)
+		}
+		indexed(out, tgt[n:], upd[n:])
+	}
 }

@@ -13,6 +13,10 @@ import (
 var (
 	haveSIMD = cpu.X86.HasAVX512F && cpu.X86.HasPOPCNT && cpu.X86.HasAVX2
 	haveKeys = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
+	// haveFold reports whether foldVec runs: it needs AVX-512 Foundation
+	// and Conflict Detection. AVX2 has gathers but no scatters, so without
+	// AVX-512 the Go loops fold.
+	haveFold = cpu.X86.HasAVX512F && cpu.X86.HasAVX512CD
 )
 
 // binPartition appends the units of [0, n) rounded down to a multiple of
@@ -43,3 +47,10 @@ func decodeTargets(idx, dst unsafe.Pointer, n int, d *decodeParams) int
 // bins, a row's bytes, the offset of a row's updates, and the offsets of
 // cnt, tb and esize.
 func stageLayout() (nbins, row, rowUpdates, cnt, tb, esize int)
+
+// foldVec folds the 4-byte updates at upd into the elements of out at the
+// int32 targets at tgt, in order, for the units of [0, n) rounded down to
+// a multiple of 16, and returns that count (see vecFold for op).
+//
+//go:noescape
+func foldVec(out, tgt, upd unsafe.Pointer, n int, op int) int

@@ -23,6 +23,8 @@
 #define STAGE_SHIFT (STAGE_TB+64)
 #define STAGE_FLAGS (STAGE_TB+72)
 #define STAGE_ESIZE (STAGE_TB+80)
+// The bit of STAGE_FLAGS for flushes with plain stores (stageCached).
+#define STAGE_CACHED 8
 
 // CHECKCONSTS sets the registers LOAD64 and LOAD32 use from the bound s
 // and the addend for negative indices at soff(BX) and aoff(BX).
@@ -115,11 +117,14 @@ GLOBL evens<>(SB), RODATA|NOPTR, $64
 	MOVQ $b, R9; \
 	CALL binFlush<>(SB)
 
-#define BINS8 \
+#define BINS4 \
 	BIN(0, Z16); \
 	BIN(1, Z17); \
 	BIN(2, Z18); \
-	BIN(3, Z19); \
+	BIN(3, Z19)
+
+#define BINS8 \
+	BINS4; \
 	BIN(4, Z20); \
 	BIN(5, Z21); \
 	BIN(6, Z22); \
@@ -186,6 +191,7 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	BCAST(14, Z30)
 	BCAST(15, Z31)
 	MOVQ STAGE_FLAGS(BX), AX
+	ANDQ $(STAGE_CACHED-1), AX
 	TESTQ $2, AX
 	JNZ 2(PC)
 	PERMEVEN
@@ -195,8 +201,14 @@ TEXT ·binPartition(SB), NOSPLIT, $0-40
 	JEQ narrow8
 	CMPQ AX, $3
 	JEQ narrow16
+	CMPQ AX, $4
+	JEQ wide4
+	CMPQ AX, $6
+	JEQ narrow4
 
 	PARTLOOP(wide8, LOAD64, BINS8, 128)
+	PARTLOOP(wide4, LOAD64, BINS4, 128)
+	PARTLOOP(narrow4, LOAD32, BINS4, 64)
 	PARTLOOP(wide16, LOAD64, BINS16, 128)
 	PARTLOOP(narrow8, LOAD32, BINS8, 64)
 	PARTLOOP(narrow16, LOAD32, BINS16, 64)
@@ -219,6 +231,8 @@ TEXT binFlush<>(SB), NOSPLIT|NOFRAME, $0
 	// Targets: 4 lines, then entries 64 to 79 to the row's start.
 	MOVQ STAGE_TB(BX), R12
 	LEAQ (R12)(R11*4), R12
+	TESTQ $STAGE_CACHED, STAGE_FLAGS(BX)
+	JNZ cachedflush
 	VMOVDQU 0(R13), Y10
 	VMOVNTDQ Y10, 0(R12)
 	VMOVDQU 32(R13), Y10
@@ -264,6 +278,7 @@ uline:
 	VMOVDQU Y10, (RU+64)(R13)
 	VMOVDQU 96(R12), Y10
 	VMOVDQU Y10, (RU+96)(R13)
+flushtail:
 	SUBQ $64, AX
 	MOVQ AX, (STAGE_CNT)(BX)(R9*8)
 	MOVQ (STAGE_POS)(BX)(R9*8), R11
@@ -287,6 +302,55 @@ uline:
 flushed:
 	MOVQ R11, (STAGE_POS)(BX)(R9*8)
 	RET
+
+// cachedflush is binFlush with plain stores (STAGE_CACHED): the lists stay
+// in the caches for a fold that follows soon. R12 is where the targets go.
+cachedflush:
+	VMOVDQU 0(R13), Y10
+	VMOVDQU Y10, 0(R12)
+	VMOVDQU 32(R13), Y10
+	VMOVDQU Y10, 32(R12)
+	VMOVDQU 64(R13), Y10
+	VMOVDQU Y10, 64(R12)
+	VMOVDQU 96(R13), Y10
+	VMOVDQU Y10, 96(R12)
+	VMOVDQU 128(R13), Y10
+	VMOVDQU Y10, 128(R12)
+	VMOVDQU 160(R13), Y10
+	VMOVDQU Y10, 160(R12)
+	VMOVDQU 192(R13), Y10
+	VMOVDQU Y10, 192(R12)
+	VMOVDQU 224(R13), Y10
+	VMOVDQU Y10, 224(R12)
+	VMOVDQU 256(R13), Y10
+	VMOVDQU Y10, 0(R13)
+	VMOVDQU 288(R13), Y10
+	VMOVDQU Y10, 32(R13)
+	MOVQ STAGE_ESIZE(BX), CX
+	MOVQ CX, R10
+	IMULQ R11, R10
+	ADDQ STAGE_UB(BX), R10
+	LEAQ RU(R13), R12
+	MOVQ CX, R11
+
+culine:
+	VMOVDQU 0(R12), Y10
+	VMOVDQU Y10, 0(R10)
+	VMOVDQU 32(R12), Y10
+	VMOVDQU Y10, 32(R10)
+	ADDQ $64, R12
+	ADDQ $64, R10
+	DECQ R11
+	JNZ culine
+	VMOVDQU 0(R12), Y10
+	VMOVDQU Y10, RU(R13)
+	VMOVDQU 32(R12), Y10
+	VMOVDQU Y10, (RU+32)(R13)
+	VMOVDQU 64(R12), Y10
+	VMOVDQU Y10, (RU+64)(R13)
+	VMOVDQU 96(R12), Y10
+	VMOVDQU Y10, (RU+96)(R13)
+	JMP flushtail
 
 // KEYPAIR appends two entries: the targets at SI and SI+4 and the updates
 // at DI and DI+SCALE (LOADU loads one into R11, STOREU stores R11). The
@@ -515,4 +579,101 @@ TEXT ·stageLayout(SB), NOSPLIT, $0-48
 	MOVQ $STAGE_CNT, cnt+24(FP)
 	MOVQ $STAGE_TB, tb+32(FP)
 	MOVQ $STAGE_ESIZE, esize+40(FP)
+	RET
+
+// FOLDLOOP is foldVec's loop for one operation: VOP combines the 16
+// elements gathered into Z3 with the updates in Z1, SCALAR folds lane R9
+// (target R10) alone.
+#define FOLDLOOP(loop, next, slow, lane, VOP, SCALAR) \
+loop: \
+	VMOVDQU32 (SI), Z0; \
+	VMOVDQU32 (DX), Z1; \
+	VPCONFLICTD Z0, Z2; \
+	VPTESTMD Z2, Z2, K1; \
+	KORTESTW K1, K1; \
+	JNZ slow; \
+	KXNORW K2, K2, K2; \
+	VPGATHERDD (DI)(Z0*4), K2, Z3; \
+	VOP Z1, Z3, Z3; \
+	KXNORW K3, K3, K3; \
+	VPSCATTERDD Z3, K3, (DI)(Z0*4); \
+next: \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	INCQ R8; \
+	CMPQ R8, CX; \
+	JB loop; \
+	JMP fdone; \
+slow: \
+	XORQ R9, R9; \
+lane: \
+	MOVLQSX (SI)(R9*4), R10; \
+	SCALAR; \
+	INCQ R9; \
+	CMPQ R9, $16; \
+	JB lane; \
+	JMP next
+
+#define SCALAR_MAXI \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLGT R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MINI \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLLT R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MAXU \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLHI R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+#define SCALAR_MINU \
+	MOVL (DI)(R10*4), R11; \
+	MOVL (DX)(R9*4), R12; \
+	CMPL R12, R11; \
+	CMOVLCS R12, R11; \
+	MOVL R11, (DI)(R10*4)
+
+// func foldVec(out, tgt, upd unsafe.Pointer, n int, op int) int
+//
+// foldVec folds the 4-byte updates at upd into the elements of out at the
+// int32 targets at tgt, in order, for the units of [0, n) rounded down to a
+// multiple of 16, and returns that count. A group of 16 whose targets are
+// distinct is gathered, combined and scattered at once; a group with a
+// repeated target is folded one lane at a time, in lane order. op: 0 int32
+// max, 1 int32 min, 2 uint32 max, 3 uint32 min (foldMaxI32 ... in
+// binsimd.go). It needs AVX-512 Foundation and Conflict Detection.
+TEXT ·foldVec(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ tgt+8(FP), SI
+	MOVQ upd+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ op+32(FP), AX
+	XORQ R8, R8
+	SHRQ $4, CX
+	JZ fdone
+	CMPQ AX, $1
+	JEQ fmini
+	CMPQ AX, $2
+	JEQ fmaxu
+	CMPQ AX, $3
+	JEQ fminu
+
+	FOLDLOOP(fmaxi, nmaxi, smaxi, lmaxi, VPMAXSD, SCALAR_MAXI)
+	FOLDLOOP(fmini, nmini, smini, lmini, VPMINSD, SCALAR_MINI)
+	FOLDLOOP(fmaxu, nmaxu, smaxu, lmaxu, VPMAXUD, SCALAR_MAXU)
+	FOLDLOOP(fminu, nminu, sminu, lminu, VPMINUD, SCALAR_MINU)
+
+fdone:
+	SHLQ $4, R8
+	MOVQ R8, ret+40(FP)
+	VZEROUPPER
 	RET

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -58,11 +59,12 @@ func TestSIMDStageLayout(t *testing.T) {
 }
 
 // TestSIMDPartitionMatchesScalar runs binned scatters with the assembly
-// partition loops (vector, and scalar alone) and with the Go loops and
-// wants the same bits or the same error: elements of 1, 2, 4 and 8 bytes,
-// int32 and int64 indices, negative indices allowed or not, 1 to 63
-// bins, blocks of 64 entries and more, counts that leave a tail of fewer
-// than 16, and bad indices at every lane of a group and in the tail.
+// partition loops (vector, and scalar alone, each also in rounds) and with
+// the Go loops and wants the same bits or the same error: elements of 1,
+// 2, 4 and 8 bytes, int32 and int64 indices, negative indices allowed or
+// not, 1 to 63 bins, blocks of 64 entries and more, counts that leave a
+// tail of fewer than 16, and bad indices at every lane of a group and in
+// the tail.
 func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	if !haveKeys {
 		t.Log("no assembly partition on this processor: the Go loops run, and TestSplitsKeepIndexOrder covers them")
@@ -73,13 +75,18 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	t.Logf("seed %d", seed)
 	// The assembly loops, the scalar one alone (as without AVX-512), and
 	// the Go loops.
-	backends := func(bin, block int) (simd, keys, scalar *Backend) {
+	backends := func(bin, block int) (simd, keys, rounds, keysRounds, scalar *Backend) {
 		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
 		k := g
 		k.binNoVector = true
+		r := g
+		r.binRound, r.binRoundOut = 1000, 1<<40 // rows flushed with plain stores
+		kr := r
+		kr.binNoVector = true
 		h := g
 		h.binNoAsm = true
-		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &k}, &Backend{Workers: 3, grain: &h}
+		return &Backend{Workers: 3, grain: &g}, &Backend{Workers: 3, grain: &k}, &Backend{Workers: 3, grain: &r},
+			&Backend{Workers: 3, grain: &kr}, &Backend{Workers: 3, grain: &h}
 	}
 	// The index values: in range, negative, or (bad) the given value.
 	indices := func(dt tensor.DType, n, s int, neg bool) *tensor.Tensor {
@@ -111,12 +118,12 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 		neg := op != "ScatterNDUpdate-3"
 		for _, idt := range []tensor.DType{tensor.Int32, tensor.Int64} {
 			for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Uint32, tensor.Float64, tensor.Int64, tensor.Float16, tensor.Int8} {
-				for _, red := range []string{"", "add", "max"} {
+				for _, red := range []string{"", "add", "max", "min"} {
 					if op == "ScatterNDUpdate-3" && red != "" {
 						continue
 					}
 					// bin is the grain's bin in bytes of float32; the plans
-					// take 16, 63, 29, 25 and 1 bins of a 1-D output, 38
+					// take 16, 63, 29, 25, 7, 4 and 2 bins of a 1-D output, 38
 					// and 4 bins of columns along axis 0, and the last
 					// decodes in Go (8 columns) and partitions in assembly.
 					for _, shape := range []struct{ s, inner, bin, block, n int }{
@@ -125,6 +132,8 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 						{900, 1, 128, 6, 2017},
 						{100, 1, 16, 12, 16*37 + 15},
 						{50, 1, 1 << 20, 6, 33},
+						{4, 1, 16, 6, 16*23 + 9},
+						{2, 1, 16, 7, 100},
 						{300, 32, 1024, 6, 32 * 97},
 						{200, 16, 4096, 7, 16 * 131},
 						{100, 8, 256, 6, 8 * 301},
@@ -150,7 +159,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 						upd := orderTensor(rng, dt, ushape, dt == tensor.Float32)
 						ix := indices(idt, n, s, neg)
 						ix.Shape = ishape
-						simd, keys, scalar := backends(shape.bin*dt.Size()/4, shape.block)
+						simd, keys, rounds, keysRounds, scalar := backends(shape.bin*dt.Size()/4, shape.block)
 						run := func(name string, ix *tensor.Tensor) {
 							req := ops.Request{Op: op, Reduction: red, Data: data, Indices: ix, Updates: upd}
 							cases++
@@ -162,7 +171,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 							for _, be := range []struct {
 								name string
 								b    *Backend
-							}{{"vector", simd}, {"scalar-asm", keys}} {
+							}{{"vector", simd}, {"scalar-asm", keys}, {"rounds", rounds}, {"scalar-asm-rounds", keysRounds}} {
 								got, err := tensor.New(p.DType, p.Shape)
 								require.NoError(t, err)
 								err = be.b.Execute(context.Background(), p, got)
@@ -215,15 +224,18 @@ func TestBinPartition(t *testing.T) {
 		return
 	}
 	rng := rand.New(rand.NewSource(11))
-	for _, flags := range []int64{0, 1, 2, 3} {
+	for _, flags := range []int64{0, 1, 2, 3, 4, 6} {
 		for _, n := range []int{0, 15, 16, 17, 1000, 4096} {
 			for _, badAt := range []int{-1, 0, 31, n / 2} {
 				if badAt >= n {
 					continue
 				}
 				nb := 8
-				if flags&1 != 0 {
+				switch {
+				case flags&1 != 0:
 					nb = 16
+				case flags&4 != 0:
+					nb = 4
 				}
 				const s, shift, bb = 1 << 10, 6, 6 // 16 bins of 64
 				var raw unsafe.Pointer
@@ -434,5 +446,77 @@ func TestBinnedDefaultGrainsMatchGo(t *testing.T) {
 		if d := opstest.DiffExact(got, want); d != "" {
 			t.Fatalf("%s: %s", name, d)
 		}
+	}
+}
+
+// TestVecFoldMatchesGo runs the vector fold (foldVec through vecFold) and
+// the Go loops on the same entries and wants the same bits: every
+// operation, lengths around the groups of 16, targets spread over a few
+// elements (most groups repeat one, and take the one-at-a-time path) to
+// many, and values that straddle the sign and the ends of the range.
+func TestVecFoldMatchesGo(t *testing.T) {
+	if !haveFold {
+		t.Log("no vector fold on this processor: the Go loops fold, and TestSplitsKeepIndexOrder covers them")
+		return
+	}
+	seed := int64(20261126)
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	cases := []struct {
+		red ops.Reduction
+		dt  tensor.DType
+		k   kernels[uint32, int32]
+	}{
+		{ops.Max, tensor.Int32, intKernels[int32, uint32, int32](ops.Max)},
+		{ops.Min, tensor.Int32, intKernels[int32, uint32, int32](ops.Min)},
+		{ops.Max, tensor.Uint32, intKernels[uint32, uint32, int32](ops.Max)},
+		{ops.Min, tensor.Uint32, intKernels[uint32, uint32, int32](ops.Min)},
+	}
+	value := func() uint32 {
+		switch rng.Intn(4) {
+		case 0:
+			return uint32(rng.Intn(5)) - 2 // around zero and the sign
+		case 1:
+			return 1<<31 - 2 + uint32(rng.Intn(4)) // around the largest int32
+		}
+		return rng.Uint32()
+	}
+	for _, c := range cases {
+		for _, span := range []int{1, 3, 17, 100, 5000} {
+			for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 16*40 + 7, 4096} {
+				name := fmt.Sprintf("%v/%v/span%d/n%d", c.red, c.dt, span, n)
+				x := &exec{g: defaultGrain, p: &ops.Plan{Reduction: c.red, DType: c.dt, UseInitVal: true}}
+				fold := vecFold[uint32, int32](x, c.k.indexed)
+				require.NotNil(t, fold, name)
+				base := make([]uint32, span)
+				for i := range base {
+					base[i] = value()
+				}
+				tgt := make([]int32, n)
+				upd := make([]uint32, n)
+				for i := range tgt {
+					tgt[i] = int32(rng.Intn(span))
+					upd[i] = value()
+				}
+				tgt0, upd0 := slices.Clone(tgt), slices.Clone(upd)
+				got, want := slices.Clone(base), slices.Clone(base)
+				fold(got, tgt, upd)
+				c.k.indexed(want, tgt, upd)
+				require.Equal(t, want, got, "%s (seed %d)", name, seed)
+				require.Equal(t, tgt0, tgt, name)
+				require.Equal(t, upd0, upd, name)
+			}
+		}
+	}
+	// Switched off, and for other plans, there is no vector fold.
+	for _, x := range []*exec{
+		{g: grain{binNoVector: true}, p: &ops.Plan{Reduction: ops.Max, DType: tensor.Int32}},
+		{g: grain{binNoAsm: true}, p: &ops.Plan{Reduction: ops.Max, DType: tensor.Int32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Max, DType: tensor.Float32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Sum, DType: tensor.Float32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Sum, DType: tensor.Int32}},
+		{g: defaultGrain, p: &ops.Plan{Reduction: ops.Max, DType: tensor.Int64}},
+	} {
+		require.Nil(t, vecFold[uint32, int32](x, nil), "%+v", x.g)
 	}
 }

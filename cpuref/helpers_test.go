@@ -30,6 +30,8 @@ var testBackends = []struct {
 	{"every-update", &Backend{Workers: 2, grain: tinyGrain, keepOverwritten: true}},
 	{"grouped", &Backend{Workers: 2, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bucket: 8}}},
 	{"binned", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 8, binBlock: 1}}},
+	{"binned-rounds", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 8, binBlock: 1,
+		binRound: 5, binRoundOut: 1 << 40}}},
 }
 
 // vec returns a 1-D tensor of vals.

@@ -103,6 +103,17 @@ func orderSplits() []struct {
 						h.binNoAsm = true
 						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-go", w, decode, bin, block), &Backend{Workers: w, grain: &h})
 					}
+					// In rounds of a few units (lists flushed with plain
+					// stores, folded into a copy of data), with the
+					// assembly loops and without.
+					if block == 0 || block == wcShift || block == 12 {
+						r := *g
+						r.binRound, r.binRoundOut = 1+decode, 1<<40
+						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-rounds", w, decode, bin, block), &Backend{Workers: w, grain: &r})
+						h := r
+						h.binNoAsm = true
+						add(fmt.Sprintf("w%d-decode%d-bin%d-block%d-rounds-go", w, decode, bin, block), &Backend{Workers: w, grain: &h})
+					}
 				}
 			}
 		}
