@@ -116,10 +116,12 @@ func (g grid) task(t int) (oLo, oHi, mLo, mHi, kLo, kHi int) {
 	return
 }
 
-// elemSize returns the size of an E in bytes.
+// elemSize returns the size of an E in bytes. It measures through a nil
+// *E, not a zero E: a zero E of more than 128 KiB (a binStage) would be
+// allocated on the heap and cleared on every call.
 func elemSize[E any]() int {
-	var z E
-	return int(unsafe.Sizeof(z))
+	var p *E
+	return int(unsafe.Sizeof(*p))
 }
 
 // viewAs returns b as a slice of E sharing its memory, like tensor.View but

@@ -66,10 +66,9 @@ func (sp *slicePool[E]) get(n int) []E {
 		return s[:n]
 	}
 	sp.mu.Unlock()
-	var z E
-	if size := n * int(unsafe.Sizeof(z)); hugeScratch && !sp.noHuge && size >= hugeMin {
+	if size := n * elemSize[E](); hugeScratch && !sp.noHuge && size >= hugeMin {
 		if b, err := hostmem.MapHuge(size); err == nil {
-			s := unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(z)))
+			s := unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/elemSize[E]())
 			sp.mu.Lock()
 			if sp.mapped == nil {
 				sp.mapped = make(map[*E]bool)
@@ -89,8 +88,7 @@ func (sp *slicePool[E]) drop(s []E) {
 		return
 	}
 	delete(sp.mapped, &s[0])
-	var z E
-	hostmem.Unmap(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z))))
+	hostmem.Unmap(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*elemSize[E]()))
 }
 
 // put returns s to the pool, dropping the smallest slices when it is full.
@@ -137,8 +135,7 @@ func (sp *slicePool[E]) flush() {
 }
 
 func sizeOf[E any](s []E) int {
-	var z E
-	return cap(s) * int(unsafe.Sizeof(z))
+	return cap(s) * elemSize[E]()
 }
 
 var (
