@@ -60,7 +60,7 @@ func (x *exec) planBins() bool {
 		bin = max(bin, x.g.binRoundBin)
 	}
 	shift := uint(0)
-	for esize<<(shift+1) <= max(1, bin) && (outLen-1)>>(shift+1) >= 2*x.w {
+	for esize<<(shift+1) <= max(1, bin) && (outLen-1)>>(shift+1)+1 >= 2*x.w {
 		shift++
 	}
 	for (outLen-1)>>shift >= maxBins {

@@ -101,3 +101,51 @@ func TestBinnedRoundsLeaveOutUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBinsPerWorker: a binned plan has bins of at most the bin size
+// (g.bin, or g.binRoundBin in rounds) and at least two per worker where
+// out allows, and no bins smaller than that needs: doubling the bins'
+// size would break one of the two. An output of a power of two elements
+// split into exactly two bins per worker keeps those bins (SE-sum-dup,
+// 16M float32 updates into 1M, on two workers: four bins of 1 MiB).
+func TestPlanBinsPerWorker(t *testing.T) {
+	const mi = 1 << 20
+	cases := []struct {
+		name     string
+		dt       tensor.DType
+		red      ops.Reduction
+		out, upd int
+		w        int
+		bins     int
+	}{
+		{"SE-sum-dup, 1 worker", tensor.Float32, ops.Sum, mi, 16 * mi, 1, 4},
+		{"SE-sum-dup, 2 workers", tensor.Float32, ops.Sum, mi, 16 * mi, 2, 4},
+		{"SE-sum-dup, 3 workers", tensor.Float32, ops.Sum, mi, 16 * mi, 3, 8},
+		{"SE-sum-dup, 4 workers", tensor.Float32, ops.Sum, mi, 16 * mi, 4, 8},
+		{"SE-sum-dup, 5 workers", tensor.Float32, ops.Sum, mi, 16 * mi, 5, 16},
+		{"1M+1 elements, 2 workers", tensor.Float32, ops.Sum, mi + 1, 16 * mi, 2, 5},
+		{"SND-max-i32, 2 workers", tensor.Int32, ops.Max, 4 * mi, 8 * mi, 2, 32},
+		{"SND-max-i32, 16 workers", tensor.Int32, ops.Max, 4 * mi, 8 * mi, 16, 32},
+		{"SND-max-i32, 17 workers", tensor.Int32, ops.Max, 4 * mi, 8 * mi, 17, 64},
+		{"mean, no rounds, 2 workers", tensor.Float32, ops.Mean, mi, 16 * mi, 2, 8},
+		{"small out, 2 workers", tensor.Int64, ops.Sum, 1 << 19, 1 << 21, 2, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := &ops.Plan{Kind: ops.KindElements, Reduction: c.red, UseInitVal: true, DType: c.dt,
+				Outer: 1, J: c.upd, Inner: 1, Shape: []int{c.out}}
+			x := &exec{g: defaultGrain, p: p, w: c.w, out: &tensor.Tensor{DType: c.dt, Shape: []int{c.out}}}
+			require.True(t, x.planBins(), "the plan runs binned")
+			nb := (c.out-1)>>x.binShift + 1
+			require.Equal(t, c.bins, nb, "bins (shift %d)", x.binShift)
+			bin := x.g.bin
+			if x.binRounds(x.binUnits()) > 1 {
+				bin = x.g.binRoundBin
+			}
+			size := c.dt.Size() << x.binShift
+			require.LessOrEqual(t, size, bin, "a bin's bytes")
+			require.True(t, 2*size > bin || (c.out-1)>>(x.binShift+1)+1 < 2*c.w,
+				"bins of twice the size would do: %d bytes, %d bins for %d workers", size, nb, c.w)
+		})
+	}
+}
