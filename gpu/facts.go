@@ -34,6 +34,10 @@ type facts struct {
 	// 64-bit integer atomics on buffers (false also with
 	// Paths.NoInt64Atomics).
 	float32Add, float64Add, int64Atomics bool
+	// noInt64: the device lacks 64-bit integers in shaders (shaderInt64;
+	// also with knobs.NoShaderInt64), so that every kernel runs its 32-bit
+	// baseline variant (shaders.Key.NoInt64).
+	noInt64 bool
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide bool
 	orderedMax                                    uint64
@@ -69,6 +73,7 @@ func (b *Backend) facts(stream bool) facts {
 		shift: b.shift, maxShift: b.maxShift, streamShift: b.shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
+		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
@@ -98,14 +103,12 @@ func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
 }
 
 // lacking names what every kernel needs that a device without buffer
-// device addresses or without shaderInt64 lacks.
-func lacking(addresses, int64s bool) []string {
+// device addresses lacks. (Devices without shaderInt64 run the 32-bit
+// baseline variants: facts.noInt64.)
+func lacking(addresses bool) []string {
 	var missing []string
 	if !addresses {
 		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
-	}
-	if !int64s {
-		missing = append(missing, "shaderInt64")
 	}
 	return missing
 }
@@ -121,6 +124,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		run: run, walkMin: tn.walkMin, copyMin: tn.copyMin, maxGroups: caps.MaxComputeWorkGroupCount,
 		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
+		noInt64:       !caps.ShaderInt64,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax,
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput: true,
@@ -142,7 +146,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // Execute's error for a plan the device cannot run.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	caps := info.Capabilities
-	if missing := lacking(caps.BufferDeviceAddress, caps.ShaderInt64); len(missing) > 0 {
+	if missing := lacking(caps.BufferDeviceAddress); len(missing) > 0 {
 		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
 	}
 	f := infoFacts(info, opts)
@@ -172,6 +176,12 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 	if f.forceWide {
 		j.posBits = 64
 	}
+	if f.noInt64 {
+		if err := baselineFits(p, j); err != nil {
+			return nil, err
+		}
+		j.noInt64 = true
+	}
 	if p.Reduction != ops.None {
 		if err := f.planReduction(p, j); err != nil {
 			return nil, err
@@ -181,6 +191,20 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 	f.planTable(j)
 	f.planCopies(j)
 	return j, nil
+}
+
+// baselineFits reports whether plan p, translated into j, runs on the
+// 32-bit baseline variants of a device without shaderInt64: they take
+// 32-bit positions only (every count of the plan at most 2^31), and the
+// reductions have no baseline yet.
+func baselineFits(p *ops.Plan, j *job) error {
+	if j.posBits != 32 {
+		return unsupported(p, "tensors of more than 2^31 elements (or 64-bit positions) need shaderInt64, which the device lacks")
+	}
+	if p.Reduction != ops.None {
+		return unsupported(p, "reduction %v needs shaderInt64, which the device lacks", p.Reduction)
+	}
+	return nil
 }
 
 // tableMax is the most index positions (tuples, or indices) a FLAG_TABLE

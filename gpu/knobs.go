@@ -41,6 +41,8 @@ type tuning struct {
 	// noInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	noInt64Atomics bool
+	// noShaderInt64 makes plans act as on a device without shaderInt64.
+	noShaderInt64 bool
 	// fault is the deliberate error Execute injects (knobs.Fault).
 	fault knobs.Fault
 	// budget, when not 0, caps the device memory a call may take below
@@ -80,5 +82,6 @@ func (b *Backend) force(k knobs.Knobs) {
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noInt64Atomics = k.NoInt64Atomics
+	b.noShaderInt64 = k.NoShaderInt64
 	b.fault = k.Fault
 }

@@ -30,7 +30,7 @@ func (pl *callPlan) planPasses() error {
 		if j.flags&(flagOwner|flagCount) != 0 {
 			read, written = read+4*j.resolve, written+4*j.resolve
 		}
-		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
 		if j.flags&flagTable != 0 {
 			// One workgroup takes every position (planTable).
 			key.Private = true
@@ -42,7 +42,7 @@ func (pl *callPlan) planPasses() error {
 	}
 	if j.checks > 0 {
 		// Cache, linear: the write indices, checked before the scatter.
-		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
 		pl.dispatch(pass{label: "check", key: key, n: j.checks, read: uint64(j.indexBytes) * j.indices})
 	}
 	e := uint64(j.elemBytes)
@@ -129,7 +129,7 @@ func (pl *callPlan) dispatch(ps pass) {
 // scatterKey returns the scatter (or gather) variant of the call.
 func (pl *callPlan) scatterKey() shaders.Key {
 	j := pl.j
-	k := shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
+	k := shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
 	if j.red != nil {
 		k = j.red.scatterKey(j, j.red.atomics)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -38,9 +39,9 @@ func TestPlanForIsNeeds(t *testing.T) {
 	}
 }
 
-// TestPlanForRefusesWhatOpenRefuses: a device without shaderInt64 or
-// buffer device addresses cannot run any kernel, so PlanFor fails as Open
-// would, with ops.ErrUnsupported.
+// TestPlanForRefusesWhatOpenRefuses: a device without buffer device
+// addresses cannot run any kernel, so PlanFor fails as Open would, with
+// ops.ErrUnsupported.
 func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 	info := openTest(t, Options{}).device().Info()
 	p, err := ops.PrepareShapes(elementsReq("", tensor.Float32, []int{16}, []int{4}))
@@ -49,7 +50,6 @@ func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 		name string
 		drop func()
 	}{
-		{"shaderInt64", func() { info.Capabilities.ShaderInt64 = false }},
 		{"bufferDeviceAddress", func() { info.Capabilities.BufferDeviceAddress = false }},
 	} {
 		saved := info
@@ -137,4 +137,64 @@ func TestPassInvocations(t *testing.T) {
 	require.Equal(t, "native+private", pl.path())
 	sc := &pl.passes[len(pl.passes)-1]
 	assert.Equal(t, uint64(pl.j.red.groups)*uint64(sc.local), sc.invocations())
+}
+
+// TestBaselineWithoutShaderInt64: on a device without shaderInt64 every
+// kernel pass of a move runs a 32-bit baseline variant, and the plan says
+// so; PlanFor gives what Needs gives on a backend forced to the baseline;
+// what the baseline cannot take is refused with ops.ErrUnsupported naming
+// shaderInt64.
+func TestBaselineWithoutShaderInt64(t *testing.T) {
+	b := openTest(t, Options{}, knobs.Knobs{NoShaderInt64: true})
+	info := b.device().Info()
+	info.Capabilities.ShaderInt64 = false
+	f := cpuFacts()
+	f.noInt64, f.copyMin = true, 0 // copyMin: the slice runs a kernel too
+	block := ops.Request{Op: "ScatterNDUpdate-15", Data: desc(tensor.Int8, 64, 3), Indices: desc(tensor.Int64, 40, 1), Updates: desc(tensor.Int8, 40, 3)}
+	for _, c := range []struct {
+		name string
+		req  ops.Request
+	}{
+		{"element", elementsReq("", tensor.Float64, []int{16}, []int{40})},
+		{"block", block},
+		{"slice", sliceReq()},
+		{"cache", cacheReq(tensor.Float32, 2, 3, 16, 3, 4, "linear", true)},
+	} {
+		pl := planOf(t, f, c.req)
+		kernels := 0
+		for _, ps := range pl.passes {
+			if ps.kind == passDispatch {
+				kernels++
+				assert.True(t, ps.key.NoInt64, "%s: pass %s runs %s", c.name, ps.label, variantName(ps.key))
+				assert.Contains(t, variantName(ps.key), "-noi64", c.name)
+			}
+		}
+		assert.Positive(t, kernels, c.name)
+		assert.Contains(t, pl.String(), "32-bit baseline (no shaderInt64)", c.name)
+		p, err := ops.PrepareShapes(c.req)
+		require.NoError(t, err)
+		want, err := b.Needs(p)
+		require.NoError(t, err, c.name)
+		got, err := PlanFor(info, Options{}, p)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, want, got, c.name)
+	}
+	wide := f
+	wide.forceWide = true
+	for _, c := range []struct {
+		name string
+		f    facts
+		req  ops.Request
+		part string
+	}{
+		{"64-bit positions", wide, elementsReq("", tensor.Float32, []int{16}, []int{40}), "more than 2^31 elements"},
+		{"a reduction", f, elementsReq("add", tensor.Int32, []int{16}, []int{40}), "reduction sum"},
+	} {
+		p, err := ops.PrepareShapes(c.req)
+		require.NoError(t, err)
+		_, err = c.f.planCall(p)
+		require.ErrorIs(t, err, ops.ErrUnsupported, c.name)
+		assert.Contains(t, err.Error(), "shaderInt64", c.name)
+		assert.Contains(t, err.Error(), c.part, c.name)
+	}
 }

@@ -41,6 +41,7 @@
 //	common.glsl  loadChunks            NUM_TENSORS
 //	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
 //	             laterWins             the later positions along J: < LATER_MAX
+//	             umod64 (INT64 0)      32 (a 64-bit by 32-bit remainder, bit by bit)
 //	every kernel the positions of a run  pc.run <= MAX_RUN; the host passes 1 or 16
 //	index.glsl   indexAt (Block)       a tuple's components: <= ops.MaxRank
 //	resolve.comp resolveTable          its positions: TABLE_RUN; the table's

@@ -188,7 +188,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	raw, err := os.ReadFile(discreteFacts)
 	require.NoError(t, err)
-	noInt64 := write("noint64.json", strings.Replace(string(raw), `"shaderInt64": true`, `"shaderInt64": false`, 1))
+	noBDA := write("nobda.json", strings.Replace(string(raw), `"bufferDeviceAddress": true`, `"bufferDeviceAddress": false`, 1))
 	truncated := writeNPY(t, dir, "short.npy", f32([]int{64}, make([]float32, 64)...))
 	st, err := os.Stat(truncated)
 	require.NoError(t, err)
@@ -213,7 +213,7 @@ func TestPlanErrors(t *testing.T) {
 		{"missing facts file", with("--facts", filepath.Join(dir, "none.json")), []string{"--facts", "none.json: open: no such file or directory"}},
 		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
 		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
-		{"a device no kernel runs on", with("--facts", noInt64), []string{"lacks", "shaderInt64"}},
+		{"a device no kernel runs on", with("--facts", noBDA), []string{"lacks", "bufferDeviceAddress"}},
 		{"truncated data", replace("--data", truncated), []string{"--data " + truncated, "only 252 bytes follow"}},
 		{"updates of the wrong shape", replace("--updates", badUpdates), []string{"ScatterElements-18", "updates"}},
 	} {

@@ -124,6 +124,7 @@ var (
 	grids      = knobs.Knobs{MaxWorkGroups: [3]uint32{1, 2, 65535}} // 1, 2 or more groups: 2-D, 3-D and split dispatches
 	copies     = knobs.Knobs{CopyMinBytes: 1}
 	walk       = knobs.Knobs{WalkMinColumns: 1}
+	noInt64    = knobs.Knobs{NoShaderInt64: true}
 )
 
 // Paths lists the paths in the order Run runs them.
@@ -153,6 +154,12 @@ func Paths() []Path {
 		{Name: "none/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteNone, N: 3000, Seed: 110},
 		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, WalkMinColumns: 1, WidePositions: true}, Suite: suiteNone, N: 600, Large: true, Seed: 111},
 		{Name: "none/walkGrids", Doc: "walks in split dispatches", Knobs: knobs.Knobs{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}, Suite: suiteNone, N: 1000, Large: true, Seed: 112},
+		{Name: "none/noInt64", Doc: "the 32-bit baseline kernels (no shaderInt64)", Knobs: noInt64, Suite: suiteNone, N: 3000, Seed: 116},
+		{Name: "none/noInt64Chunked", Doc: "the 32-bit baseline, 4 KiB buffers, larger tensors", Knobs: knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}, Suite: suiteNone, N: 1000, Large: true, Seed: 117},
+		{Name: "none/noInt64Chunks16B", Doc: "the 32-bit baseline, 16-byte chunks", Knobs: knobs.Knobs{NoShaderInt64: true, ChunkBytes: 16}, Suite: suiteNone, N: 1500, Seed: 118},
+		{Name: "none/noInt64Run1", Doc: "the 32-bit baseline, one position per invocation", Knobs: knobs.Knobs{NoShaderInt64: true, Run: 1}, Suite: suiteNone, N: 1500, Seed: 119},
+		{Name: "none/noInt64Walk", Doc: "the 32-bit baseline, every Element plan walking its columns", Knobs: knobs.Knobs{NoShaderInt64: true, WalkMinColumns: 1}, Suite: suiteNone, N: 1500, Seed: 120},
+		{Name: "none/noInt64Grids", Doc: "the 32-bit baseline, split dispatches", Knobs: knobs.Knobs{NoShaderInt64: true, MaxWorkGroups: grids.MaxWorkGroups}, Suite: suiteNone, N: 600, Large: true, Seed: 121},
 		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 300},
 		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 301},
 	}

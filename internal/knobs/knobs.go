@@ -55,6 +55,10 @@ type Knobs struct {
 	// NoInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	NoInt64Atomics bool
+	// NoShaderInt64 makes the backend plan as on a device without 64-bit
+	// integers in shaders (shaderInt64): every kernel runs its 32-bit
+	// baseline variant.
+	NoShaderInt64 bool
 	// Fault makes the backend deliberately wrong, to show that a
 	// qualification run catches a broken kernel.
 	Fault Fault

@@ -57,6 +57,7 @@ type variant struct {
 	atomics  string // scatter with a reduction: "cas" or "native"
 	stage    string // sort
 	posBits  int    // 32 or 64
+	noInt64  bool   // the 32-bit baseline (INT64=0, common.glsl)
 	name     string // also the file name
 	defines  []string
 	keys     []specKey // the table entries of a reduction file
@@ -230,10 +231,36 @@ func allVariants() []*variant {
 		v.defines = []string{fmt.Sprintf("STAGE=%d", st.value)}
 		out = append(out, v)
 	}
+	// The 32-bit baseline (INT64=0) of every kernel that has one, for
+	// devices without shaderInt64: 32-bit positions only.
+	var baseline []*variant
+	for _, v := range out {
+		if v.posBits != 32 || !hasBaseline(v) {
+			continue
+		}
+		b := *v
+		b.noInt64 = true
+		b.name += "-noi64"
+		b.defines = append(slices.Clone(v.defines), "INT64=0")
+		baseline = append(baseline, &b)
+	}
+	out = append(out, baseline...)
 	for _, v := range out {
 		v.defines = append(v.defines, fmt.Sprintf("POS_BITS=%d", v.posBits))
 	}
 	return out
+}
+
+// hasBaseline reports whether v's source compiles without 64-bit
+// integers (INT64=0): resolve, gather and the moves of scatter.
+func hasBaseline(v *variant) bool {
+	switch v.family {
+	case "resolve", "gather":
+		return true
+	case "scatter":
+		return v.dtype == nil
+	}
+	return false
 }
 
 func main() {
@@ -393,6 +420,13 @@ func compile(v *variant, src, spvDir, glslc string) error {
 	if offsets, size := pushLayout(); !slices.Equal(info.pushOffsets, offsets) || info.pushSize != size || size > abiPushMax {
 		return fmt.Errorf("%s: push constants at %v (%d bytes), want %v (%d bytes, at most %d)", file, info.pushOffsets, info.pushSize, offsets, size, abiPushMax)
 	}
+	if v.noInt64 {
+		for _, c := range info.caps {
+			if name, ok := wideCaps[c]; ok {
+				return fmt.Errorf("%s: the 32-bit baseline declares capability %s", file, name)
+			}
+		}
+	}
 	v.localX, v.pushSize = info.localSize[0], info.pushSize
 	return nil
 }
@@ -423,6 +457,9 @@ func table(vs []*variant) ([]byte, error) {
 			key += ", Stage: " + stages[v.stage].goName
 		case v.dtype == nil:
 			key += fmt.Sprintf(", ElemBytes: %d, Reduction: %s", v.elem, reductions[v.red].goName)
+		}
+		if v.noInt64 {
+			key += ", NoInt64: true"
 		}
 		file := "spv/" + v.name + ".spv"
 		if v.dtype == nil {

@@ -7,6 +7,7 @@ import (
 
 // SPIR-V opcodes, storage classes and decorations this reader needs.
 const (
+	opCapability    = 17
 	opExecutionMode = 16
 	opTypeInt       = 21
 	opTypeFloat     = 22
@@ -31,6 +32,16 @@ type shaderInfo struct {
 	localSize   [3]uint32
 	pushSize    uint32
 	pushOffsets []uint32 // of the block's members, in order
+	caps        []uint32 // the capabilities the module declares
+}
+
+// wideCaps names the capabilities that the 32-bit baseline (INT64=0)
+// must not declare: 64-bit and small integers, float64, 8- and 16-bit
+// storage and 64-bit atomics, which a device such as SwiftShader lacks.
+var wideCaps = map[uint32]string{
+	10: "Float64", 11: "Int64", 12: "Int64Atomics", 22: "Int16", 39: "Int8",
+	4433: "StorageBuffer16BitAccess", 4434: "UniformAndStorageBuffer16BitAccess", 4435: "StoragePushConstant16",
+	4448: "StorageBuffer8BitAccess", 4449: "UniformAndStorageBuffer8BitAccess", 4450: "StoragePushConstant8",
 }
 
 // inspect reads the workgroup size and the size of the push-constant block
@@ -63,6 +74,10 @@ func inspect(code []byte) (shaderInfo, error) {
 		}
 		args := words[i+1 : i+n]
 		switch op {
+		case opCapability:
+			if len(args) >= 1 {
+				info.caps = append(info.caps, args[0])
+			}
 		case opExecutionMode:
 			if len(args) >= 5 && args[1] == modeLocalSize {
 				info.localSize = [3]uint32{args[2], args[3], args[4]}

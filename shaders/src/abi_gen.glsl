@@ -244,9 +244,9 @@
 // The push constants of every kernel (128 bytes; gpu/abi_gen.go packs
 // them). outT ... errAt are byte offsets within the parameter buffer.
 layout(push_constant, std430) uniform Push {
-	uint64_t params;     // address of the parameter buffer
-	uint64_t base;       // first position of this dispatch
-	uint64_t end;        // one past the last position of this dispatch
+	word64_t params;     // address of the parameter buffer
+	word64_t base;       // first position of this dispatch
+	word64_t end;        // one past the last position of this dispatch
 	uint outT;           // T_OUT's chunk table
 	uint updT;           // T_UPD's chunk table
 	uint idxT;           // T_IDX's chunk table
