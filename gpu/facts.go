@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/tensor"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -195,14 +196,15 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 
 // baselineFits reports whether plan p, translated into j, runs on the
 // 32-bit baseline variants of a device without shaderInt64: they take
-// 32-bit positions only (every count of the plan at most 2^31), and the
-// reductions have no baseline yet.
+// 32-bit positions only (every count of the plan at most 2^31), and
+// float64 arithmetic (sum, sub, prod, mean) on any update needs 64-bit
+// integers as well as shaderFloat64.
 func baselineFits(p *ops.Plan, j *job) error {
 	if j.posBits != 32 {
 		return unsupported(p, "tensors of more than 2^31 elements (or 64-bit positions) need shaderInt64, which the device lacks")
 	}
-	if p.Reduction != ops.None {
-		return unsupported(p, "reduction %v needs shaderInt64, which the device lacks", p.Reduction)
+	if p.DType == tensor.Float64 && p.Reduction != ops.None && p.Reduction != ops.Min && p.Reduction != ops.Max && j.updates > 0 {
+		return unsupported(p, "float64 reduction %v needs shaderInt64, which the device lacks", p.Reduction)
 	}
 	return nil
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
-// sortKey returns the variant of a Sort stage.
-func sortKey(s shaders.Stage) shaders.Key {
-	return shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s}
+// sortKey returns the variant of a Sort stage (noInt64: its 32-bit
+// baseline).
+func sortKey(s shaders.Stage, noInt64 bool) shaders.Key {
+	return shaders.Key{Family: shaders.Sort, PosBits: 32, NoInt64: noInt64, Stage: s}
 }
 
 // planPasses lists the call's passes: the clearing of the owner words,
@@ -312,7 +313,7 @@ func (pl *callPlan) foldBytes(seg uint64, perm, vals bool) (read, written uint64
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
 	hist := 4 * radixDigits * r.tiles
-	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, run: sortRun, args: args,
+	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount, pl.j.noInt64), n: r.items, run: sortRun, args: args,
 		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
 	// Keys in (and out, but after the last pass), values in and out.
@@ -326,7 +327,7 @@ func (pl *callPlan) radix(args []uint32) {
 	if args[argKOut] == tNone {
 		keys = 0
 	}
-	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, run: sortRun, args: args,
+	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter, pl.j.noInt64), n: r.items, run: sortRun, args: args,
 		read: 4*r.items + vin + hist, written: keys + 4*r.vwords*r.items})
 }
 
@@ -356,12 +357,12 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		return a
 	}
 	for i, l := range levels {
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, run: uint32(blk / groupSize), args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp, pl.j.noInt64), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4 * l.n, written: 4*l.n + 4*ceilDiv(l.n, blk)})
 	}
 	for i := len(levels) - 2; i >= 0; i-- {
 		l := levels[i]
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, run: uint32(blk / groupSize), args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown, pl.j.noInt64), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4*l.n + 4*ceilDiv(l.n, blk), written: 4 * l.n})
 	}
 }

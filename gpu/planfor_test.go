@@ -140,10 +140,11 @@ func TestPassInvocations(t *testing.T) {
 }
 
 // TestBaselineWithoutShaderInt64: on a device without shaderInt64 every
-// kernel pass of a move runs a 32-bit baseline variant, and the plan says
-// so; PlanFor gives what Needs gives on a backend forced to the baseline;
-// what the baseline cannot take is refused with ops.ErrUnsupported naming
-// shaderInt64.
+// kernel pass of a move or a reduction runs a 32-bit baseline variant (8-byte
+// reductions fold in order: no 64-bit atomics), and the plan says so;
+// PlanFor gives what Needs gives on a backend forced to the baseline;
+// what the baseline cannot take is refused with ops.ErrUnsupported
+// naming shaderInt64.
 func TestBaselineWithoutShaderInt64(t *testing.T) {
 	b := openTest(t, Options{}, knobs.Knobs{NoShaderInt64: true})
 	info := b.device().Info()
@@ -159,6 +160,10 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 		{"block", block},
 		{"slice", sliceReq()},
 		{"cache", cacheReq(tensor.Float32, 2, 3, 16, 3, 4, "linear", true)},
+		{"int64 sum, in order", elementsReq("add", tensor.Int64, []int{16}, []int{40})},
+		{"float64 max, in order", elementsReq("max", tensor.Float64, []int{16}, []int{40})},
+		{"int8 sum, atomics", elementsReq("add", tensor.Int8, []int{16}, []int{40})},
+		{"float32 prod", elementsReq("mul", tensor.Float32, []int{16}, []int{40})},
 	} {
 		pl := planOf(t, f, c.req)
 		kernels := 0
@@ -170,6 +175,9 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 			}
 		}
 		assert.Positive(t, kernels, c.name)
+		if pl.j.red != nil && c.req.Data.DType.Size() == 8 {
+			assert.Equal(t, "ordered", pl.path(), "%s: no 64-bit atomics without shaderInt64", c.name)
+		}
 		assert.Contains(t, pl.String(), "32-bit baseline (no shaderInt64)", c.name)
 		p, err := ops.PrepareShapes(c.req)
 		require.NoError(t, err)
@@ -188,7 +196,7 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 		part string
 	}{
 		{"64-bit positions", wide, elementsReq("", tensor.Float32, []int{16}, []int{40}), "more than 2^31 elements"},
-		{"a reduction", f, elementsReq("add", tensor.Int32, []int{16}, []int{40}), "reduction sum"},
+		{"float64 sum", f, elementsReq("add", tensor.Float64, []int{16}, []int{40}), "float64 reduction sum"},
 	} {
 		p, err := ops.PrepareShapes(c.req)
 		require.NoError(t, err)

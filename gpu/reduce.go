@@ -84,7 +84,8 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		return nil // resolve alone checks the indices
 	}
 	elem := uint64(p.DType.Size())
-	no64 := elem == 8 && !f.int64Atomics
+	// Without shaderInt64 there are no 64-bit atomics either.
+	no64 := elem == 8 && (!f.int64Atomics || f.noInt64)
 	switch {
 	case f.walks(j) && !no64:
 		// Folds in index order with no atomics, so deterministic modes
@@ -248,13 +249,13 @@ func scanScratch(n, blk uint64) uint64 {
 
 // scatterKey returns the scatter variant of an atomic reduction.
 func (r *reduction) scatterKey(j *job, a shaders.Atomics) shaders.Key {
-	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: r.dtype.Size(),
+	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(),
 		Reduction: r.red, DType: r.dtype, Atomics: a, Private: r.private}
 }
 
 // reduceKey returns the variant of the element-wise passes.
 func (r *reduction) reduceKey(j *job) shaders.Key {
-	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
+	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
 }
 
 // describe names the path of j's reduction for Stats.Reduction.

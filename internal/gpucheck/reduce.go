@@ -4,8 +4,10 @@ package gpucheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +58,7 @@ func checkReductionCase(t opstest.T, req ops.Request, p *ops.Plan, got, want *te
 func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, atomicsOnly bool) {
 	rng := rand.New(rand.NewSource(seed))
 	big := opstest.Config{MaxRank: 3, MaxDim: 40, MaxElements: 5000}
-	var floats, bounded int
+	var floats, bounded, refused int
 	for c := 0; c < n; c++ {
 		cfg := opstest.Config{}
 		if large && c%3 == 0 {
@@ -71,6 +73,10 @@ func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, ato
 		if cr, ok := t.(opstest.CaseReporter); ok {
 			cr.BeginCase(req)
 		}
+		if _, err := b.Needs(p); errors.Is(err, ops.ErrUnsupported) && refusedForFeature(err) {
+			refused++ // a device without the feature refuses it, in one line naming it
+			continue
+		}
 		got, want, path := runBoth(t, b, p)
 		what := fmt.Sprintf("case %d (seed %d) on %s\n%s", c, seed, path, opstest.Describe(req))
 		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
@@ -81,7 +87,15 @@ func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, ato
 			}
 		}
 	}
-	t.Logf("%d requests, %d float sum/sub/prod/mean ones on atomics, %d elements checked against the bound", n, floats, bounded)
+	t.Logf("%d requests, %d float sum/sub/prod/mean ones on atomics, %d elements checked against the bound, %d refused for a missing device feature",
+		n, floats, bounded, refused)
+}
+
+// refusedForFeature reports whether err, a refusal, names the device
+// feature the call lacks (a float64 sum without shaderInt64 or
+// shaderFloat64): the only refusals a random reduction may meet.
+func refusedForFeature(err error) bool {
+	return strings.Contains(err.Error(), "shaderInt64") || strings.Contains(err.Error(), "shaderFloat64")
 }
 
 // contentionCase is one request shape of contention.

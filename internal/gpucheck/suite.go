@@ -134,9 +134,12 @@ func Paths() []Path {
 		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "deterministic", Doc: "float reductions folded in index order", Opts: gpu.Options{Deterministic: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "chunks4KiB", Doc: "4 KiB buffers: tensors in many chunks", Knobs: chunked, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "noInt64", Doc: "the 32-bit baseline kernels (no shaderInt64)", Knobs: noInt64, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "noInt64Chunks4KiB", Doc: "the 32-bit baseline, 4 KiB buffers", Knobs: knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "random/default", Doc: "random requests against cpuref", Suite: suiteDifferential, N: 4000, Seed: 0},
 		{Name: "random/cas", Doc: "compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteDifferential, N: 4000, Seed: 1},
 		{Name: "random/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Suite: suiteDifferential, N: 4000, Seed: 2},
+		{Name: "random/noInt64", Doc: "the 32-bit baseline kernels", Knobs: noInt64, Suite: suiteDifferential, N: 4000, Seed: 4},
 		{Name: "random/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteDifferential, N: 4000, Seed: 3},
 		{Name: "none/default", Doc: "reduction none with bad indices", Suite: suiteNone, N: 12000, Seed: 100},
 		{Name: "none/large", Doc: "larger tensors", Suite: suiteNone, N: 1500, Large: true, Seed: 107},
@@ -198,6 +201,8 @@ func reduceShapes() []Path {
 		{"run1", "one position per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 1}},
 		{"run3", "three positions per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 3}},
 		{"grids", "2-D and 3-D grids, split dispatches", grids},
+		{"noInt64", "the 32-bit baseline, 4 KiB buffers", knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}},
+		{"noInt64Chunks16B", "the 32-bit baseline, 16-byte chunks", knobs.Knobs{NoShaderInt64: true, ChunkBytes: 16}},
 	} {
 		for _, mode := range []string{"atomics", "deterministic", "walk"} {
 			var o gpu.Options

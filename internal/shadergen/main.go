@@ -242,6 +242,16 @@ func allVariants() []*variant {
 		b.noInt64 = true
 		b.name += "-noi64"
 		b.defines = append(slices.Clone(v.defines), "INT64=0")
+		if v.dtype != nil && v.dtype.name == "f64" {
+			// float64 arithmetic needs shaderInt64 (and shaderFloat64):
+			// the baseline folds min and max only.
+			b.keys = nil
+			for _, k := range v.keys {
+				if k.red == "min" || k.red == "max" {
+					b.keys = append(b.keys, k)
+				}
+			}
+		}
 		baseline = append(baseline, &b)
 	}
 	out = append(out, baseline...)
@@ -251,16 +261,14 @@ func allVariants() []*variant {
 	return out
 }
 
-// hasBaseline reports whether v's source compiles without 64-bit
-// integers (INT64=0): resolve, gather and the moves of scatter.
+// hasBaseline reports whether v has a 32-bit baseline (INT64=0): every
+// kernel but the atomic scatter of 8-byte elements, which a device
+// without shaderInt64 has no atomics for (such reductions fold in order).
 func hasBaseline(v *variant) bool {
-	switch v.family {
-	case "resolve", "gather":
-		return true
-	case "scatter":
-		return v.dtype == nil
+	if v.family == "scatter" && v.dtype != nil {
+		return v.dtype.size <= 4
 	}
-	return false
+	return true
 }
 
 func main() {
