@@ -52,6 +52,10 @@ type facts struct {
 	ownOutput bool
 	// scanRun is Backend.scanRun.
 	scanRun uint32
+	// maxShared is the device's workgroup memory in bytes
+	// (maxComputeSharedMemorySize; 0: unchecked), which no pass's kernel
+	// may exceed.
+	maxShared uint32
 }
 
 // scanBlock returns the words one workgroup of the in-order fold's scans
@@ -77,7 +81,8 @@ func (b *Backend) facts(stream bool) facts {
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
-		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
+		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
+		maxShared: caps.MaxComputeSharedMemorySize,
 	}
 	if stream {
 		f.streamMin = b.streamMin
@@ -104,12 +109,17 @@ func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
 }
 
 // lacking names what every kernel needs that a device without buffer
-// device addresses lacks. (Devices without shaderInt64 run the 32-bit
+// device addresses, or with workgroups of fewer than groupSize
+// invocations, lacks. (Devices without shaderInt64 run the 32-bit
 // baseline variants: facts.noInt64.)
-func lacking(addresses bool) []string {
+func lacking(addresses bool, caps vk.Capabilities) []string {
 	var missing []string
 	if !addresses {
 		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
+	}
+	if caps.MaxComputeWorkGroupInvocations < groupSize || caps.MaxComputeWorkGroupSize[0] < groupSize {
+		missing = append(missing, fmt.Sprintf("workgroups of %d invocations (maxComputeWorkGroupInvocations %d, maxComputeWorkGroupSize.x %d)",
+			groupSize, caps.MaxComputeWorkGroupInvocations, caps.MaxComputeWorkGroupSize[0]))
 	}
 	return missing
 }
@@ -130,6 +140,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput: true,
 		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
+		maxShared: caps.MaxComputeSharedMemorySize,
 	}
 	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
 		// Backend.streams: a large output is read back chunk by chunk.
@@ -147,7 +158,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // Execute's error for a plan the device cannot run.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	caps := info.Capabilities
-	if missing := lacking(caps.BufferDeviceAddress); len(missing) > 0 {
+	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
 		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
 	}
 	f := infoFacts(info, opts)

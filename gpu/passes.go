@@ -84,7 +84,8 @@ func (pl *callPlan) planPasses() error {
 // split splits a dispatch pass into the dispatches its kernel's workgroup
 // size and the device's limits need, unless it has them already. It
 // fails with ops.ErrUnsupported when the kernel has no variant, as
-// creating its pipeline would.
+// creating its pipeline would, or takes more workgroup memory than the
+// device offers.
 func (pl *callPlan) split(ps *pass) error {
 	if ps.kind != passDispatch {
 		return nil
@@ -92,6 +93,10 @@ func (pl *callPlan) split(ps *pass) error {
 	v, err := shaders.Lookup(ps.key)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if m := pl.f.maxShared; m != 0 && v.SharedBytes > m {
+		return unsupported(pl.p, "kernel %s takes %d bytes of workgroup memory; the device offers %d (maxComputeSharedMemorySize)",
+			v.Name, v.SharedBytes, m)
 	}
 	ps.local = v.LocalSize[0]
 	if ps.dispatches == nil {

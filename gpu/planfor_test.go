@@ -40,8 +40,8 @@ func TestPlanForIsNeeds(t *testing.T) {
 }
 
 // TestPlanForRefusesWhatOpenRefuses: a device without buffer device
-// addresses cannot run any kernel, so PlanFor fails as Open would, with
-// ops.ErrUnsupported.
+// addresses, or with workgroups of fewer than 256 invocations, cannot run
+// any kernel, so PlanFor fails as Open would, with ops.ErrUnsupported.
 func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 	info := openTest(t, Options{}).device().Info()
 	p, err := ops.PrepareShapes(elementsReq("", tensor.Float32, []int{16}, []int{4}))
@@ -51,6 +51,8 @@ func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 		drop func()
 	}{
 		{"bufferDeviceAddress", func() { info.Capabilities.BufferDeviceAddress = false }},
+		{"maxComputeWorkGroupInvocations 128", func() { info.Capabilities.MaxComputeWorkGroupInvocations = 128 }},
+		{"maxComputeWorkGroupSize.x 128", func() { info.Capabilities.MaxComputeWorkGroupSize[0] = 128 }},
 	} {
 		saved := info
 		c.drop()
@@ -204,5 +206,32 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 		require.ErrorIs(t, err, ops.ErrUnsupported, c.name)
 		assert.Contains(t, err.Error(), "shaderInt64", c.name)
 		assert.Contains(t, err.Error(), c.part, c.name)
+	}
+}
+
+// TestPlansFitWorkgroupMemory: a kernel that takes more workgroup memory
+// than the device offers is refused at planning, naming the limit: the
+// in-order fold's sort (27712 bytes) on a device with the 16 KiB Vulkan
+// guarantees; the plan passes with SwiftShader's and lavapipe's 32 KiB.
+func TestPlansFitWorkgroupMemory(t *testing.T) {
+	f := cpuFacts()
+	f.deterministic = true
+	req := elementsReq("add", tensor.Float32, []int{1024}, []int{5000})
+	for _, c := range []struct {
+		shared uint32
+		ok     bool
+	}{{0, true}, {32 << 10, true}, {27712, true}, {27708, false}, {16 << 10, false}} {
+		f.maxShared = c.shared
+		p, err := ops.PrepareShapes(req)
+		require.NoError(t, err)
+		pl, err := f.planCall(p)
+		if c.ok {
+			require.NoError(t, err, "%d bytes", c.shared)
+			assert.Equal(t, "ordered", pl.path())
+			continue
+		}
+		require.ErrorIs(t, err, ops.ErrUnsupported, "%d bytes", c.shared)
+		assert.Contains(t, err.Error(), "maxComputeSharedMemorySize")
+		assert.Contains(t, err.Error(), "sort-radix-scatter")
 	}
 }

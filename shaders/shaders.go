@@ -136,6 +136,10 @@ type Variant struct {
 	LocalSize [3]uint32
 	// PushConstantSize is the size of the push-constant block in bytes.
 	PushConstantSize uint32
+	// SharedBytes is the workgroup memory the kernel takes, with its
+	// specialization constants (read back from the SPIR-V): a device
+	// offers at least 16 KiB (maxComputeSharedMemorySize).
+	SharedBytes uint32
 	// SpecConstants are the values of specialization constants 0, 1, ...
 	// the pipeline is created with (reductions: the reduction, then the
 	// workgroup memory in words); several variants share one File.

@@ -63,6 +63,7 @@ type variant struct {
 	keys     []specKey // the table entries of a reduction file
 	localX   uint32
 	pushSize uint32
+	info     shaderInfo
 }
 
 // specKey is one table entry of a file compiled once for several
@@ -435,7 +436,7 @@ func compile(v *variant, src, spvDir, glslc string) error {
 			}
 		}
 	}
-	v.localX, v.pushSize = info.localSize[0], info.pushSize
+	v.localX, v.pushSize, v.info = info.localSize[0], info.pushSize, info
 	return nil
 }
 
@@ -503,8 +504,8 @@ func table(vs []*variant) ([]byte, error) {
 			}
 			spec = ", SpecConstants: []uint32{" + strings.Join(parts, ", ") + "}"
 		}
-		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d%s},\n",
-			e.key, e.name, e.file, e.v.localX, e.v.pushSize, spec)
+		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d, SharedBytes: %d%s},\n",
+			e.key, e.name, e.file, e.v.localX, e.v.pushSize, e.v.info.sharedBytes(e.spec), spec)
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())

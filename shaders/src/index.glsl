@@ -57,9 +57,20 @@ idx_t readIndex(count_t pos, out bool exact) {
 // branch: on CPU devices a divergent branch per index (and an atomic inside
 // one) costs several times the index's load.
 bool normalise(inout idx_t v, bool exact, idx_t s) {
-	idx_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? sNeg(s) : idx_t(0);
-	bool ok = exact && !sLess(v, lo) && sLess(v, s);
-	v = sNegative(v) ? sAdd(v, s) : v;
+#if INT64
+	int64_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? -s : 0l;
+	bool ok = exact && v >= lo && v < s;
+	v += v < 0l ? s : 0l;
+#else
+	// Every operand first, so that the compiler selects rather than
+	// branches (a call on the right of && or ?: makes it branch).
+	idx_t neg = sNeg(s);
+	idx_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? neg : idx_t(0);
+	bool above = !sLess(v, lo), below = sLess(v, s), negative = sNegative(v);
+	idx_t wrapped = sAdd(v, s);
+	bool ok = exact && above && below;
+	v = negative ? wrapped : v;
+#endif
 	return ok;
 }
 
@@ -107,7 +118,8 @@ count_t indexAt(pos_t p, out count_t bad) {
 	bool exact;
 	idx_t v = readIndex(count_t(p), exact);
 	idx_t last = sAdd(idx_t(param64(P_ROWS)), sNeg(idx_t(param64(P_J))));
-	if (!exact || sNegative(v) || sLess(last, v)) {
+	bool negative = sNegative(v), beyond = sLess(last, v);
+	if (!exact || negative || beyond) {
 		bad = count_t(p);
 	}
 	return idxLow(v);
