@@ -3,14 +3,18 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -233,5 +237,59 @@ func TestPlansFitWorkgroupMemory(t *testing.T) {
 		require.ErrorIs(t, err, ops.ErrUnsupported, "%d bytes", c.shared)
 		assert.Contains(t, err.Error(), "maxComputeSharedMemorySize")
 		assert.Contains(t, err.Error(), "sort-radix-scatter")
+	}
+}
+
+// vec is a 1-D tensor of xs.
+func vec[T tensor.Element](xs ...T) *tensor.Tensor {
+	return tensor.MustFromSlice([]int{len(xs)}, xs)
+}
+
+// TestBaseline64BitReductions runs the reductions of 8-byte elements
+// through the 32-bit baseline (word pairs, the in-order fold) on the edges
+// of their ranges, use_init_val both ways, and of 1-byte integers and
+// float32 (the means' 64-bit sums as pairs, divRound on pairs), and
+// compares every result with the CPU reference bit for bit: the carries,
+// the wrapping multiply, signed and unsigned compares, the neutral
+// values, NaN and signed zeros.
+func TestBaseline64BitReductions(t *testing.T) {
+	b := openTest(t, Options{}, knobs.Knobs{NoShaderInt64: true})
+	ref := cpuref.New()
+	nan, negZero := math.NaN(), math.Copysign(0, -1)
+	no := false
+	cases := []struct {
+		reds    []string
+		data    *tensor.Tensor
+		updates []*tensor.Tensor
+	}{
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[int64](-4350893529854316974), []*tensor.Tensor{
+			vec[int64](-4, math.MinInt64, -4, -1), vec[int64](math.MaxInt64, 1), vec[int64](-1),
+			vec[int64](0xFFFFFFFF, 0x1_0000_0001, -7), vec[int64](3, -3, math.MinInt64), vec[int64](-7, 2)}},
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[uint64](1 << 63), []*tensor.Tensor{
+			vec[uint64](math.MaxUint64, 1), vec[uint64](0xFFFFFFFF, 0xFFFFFFFF), vec[uint64](1<<63, 1<<32, 5)}},
+		{[]string{"min", "max"}, vec(1.5), []*tensor.Tensor{
+			vec(negZero, 0.0), vec(0.0, negZero), vec(nan, -1.0), vec(-1.0, nan), vec(math.Inf(-1), math.Inf(1)), vec(5e-324, -5e-324)}},
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[int8](-128), []*tensor.Tensor{
+			vec[int8](-128, 127, -1), vec[int8](100, 100, 100), vec[int8](-7, 2)}},
+		{[]string{"sum", "min", "max", "mean"}, vec[float32](1), []*tensor.Tensor{
+			vec[float32](1, 2, 4), vec[float32](1e-45, 3e-45), vec(float32(negZero), 0), vec[float32](1, 1, 1, 1, 1, 1, 1e-7)}},
+	}
+	for _, c := range cases {
+		for _, red := range c.reds {
+			for _, init := range []*bool{nil, &no} {
+				for _, upd := range c.updates {
+					n := upd.Shape[0]
+					req := ops.Request{Op: "ScatterElementsUpdate-12", Reduction: red, UseInitVal: init, Data: c.data,
+						Indices: tensor.MustFromSlice([]int{n}, make([]int32, n)), Updates: upd, Axis: tensor.Scalar(0)}
+					name := fmt.Sprintf("%v %s use_init_val %v updates %s", c.data.DType, red, init == nil, opstest.Describe(req))
+					p, err := ops.Prepare(req)
+					require.NoError(t, err, name)
+					got, want := opstest.SentinelOutput(p), opstest.SentinelOutput(p)
+					require.NoError(t, ref.Execute(context.Background(), p, want), name)
+					require.NoError(t, b.Execute(context.Background(), p, got), name)
+					assert.Empty(t, opstest.DiffExact(got, want), "%s on %s", name, b.LastStats().Reduction)
+				}
+			}
+		}
 	}
 }

@@ -169,3 +169,24 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 	}
 	t.Logf("%d cases by path %v, %d elements checked against the bound", len(contentionCases()), paths, bounded)
 }
+
+// featureFallback runs a call that its Backend refuses for a missing
+// device feature (refusedForFeature) on the CPU reference instead, as
+// --backend auto does, and counts it: the random requests of the
+// differential suite then meet the device's refusals without failing,
+// while every call the device takes is still compared with the
+// reference.
+type featureFallback struct {
+	ops.Backend
+	cpu     ops.Backend
+	refused int
+}
+
+func (f *featureFallback) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	err := f.Backend.Execute(ctx, p, out)
+	if errors.Is(err, ops.ErrUnsupported) && refusedForFeature(err) {
+		f.refused++
+		return f.cpu.Execute(ctx, p, out)
+	}
+	return err
+}

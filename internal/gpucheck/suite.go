@@ -294,7 +294,11 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	case suiteConformance:
 		opstest.Conformance(t, func(t opstest.T) ops.Backend { return open(t) }, n)
 	case suiteDifferential:
-		opstest.Differential(t, open(t), cpuref.New(), seed, n, opstest.Config{})
+		fb := &featureFallback{Backend: open(t), cpu: cpuref.New()}
+		opstest.Differential(t, fb, cpuref.New(), seed, n, opstest.Config{})
+		if fb.refused > 0 {
+			t.Logf("%d requests refused for a missing device feature ran on the CPU reference", fb.refused)
+		}
 	case suiteNone:
 		cfgReq := opstest.Config{}
 		if p.Large {

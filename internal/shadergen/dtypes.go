@@ -82,12 +82,14 @@ func glslDTypes(b *bytes.Buffer) {
 		"// reduction r when use_init_val is false (ops.Reduction.NeutralBits).\n#ifdef DTYPE\n")
 	for i, dt := range dtypes {
 		t := dt.tensorDType()
-		// lit writes a value as a literal: 32-bit, 64-bit, or for 8-byte
-		// types without INT64 (common.glsl) a uvec2 of its words.
+		// lit writes a value as a literal: 32-bit, 64-bit, or the low or
+		// high word of a 64-bit one.
 		lit := func(v uint64, form string) string {
 			switch form {
-			case "pair":
-				return fmt.Sprintf("uvec2(0x%Xu, 0x%Xu)", uint32(v), uint32(v>>32))
+			case "lo":
+				return fmt.Sprintf("0x%Xu", uint32(v))
+			case "hi":
+				return fmt.Sprintf("0x%Xu", uint32(v>>32))
 			case "ul":
 				return fmt.Sprintf("0x%Xul", v)
 			}
@@ -108,7 +110,11 @@ func glslDTypes(b *bytes.Buffer) {
 		}
 		if dt.size == 8 {
 			fmt.Fprintf(b, "%s DTYPE == %s && INT64\n#define NEUTRAL_BITS(r) (%s)\n", kw, dt.macro, neutral("ul"))
-			fmt.Fprintf(b, "#elif DTYPE == %s\n#define NEUTRAL_BITS(r) (%s)\n", dt.macro, neutral("pair"))
+			// Without INT64 (common.glsl) a uvec2 of the words, each word
+			// chosen on its own: Mesa's drivers mis-evaluate a
+			// specialization-constant select of vectors, which took the
+			// high word from the wrong operand.
+			fmt.Fprintf(b, "#elif DTYPE == %s\n#define NEUTRAL_BITS(r) uvec2(%s, %s)\n", dt.macro, neutral("lo"), neutral("hi"))
 			continue
 		}
 		fmt.Fprintf(b, "%s DTYPE == %s\n#define NEUTRAL_BITS(r) (%s)\n", kw, dt.macro, neutral("u"))

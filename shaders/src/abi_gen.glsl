@@ -229,11 +229,11 @@
 #elif DTYPE == DT_I64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0x7FFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x8000000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
 #elif DTYPE == DT_I64
-#define NEUTRAL_BITS(r) ((r) == RED_SUM ? uvec2(0x0u, 0x0u) : (r) == RED_SUB ? uvec2(0x0u, 0x0u) : (r) == RED_PROD ? uvec2(0x1u, 0x0u) : (r) == RED_MIN ? uvec2(0xFFFFFFFFu, 0x7FFFFFFFu) : (r) == RED_MAX ? uvec2(0x0u, 0x80000000u) : (r) == RED_MEAN ? uvec2(0x0u, 0x0u) : uvec2(0x0u, 0x0u))
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0x7FFFFFFFu : (r) == RED_MAX ? 0x80000000u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_U64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0xFFFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x0ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
 #elif DTYPE == DT_U64
-#define NEUTRAL_BITS(r) ((r) == RED_SUM ? uvec2(0x0u, 0x0u) : (r) == RED_SUB ? uvec2(0x0u, 0x0u) : (r) == RED_PROD ? uvec2(0x1u, 0x0u) : (r) == RED_MIN ? uvec2(0xFFFFFFFFu, 0xFFFFFFFFu) : (r) == RED_MAX ? uvec2(0x0u, 0x0u) : (r) == RED_MEAN ? uvec2(0x0u, 0x0u) : uvec2(0x0u, 0x0u))
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_F16
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3C00u : (r) == RED_MIN ? 0x7C00u : (r) == RED_MAX ? 0xFC00u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_BF16
@@ -243,7 +243,7 @@
 #elif DTYPE == DT_F64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x3FF0000000000000ul : (r) == RED_MIN ? 0x7FF0000000000000ul : (r) == RED_MAX ? 0xFFF0000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
 #elif DTYPE == DT_F64
-#define NEUTRAL_BITS(r) ((r) == RED_SUM ? uvec2(0x0u, 0x0u) : (r) == RED_SUB ? uvec2(0x0u, 0x0u) : (r) == RED_PROD ? uvec2(0x0u, 0x3FF00000u) : (r) == RED_MIN ? uvec2(0x0u, 0x7FF00000u) : (r) == RED_MAX ? uvec2(0x0u, 0xFFF00000u) : (r) == RED_MEAN ? uvec2(0x0u, 0x0u) : uvec2(0x0u, 0x0u))
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0x0u : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3FF00000u : (r) == RED_MIN ? 0x7FF00000u : (r) == RED_MAX ? 0xFFF00000u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #endif
 #endif
 
