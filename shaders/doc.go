@@ -58,6 +58,8 @@
 //	gather.comp  the run; a word's elements: <= 4
 //	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
 //	reduce.glsl  divRound              3 (a 96-bit long division)
+//	             divStep (INT64 0)     32 (one 32-bit word of a long division, bit by bit);
+//	                                   udiv64 takes 2, divRound 3
 //	sort.comp    the run; the scan's segments: SEG (8) and NSEG (LOCAL_SIZE/8);
 //	             radix scatter: its run <= SORT_RUN, a value's words <= 2,
 //	             the nibbles' starts: 16
