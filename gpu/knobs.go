@@ -60,7 +60,9 @@ func (b *Backend) force(k knobs.Knobs) {
 	if k.ChunkBytes != 0 {
 		b.shift = min(chunkShift(k.ChunkBytes), b.maxShift)
 	}
-	b.forceWide = k.WidePositions
+	// 64-bit positions need shaderInt64: without it the knob is void, and
+	// the paths that set it run the 32-bit baseline.
+	b.forceWide = k.WidePositions && b.dev.Capabilities().ShaderInt64 && !k.NoShaderInt64
 	b.forceCAS = k.ForceCAS
 	if k.Run != 0 {
 		b.run = min(k.Run, maxRun)

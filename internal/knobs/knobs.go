@@ -29,6 +29,8 @@ type Knobs struct {
 	ChunkBytes uint64
 	// WidePositions makes every kernel use 64-bit positions, which the
 	// backend otherwise takes only for tensors of 2^32 elements or more.
+	// On a device without shaderInt64 (or with NoShaderInt64) it has no
+	// effect: 64-bit positions need 64-bit integers.
 	WidePositions bool
 	// Run is the number of consecutive positions one invocation handles
 	// (16 on CPU devices, 1 on GPUs; at most 64).
