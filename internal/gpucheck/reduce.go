@@ -181,10 +181,10 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 
 // featureFallback runs a call that its Backend refuses for a missing
 // device feature (refusedForFeature) on the CPU reference instead, as
-// --backend auto does, and counts it: the random requests of the
-// differential suite then meet the device's refusals without failing,
-// while every call the device takes is still compared with the
-// reference.
+// --backend auto does, and counts it: the conformance and differential
+// suites then meet the device's refusals (float64 sum without
+// shaderInt64) without failing, while every call the device takes is
+// still checked.
 type featureFallback struct {
 	ops.Backend
 	cpu     ops.Backend
