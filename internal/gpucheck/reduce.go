@@ -189,11 +189,13 @@ type featureFallback struct {
 	ops.Backend
 	cpu     ops.Backend
 	refused int
+	last    bool // the last call ran on the CPU reference
 }
 
 func (f *featureFallback) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	err := f.Backend.Execute(ctx, p, out)
-	if errors.Is(err, ops.ErrUnsupported) && refusedForFeature(err) {
+	f.last = errors.Is(err, ops.ErrUnsupported) && refusedForFeature(err)
+	if f.last {
 		f.refused++
 		return f.cpu.Execute(ctx, p, out)
 	}

