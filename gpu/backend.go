@@ -140,7 +140,7 @@ func wrapVK(err error) error {
 // Open opens the selected Vulkan device and returns a Backend that runs
 // the operators there; Close it when done. It fails with an error wrapping
 // ops.ErrNoDevice when there is none, and ops.ErrUnsupported when the
-// device lacks buffer device addresses or 64-bit integers in shaders,
+// device lacks buffer device addresses or workgroups of 256 invocations,
 // which every kernel needs.
 func Open(opts Options) (*Backend, error) { return open(opts, knobs.Knobs{}) }
 
@@ -157,7 +157,7 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	if err != nil {
 		return nil, wrapVK(err)
 	}
-	if missing := lacking(dev.DeviceAddresses(), dev.Capabilities().ShaderInt64); len(missing) > 0 {
+	if missing := lacking(dev.DeviceAddresses(), dev.Capabilities()); len(missing) > 0 {
 		name := dev.Info().Name
 		err := dev.Close()
 		return nil, errors.Join(fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, name, missing), err)

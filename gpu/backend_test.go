@@ -134,6 +134,9 @@ func TestIndexErrorsMatchReference(t *testing.T) {
 	for _, cfg := range []struct{ wide, walk bool }{{false, false}, {true, false}, {false, true}} {
 		wide := cfg.wide
 		b := openTest(t, Options{}, knobs.Knobs{MaxAllocationBytes: testChunk})
+		if wide && !b.dev.Capabilities().ShaderInt64 {
+			continue // 64-bit positions need shaderInt64
+		}
 		b.forceWide = wide
 		if cfg.walk {
 			b.walkMin = 1

@@ -57,8 +57,11 @@ func (pl *callPlan) String() string {
 	case j.direct:
 		sb.WriteString("indices checked by the scatter, ")
 	}
-	fmt.Fprintf(&sb, "%d-bit positions, %d-byte units, chunks of 2^%d bytes, flags %#x\n",
-		j.posBits, j.elemBytes, pl.shift, pl.flags)
+	fmt.Fprintf(&sb, "%d-bit positions, ", j.posBits)
+	if j.noInt64 {
+		sb.WriteString("32-bit baseline (no shaderInt64), ")
+	}
+	fmt.Fprintf(&sb, "%d-byte units, chunks of 2^%d bytes, flags %#x\n", j.elemBytes, pl.shift, pl.flags)
 	sb.WriteString("  tensors:")
 	for i, size := range pl.sizes {
 		if size > 0 {

@@ -12,9 +12,10 @@
 // CheckResident); and with those to see where a call's time went
 // (LastStats).
 //
-// The device needs buffer device addresses (Vulkan 1.2) and 64-bit
-// integers in shaders (shaderInt64); any device type will do, Mesa's CPU
-// driver lavapipe included. Open fails with an error wrapping
+// The device needs buffer device addresses (Vulkan 1.2); any device type
+// will do, Mesa's CPU driver lavapipe included. Where it lacks 64-bit
+// integers in shaders (shaderInt64) the kernels run their 32-bit baseline
+// variants. Open fails with an error wrapping
 // ops.ErrNoDevice when there is no device (or the build has no cgo) and
 // ops.ErrUnsupported when the device lacks a feature.
 //

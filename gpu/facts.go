@@ -35,11 +35,16 @@ type facts struct {
 	// Paths.NoInt64Atomics).
 	float32Add, float64Add, int64Atomics bool
 	// sharedMax is the device's maxComputeSharedMemorySize; 0 (facts
-	// built by hand) means enough for every kernel. See sortFits.
+	// built by hand) means enough for every kernel. No pass's kernel may
+	// take more (see also sortFits).
 	sharedMax uint64
 	// noFloat64: the device lacks shaderFloat64 (or Backend.noShaderFloat64
 	// is set), so float64 arithmetic reductions are refused.
 	noFloat64 bool
+	// noInt64: the device lacks 64-bit integers in shaders (shaderInt64;
+	// also with knobs.NoShaderInt64), so that every kernel runs its 32-bit
+	// baseline variant (shaders.Key.NoInt64).
+	noInt64 bool
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide bool
 	orderedMax                                    uint64
@@ -75,6 +80,7 @@ func (b *Backend) facts(stream bool) facts {
 		shift: b.shift, maxShift: b.maxShift, streamShift: b.shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
+		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
@@ -106,14 +112,17 @@ func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
 }
 
 // lacking names what every kernel needs that a device without buffer
-// device addresses or without shaderInt64 lacks.
-func lacking(addresses, int64s bool) []string {
+// device addresses, or with workgroups of fewer than groupSize
+// invocations, lacks. (Devices without shaderInt64 run the 32-bit
+// baseline variants: facts.noInt64.)
+func lacking(addresses bool, caps vk.Capabilities) []string {
 	var missing []string
 	if !addresses {
 		missing = append(missing, "bufferDeviceAddress (Vulkan 1.2 or VK_KHR_buffer_device_address)")
 	}
-	if !int64s {
-		missing = append(missing, "shaderInt64")
+	if caps.MaxComputeWorkGroupInvocations < groupSize || caps.MaxComputeWorkGroupSize[0] < groupSize {
+		missing = append(missing, fmt.Sprintf("workgroups of %d invocations (maxComputeWorkGroupInvocations %d, maxComputeWorkGroupSize.x %d)",
+			groupSize, caps.MaxComputeWorkGroupInvocations, caps.MaxComputeWorkGroupSize[0]))
 	}
 	return missing
 }
@@ -129,6 +138,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		run: run, walkMin: tn.walkMin, copyMin: tn.copyMin, maxGroups: caps.MaxComputeWorkGroupCount,
 		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
+		noInt64:       !caps.ShaderInt64,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax,
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput: true,
@@ -152,7 +162,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // Execute's error for a plan the device cannot run.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	caps := info.Capabilities
-	if missing := lacking(caps.BufferDeviceAddress, caps.ShaderInt64); len(missing) > 0 {
+	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
 		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
 	}
 	f := infoFacts(info, opts)
@@ -182,6 +192,18 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 	if f.forceWide {
 		j.posBits = 64
 	}
+	if f.noFloat64 && Float64Arithmetic(p.DType, p.Reduction) {
+		// Refused whatever the sizes, even with no updates to fold, so
+		// that whether a call runs depends on its operator, dtype and
+		// reduction alone.
+		return nil, lacks(p, "shaderFloat64", "float64 arithmetic in shaders")
+	}
+	if f.noInt64 {
+		if err := baselineFits(p, j); err != nil {
+			return nil, err
+		}
+		j.noInt64 = true
+	}
 	if p.Reduction != ops.None {
 		if err := f.planReduction(p, j); err != nil {
 			return nil, err
@@ -191,6 +213,23 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 	f.planTable(j)
 	f.planCopies(j)
 	return j, nil
+}
+
+// baselineFits reports whether plan p, translated into j, runs on the
+// 32-bit baseline variants of a device without shaderInt64: they take
+// 32-bit positions only (every count of the plan at most 2^31), and
+// float64 arithmetic (sum, sub, prod, mean) needs 64-bit integers as well
+// as shaderFloat64 (refused, as without shaderFloat64, whatever the
+// sizes). Both refusals wrap a FeatureError naming shaderInt64.
+func baselineFits(p *ops.Plan, j *job) error {
+	if Float64Arithmetic(p.DType, p.Reduction) {
+		return lacks(p, "shaderInt64", "float64 arithmetic on 32-bit words")
+	}
+	if j.posBits != 32 {
+		return &ops.Error{Op: p.Op.Name, Input: "data", Err: &FeatureError{Feature: "shaderInt64"},
+			Msg: "vulkan: tensors of more than 2^31 elements (or 64-bit positions) need shaderInt64, which the device lacks"}
+	}
+	return nil
 }
 
 // tableMax is the most index positions (tuples, or indices) a FLAG_TABLE

@@ -44,6 +44,8 @@ type tuning struct {
 	// noShaderFloat64 makes planning act as on a device without
 	// shaderFloat64.
 	noShaderFloat64 bool
+	// noShaderInt64 makes plans act as on a device without shaderInt64.
+	noShaderInt64 bool
 	// fault is the deliberate error Execute injects (knobs.Fault).
 	fault knobs.Fault
 	// budget, when not 0, caps the device memory a call may take below
@@ -61,7 +63,9 @@ func (b *Backend) force(k knobs.Knobs) {
 	if k.ChunkBytes != 0 {
 		b.shift = min(chunkShift(k.ChunkBytes), b.maxShift)
 	}
-	b.forceWide = k.WidePositions
+	// 64-bit positions need shaderInt64: without it the knob is void, and
+	// the paths that set it run the 32-bit baseline.
+	b.forceWide = k.WidePositions && b.dev.Capabilities().ShaderInt64 && !k.NoShaderInt64
 	b.forceCAS = k.ForceCAS
 	if k.Run != 0 {
 		b.run = min(k.Run, maxRun)
@@ -84,5 +88,6 @@ func (b *Backend) force(k knobs.Knobs) {
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noShaderFloat64 = k.NoShaderFloat64
+	b.noShaderInt64 = k.NoShaderInt64
 	b.fault = k.Fault
 }

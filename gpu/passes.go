@@ -10,9 +10,10 @@ import (
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
-// sortKey returns the variant of a Sort stage.
-func sortKey(s shaders.Stage) shaders.Key {
-	return shaders.Key{Family: shaders.Sort, PosBits: 32, Stage: s}
+// sortKey returns the variant of a Sort stage (noInt64: its 32-bit
+// baseline).
+func sortKey(s shaders.Stage, noInt64 bool) shaders.Key {
+	return shaders.Key{Family: shaders.Sort, PosBits: 32, NoInt64: noInt64, Stage: s}
 }
 
 // planPasses lists the call's passes: the clearing of the owner words,
@@ -30,7 +31,7 @@ func (pl *callPlan) planPasses() error {
 		if j.flags&(flagOwner|flagCount) != 0 {
 			read, written = read+4*j.resolve, written+4*j.resolve
 		}
-		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
 		if j.flags&flagTable != 0 {
 			// One workgroup takes every position (planTable).
 			key.Private = true
@@ -42,7 +43,7 @@ func (pl *callPlan) planPasses() error {
 	}
 	if j.checks > 0 {
 		// Cache, linear: the write indices, checked before the scatter.
-		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
+		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
 		pl.dispatch(pass{label: "check", key: key, n: j.checks, read: uint64(j.indexBytes) * j.indices})
 	}
 	e := uint64(j.elemBytes)
@@ -83,7 +84,8 @@ func (pl *callPlan) planPasses() error {
 // split splits a dispatch pass into the dispatches its kernel's workgroup
 // size and the device's limits need, unless it has them already. It
 // fails with ops.ErrUnsupported when the kernel has no variant, as
-// creating its pipeline would.
+// creating its pipeline would, or takes more workgroup memory than the
+// device offers.
 func (pl *callPlan) split(ps *pass) error {
 	if ps.kind != passDispatch {
 		return nil
@@ -91,6 +93,10 @@ func (pl *callPlan) split(ps *pass) error {
 	v, err := shaders.Lookup(ps.key)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if m := pl.f.sharedMax; m != 0 && uint64(v.SharedBytes) > m {
+		return unsupported(pl.p, "kernel %s takes %d bytes of workgroup memory; the device offers %d (maxComputeSharedMemorySize)",
+			v.Name, v.SharedBytes, m)
 	}
 	ps.local = v.LocalSize[0]
 	if ps.dispatches == nil {
@@ -129,7 +135,7 @@ func (pl *callPlan) dispatch(ps pass) {
 // scatterKey returns the scatter (or gather) variant of the call.
 func (pl *callPlan) scatterKey() shaders.Key {
 	j := pl.j
-	k := shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
+	k := shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: j.elemBytes, Reduction: shaders.RedNone}
 	if j.red != nil {
 		k = j.red.scatterKey(j, j.red.atomics)
 	}
@@ -312,7 +318,7 @@ func (pl *callPlan) foldBytes(seg uint64, perm, vals bool) (read, written uint64
 func (pl *callPlan) radix(args []uint32) {
 	r := pl.j.red
 	hist := 4 * radixDigits * r.tiles
-	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount), n: r.items, run: sortRun, args: args,
+	pl.dispatch(pass{label: "radix-count", key: sortKey(shaders.RadixCount, pl.j.noInt64), n: r.items, run: sortRun, args: args,
 		read: 4 * r.items, written: hist})
 	pl.scan(tHist, radixDigits*r.tiles)
 	// Keys in (and out, but after the last pass), values in and out.
@@ -326,7 +332,7 @@ func (pl *callPlan) radix(args []uint32) {
 	if args[argKOut] == tNone {
 		keys = 0
 	}
-	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter), n: r.items, run: sortRun, args: args,
+	pl.dispatch(pass{label: "radix-scatter", key: sortKey(shaders.RadixScatter, pl.j.noInt64), n: r.items, run: sortRun, args: args,
 		read: 4*r.items + vin + hist, written: keys + 4*r.vwords*r.items})
 }
 
@@ -356,12 +362,12 @@ func (pl *callPlan) scan(x uint32, n uint64) {
 		return a
 	}
 	for i, l := range levels {
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp), n: l.n, run: uint32(blk / groupSize), args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanUp, pl.j.noInt64), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4 * l.n, written: 4*l.n + 4*ceilDiv(l.n, blk)})
 	}
 	for i := len(levels) - 2; i >= 0; i-- {
 		l := levels[i]
-		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown), n: l.n, run: uint32(blk / groupSize), args: args(i),
+		pl.dispatch(pass{label: "scan", key: sortKey(shaders.ScanDown, pl.j.noInt64), n: l.n, run: uint32(blk / groupSize), args: args(i),
 			read: 4*l.n + 4*ceilDiv(l.n, blk), written: 4 * l.n})
 	}
 }

@@ -40,8 +40,11 @@ type job struct {
 	walk bool
 	// copies: a Slice plan whose contiguous runs (rowRun) the backend
 	// moves with copy commands (facts.planCopies).
-	copies    bool
-	posBits   int
+	copies  bool
+	posBits int
+	// noInt64: the device lacks shaderInt64, and every kernel runs its
+	// 32-bit baseline variant (shaders.Key.NoInt64; facts.noInt64).
+	noInt64   bool
 	elemBytes int // bytes per unit moved (strings: 4-byte handles); see widen
 
 	updates uint64 // update units (elements, or several; see widen)

@@ -3,13 +3,18 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -38,9 +43,9 @@ func TestPlanForIsNeeds(t *testing.T) {
 	}
 }
 
-// TestPlanForRefusesWhatOpenRefuses: a device without shaderInt64 or
-// buffer device addresses cannot run any kernel, so PlanFor fails as Open
-// would, with ops.ErrUnsupported.
+// TestPlanForRefusesWhatOpenRefuses: a device without buffer device
+// addresses, or with workgroups of fewer than 256 invocations, cannot run
+// any kernel, so PlanFor fails as Open would, with ops.ErrUnsupported.
 func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 	info := openTest(t, Options{}).device().Info()
 	p, err := ops.PrepareShapes(elementsReq("", tensor.Float32, []int{16}, []int{4}))
@@ -49,8 +54,9 @@ func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 		name string
 		drop func()
 	}{
-		{"shaderInt64", func() { info.Capabilities.ShaderInt64 = false }},
 		{"bufferDeviceAddress", func() { info.Capabilities.BufferDeviceAddress = false }},
+		{"maxComputeWorkGroupInvocations 128", func() { info.Capabilities.MaxComputeWorkGroupInvocations = 128 }},
+		{"maxComputeWorkGroupSize.x 128", func() { info.Capabilities.MaxComputeWorkGroupSize[0] = 128 }},
 	} {
 		saved := info
 		c.drop()
@@ -137,4 +143,153 @@ func TestPassInvocations(t *testing.T) {
 	require.Equal(t, "native+private", pl.path())
 	sc := &pl.passes[len(pl.passes)-1]
 	assert.Equal(t, uint64(pl.j.red.groups)*uint64(sc.local), sc.invocations())
+}
+
+// TestBaselineWithoutShaderInt64: on a device without shaderInt64 every
+// kernel pass of a move or a reduction runs a 32-bit baseline variant (8-byte
+// reductions fold in order: no 64-bit atomics), and the plan says so;
+// PlanFor gives what Needs gives on a backend forced to the baseline;
+// what the baseline cannot take is refused with ops.ErrUnsupported
+// naming shaderInt64.
+func TestBaselineWithoutShaderInt64(t *testing.T) {
+	b := openTest(t, Options{}, knobs.Knobs{NoShaderInt64: true})
+	info := b.device().Info()
+	info.Capabilities.ShaderInt64 = false
+	f := cpuFacts()
+	f.noInt64, f.copyMin = true, 0 // copyMin: the slice runs a kernel too
+	block := ops.Request{Op: "ScatterNDUpdate-15", Data: desc(tensor.Int8, 64, 3), Indices: desc(tensor.Int64, 40, 1), Updates: desc(tensor.Int8, 40, 3)}
+	for _, c := range []struct {
+		name string
+		req  ops.Request
+	}{
+		{"element", elementsReq("", tensor.Float64, []int{16}, []int{40})},
+		{"block", block},
+		{"slice", sliceReq()},
+		{"cache", cacheReq(tensor.Float32, 2, 3, 16, 3, 4, "linear", true)},
+		{"int64 sum, in order", elementsReq("add", tensor.Int64, []int{16}, []int{40})},
+		{"float64 max, in order", elementsReq("max", tensor.Float64, []int{16}, []int{40})},
+		{"int8 sum, atomics", elementsReq("add", tensor.Int8, []int{16}, []int{40})},
+		{"float32 prod", elementsReq("mul", tensor.Float32, []int{16}, []int{40})},
+	} {
+		pl := planOf(t, f, c.req)
+		kernels := 0
+		for _, ps := range pl.passes {
+			if ps.kind == passDispatch {
+				kernels++
+				assert.True(t, ps.key.NoInt64, "%s: pass %s runs %s", c.name, ps.label, variantName(ps.key))
+				assert.Contains(t, variantName(ps.key), "-noi64", c.name)
+			}
+		}
+		assert.Positive(t, kernels, c.name)
+		if pl.j.red != nil && c.req.Data.DType.Size() == 8 {
+			assert.Equal(t, "ordered", pl.path(), "%s: no 64-bit atomics without shaderInt64", c.name)
+		}
+		assert.Contains(t, pl.String(), "32-bit baseline (no shaderInt64)", c.name)
+		p, err := ops.PrepareShapes(c.req)
+		require.NoError(t, err)
+		want, err := b.Needs(p)
+		require.NoError(t, err, c.name)
+		got, err := PlanFor(info, Options{}, p)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, want, got, c.name)
+	}
+	wide := f
+	wide.forceWide = true
+	for _, c := range []struct {
+		name string
+		f    facts
+		req  ops.Request
+		part string
+	}{
+		{"64-bit positions", wide, elementsReq("", tensor.Float32, []int{16}, []int{40}), "more than 2^31 elements"},
+		{"float64 sum", f, elementsReq("add", tensor.Float64, []int{16}, []int{40}), "float64 reduction sum"},
+	} {
+		p, err := ops.PrepareShapes(c.req)
+		require.NoError(t, err)
+		_, err = c.f.planCall(p)
+		require.ErrorIs(t, err, ops.ErrUnsupported, c.name)
+		assert.Contains(t, err.Error(), "shaderInt64", c.name)
+		assert.Contains(t, err.Error(), c.part, c.name)
+	}
+}
+
+// TestPlansFitWorkgroupMemory: a kernel that takes more workgroup memory
+// than the device offers is refused at planning, naming the limit: the
+// in-order fold's sort (27712 bytes) on a device with the 16 KiB Vulkan
+// guarantees; the plan passes with SwiftShader's and lavapipe's 32 KiB.
+func TestPlansFitWorkgroupMemory(t *testing.T) {
+	f := cpuFacts()
+	f.deterministic = true
+	req := elementsReq("add", tensor.Float32, []int{1024}, []int{5000})
+	for _, c := range []struct {
+		shared uint64
+		ok     bool
+	}{{0, true}, {32 << 10, true}, {27712, true}, {27708, false}, {16 << 10, false}} {
+		f.sharedMax = c.shared
+		p, err := ops.PrepareShapes(req)
+		require.NoError(t, err)
+		pl, err := f.planCall(p)
+		if c.ok {
+			require.NoError(t, err, "%d bytes", c.shared)
+			assert.Equal(t, "ordered", pl.path())
+			continue
+		}
+		require.ErrorIs(t, err, ops.ErrUnsupported, "%d bytes", c.shared)
+		assert.Contains(t, err.Error(), "maxComputeSharedMemorySize")
+		assert.Contains(t, err.Error(), "27712 bytes")
+	}
+}
+
+// vec is a 1-D tensor of xs.
+func vec[T tensor.Element](xs ...T) *tensor.Tensor {
+	return tensor.MustFromSlice([]int{len(xs)}, xs)
+}
+
+// TestBaseline64BitReductions runs the reductions of 8-byte elements
+// through the 32-bit baseline (word pairs, the in-order fold) on the edges
+// of their ranges, use_init_val both ways, and of 1-byte integers and
+// float32 (the means' 64-bit sums as pairs, divRound on pairs), and
+// compares every result with the CPU reference bit for bit: the carries,
+// the wrapping multiply, signed and unsigned compares, the neutral
+// values, NaN and signed zeros.
+func TestBaseline64BitReductions(t *testing.T) {
+	b := openTest(t, Options{}, knobs.Knobs{NoShaderInt64: true})
+	ref := cpuref.New()
+	nan, negZero := math.NaN(), math.Copysign(0, -1)
+	no := false
+	cases := []struct {
+		reds    []string
+		data    *tensor.Tensor
+		updates []*tensor.Tensor
+	}{
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[int64](-4350893529854316974), []*tensor.Tensor{
+			vec[int64](-4, math.MinInt64, -4, -1), vec[int64](math.MaxInt64, 1), vec[int64](-1),
+			vec[int64](0xFFFFFFFF, 0x1_0000_0001, -7), vec[int64](3, -3, math.MinInt64), vec[int64](-7, 2)}},
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[uint64](1 << 63), []*tensor.Tensor{
+			vec[uint64](math.MaxUint64, 1), vec[uint64](0xFFFFFFFF, 0xFFFFFFFF), vec[uint64](1<<63, 1<<32, 5)}},
+		{[]string{"min", "max"}, vec(1.5), []*tensor.Tensor{
+			vec(negZero, 0.0), vec(0.0, negZero), vec(nan, -1.0), vec(-1.0, nan), vec(math.Inf(-1), math.Inf(1)), vec(5e-324, -5e-324)}},
+		{[]string{"sum", "prod", "min", "max", "mean"}, vec[int8](-128), []*tensor.Tensor{
+			vec[int8](-128, 127, -1), vec[int8](100, 100, 100), vec[int8](-7, 2)}},
+		{[]string{"sum", "min", "max", "mean"}, vec[float32](1), []*tensor.Tensor{
+			vec[float32](1, 2, 4), vec[float32](1e-45, 3e-45), vec(float32(negZero), 0), vec[float32](1, 1, 1, 1, 1, 1, 1e-7)}},
+	}
+	for _, c := range cases {
+		for _, red := range c.reds {
+			for _, init := range []*bool{nil, &no} {
+				for _, upd := range c.updates {
+					n := upd.Shape[0]
+					req := ops.Request{Op: "ScatterElementsUpdate-12", Reduction: red, UseInitVal: init, Data: c.data,
+						Indices: tensor.MustFromSlice([]int{n}, make([]int32, n)), Updates: upd, Axis: tensor.Scalar(0)}
+					name := fmt.Sprintf("%v %s use_init_val %v updates %s", c.data.DType, red, init == nil, opstest.Describe(req))
+					p, err := ops.Prepare(req)
+					require.NoError(t, err, name)
+					got, want := opstest.SentinelOutput(p), opstest.SentinelOutput(p)
+					require.NoError(t, ref.Execute(context.Background(), p, want), name)
+					require.NoError(t, b.Execute(context.Background(), p, got), name)
+					assert.Empty(t, opstest.DiffExact(got, want), "%s on %s", name, b.LastStats().Reduction)
+				}
+			}
+		}
+	}
 }

@@ -74,13 +74,9 @@ type reduction struct {
 // facts f and sets j.red, the owner (count) words and the flags. It fails
 // with ops.ErrUnsupported where the in-order fold is needed but the plan
 // is too large for its 32-bit positions, and with a FeatureError where
-// the device lacks what the reduction needs (shaderFloat64 for float64
-// sum, sub, prod and mean, even with no updates to fold, so that whether a
-// call runs depends on its operator, dtype and reduction alone).
+// the device lacks the workgroup memory the fold needs (planJob refuses
+// float64 sum, sub, prod and mean without shaderFloat64 before).
 func (f *facts) planReduction(p *ops.Plan, j *job) error {
-	if f.noFloat64 && Float64Arithmetic(p.DType, p.Reduction) {
-		return lacks(p, "shaderFloat64", "float64 arithmetic in shaders")
-	}
 	r := &reduction{dtype: p.DType, red: shaders.ReductionOf(p.Reduction), useInit: p.UseInitVal}
 	j.red = r
 	j.flags |= flagXTables
@@ -91,7 +87,8 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		return nil // resolve alone checks the indices
 	}
 	elem := uint64(p.DType.Size())
-	no64 := elem == 8 && !f.int64Atomics
+	// Without shaderInt64 there are no 64-bit atomics either.
+	no64 := elem == 8 && (!f.int64Atomics || f.noInt64)
 	switch {
 	case f.walks(j) && !no64:
 		// Folds in index order with no atomics, so deterministic modes
@@ -287,13 +284,13 @@ func scanScratch(n, blk uint64) uint64 {
 
 // scatterKey returns the scatter variant of an atomic reduction.
 func (r *reduction) scatterKey(j *job, a shaders.Atomics) shaders.Key {
-	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, ElemBytes: r.dtype.Size(),
+	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(),
 		Reduction: r.red, DType: r.dtype, Atomics: a, Private: r.private}
 }
 
 // reduceKey returns the variant of the element-wise passes.
 func (r *reduction) reduceKey(j *job) shaders.Key {
-	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
+	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
 }
 
 // describe names the path of j's reduction for Stats.Reduction.

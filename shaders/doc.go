@@ -41,6 +41,7 @@
 //	common.glsl  loadChunks            NUM_TENSORS
 //	             affine                the dimensions of a map: rank <= ops.MaxRank (64)
 //	             laterWins             the later positions along J: < LATER_MAX
+//	             umod64 (INT64 0)      32 (a 64-bit by 32-bit remainder, bit by bit)
 //	every kernel the positions of a run  pc.run <= MAX_RUN; the host passes 1 or 16
 //	index.glsl   indexAt (Block)       a tuple's components: <= ops.MaxRank
 //	resolve.comp resolveTable          its positions: TABLE_RUN; the table's
@@ -57,6 +58,8 @@
 //	gather.comp  the run; a word's elements: <= 4
 //	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
 //	reduce.glsl  divRound              3 (a 96-bit long division)
+//	             divStep (INT64 0)     32 (one 32-bit word of a long division, bit by bit);
+//	                                   udiv64 takes 2, divRound 3
 //	sort.comp    the run; the scan's segments: SEG (8) and NSEG (LOCAL_SIZE/8);
 //	             radix scatter: its run <= SORT_RUN, a value's words <= 2,
 //	             the nibbles' starts: 16

@@ -101,6 +101,10 @@ type Key struct {
 	Kind   Kind
 	// PosBits is 32 or 64, the width of element positions in the kernel.
 	PosBits int
+	// NoInt64 selects the 32-bit baseline, for devices without
+	// shaderInt64: addresses, byte offsets and 64-bit words as pairs of
+	// 32-bit words (src/common.glsl, INT64 0). PosBits 32 only.
+	NoInt64 bool
 	// IndexBytes (1, 2, 4, 8) and IndexSigned give the index dtype.
 	IndexBytes  int
 	IndexSigned bool
@@ -132,6 +136,10 @@ type Variant struct {
 	LocalSize [3]uint32
 	// PushConstantSize is the size of the push-constant block in bytes.
 	PushConstantSize uint32
+	// SharedBytes is the workgroup memory the kernel takes, with its
+	// specialization constants (read back from the SPIR-V): a device
+	// offers at least 16 KiB (maxComputeSharedMemorySize).
+	SharedBytes uint32
 	// SpecConstants are the values of specialization constants 0, 1, ...
 	// the pipeline is created with (reductions: the reduction, then the
 	// workgroup memory in words); several variants share one File.

@@ -188,7 +188,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	raw, err := os.ReadFile(discreteFacts)
 	require.NoError(t, err)
-	noInt64 := write("noint64.json", strings.Replace(string(raw), `"shaderInt64": true`, `"shaderInt64": false`, 1))
+	noBDA := write("nobda.json", strings.Replace(string(raw), `"bufferDeviceAddress": true`, `"bufferDeviceAddress": false`, 1))
 	truncated := writeNPY(t, dir, "short.npy", f32([]int{64}, make([]float32, 64)...))
 	st, err := os.Stat(truncated)
 	require.NoError(t, err)
@@ -225,7 +225,7 @@ func TestPlanErrors(t *testing.T) {
 		{"missing facts file", with("--facts", filepath.Join(dir, "none.json")), []string{"--facts", "none.json: open: no such file or directory"}},
 		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
 		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
-		{"a device no kernel runs on", with("--facts", noInt64), []string{"lacks", "shaderInt64"}},
+		{"a device no kernel runs on", with("--facts", noBDA), []string{"lacks", "bufferDeviceAddress"}},
 		{"float64 add without shaderFloat64", float64Args("--facts", noFloat64),
 			[]string{"ScatterElements-18: vulkan: reduction add on float64 data needs shaderFloat64"}},
 		{"the sort in 16 KiB of workgroup memory", with("--deterministic", "--facts", "../../gpu/testdata/facts/lavapipe-16KiB-shared.json"),

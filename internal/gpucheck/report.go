@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 // Row is the outcome of one operator on one path.
@@ -180,19 +181,29 @@ func (t *rec) Refused(req ops.Request, err error) bool {
 
 // Refusal returns the device feature for lack of which a backend refused
 // req with err, and whether check takes the refusal as one: err wraps a
-// gpu.FeatureError, and a refusal for shaderFloat64 is of a float64 sum,
-// sub, prod or mean (gpu.Float64Arithmetic), the only calls that need it.
-// Any other error is a failure.
+// gpu.FeatureError, and a refusal for a feature names one the call needs:
+// shaderFloat64 only for a float64 sum, sub, prod or mean
+// (gpu.Float64Arithmetic), shaderInt64 only for those or for a call with
+// more than 2^31 elements, updates or indices (the 32-bit baseline's
+// positions). Any other error is a failure.
 func Refusal(req ops.Request, err error) (feature string, ok bool) {
 	var fe *gpu.FeatureError
 	if !errors.As(err, &fe) {
 		return "", false
 	}
-	if fe.Feature == "shaderFloat64" {
+	switch fe.Feature {
+	case "shaderFloat64", "shaderInt64":
 		p, perr := ops.PrepareShapes(req)
-		if perr != nil || !gpu.Float64Arithmetic(p.DType, p.Reduction) {
+		if perr != nil {
 			return fe.Feature, false
 		}
+		if gpu.Float64Arithmetic(p.DType, p.Reduction) {
+			return fe.Feature, true
+		}
+		const narrow = 1 << 31
+		out, _ := tensor.NumElements(p.Shape)
+		wide := p.NumUpdates() > narrow || p.NumIndices() > narrow || out > narrow
+		return fe.Feature, fe.Feature == "shaderInt64" && wide
 	}
 	return fe.Feature, true
 }

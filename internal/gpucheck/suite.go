@@ -124,6 +124,7 @@ var (
 	grids      = knobs.Knobs{MaxWorkGroups: [3]uint32{1, 2, 65535}} // 1, 2 or more groups: 2-D, 3-D and split dispatches
 	copies     = knobs.Knobs{CopyMinBytes: 1}
 	walk       = knobs.Knobs{WalkMinColumns: 1}
+	noInt64    = knobs.Knobs{NoShaderInt64: true}
 )
 
 // Paths lists the paths in the order Run runs them.
@@ -133,9 +134,12 @@ func Paths() []Path {
 		{Name: "cas", Doc: "compare-and-swap loops for every reduction", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "deterministic", Doc: "float reductions folded in index order", Opts: gpu.Options{Deterministic: true}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "chunks4KiB", Doc: "4 KiB buffers: tensors in many chunks", Knobs: chunked, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "noInt64", Doc: "the 32-bit baseline kernels (no shaderInt64)", Knobs: noInt64, Suite: suiteConformance, N: opstest.DefaultRandom},
+		{Name: "noInt64Chunks4KiB", Doc: "the 32-bit baseline, 4 KiB buffers", Knobs: knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}, Suite: suiteConformance, N: opstest.DefaultRandom},
 		{Name: "random/default", Doc: "random requests against cpuref", Suite: suiteDifferential, N: 4000, Seed: 0},
 		{Name: "random/cas", Doc: "compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true}, Suite: suiteDifferential, N: 4000, Seed: 1},
 		{Name: "random/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Suite: suiteDifferential, N: 4000, Seed: 2},
+		{Name: "random/noInt64", Doc: "the 32-bit baseline kernels", Knobs: noInt64, Suite: suiteDifferential, N: 4000, Seed: 4},
 		{Name: "random/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteDifferential, N: 4000, Seed: 3},
 		{Name: "none/default", Doc: "reduction none with bad indices", Suite: suiteNone, N: 12000, Seed: 100},
 		{Name: "none/large", Doc: "larger tensors", Suite: suiteNone, N: 1500, Large: true, Seed: 107},
@@ -153,6 +157,12 @@ func Paths() []Path {
 		{Name: "none/walk", Doc: "every Element plan walks its columns", Knobs: walk, Suite: suiteNone, N: 3000, Seed: 110},
 		{Name: "none/walkWideChunked", Doc: "walks, 64-bit positions, 4 KiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: testChunk, WalkMinColumns: 1, WidePositions: true}, Suite: suiteNone, N: 600, Large: true, Seed: 111},
 		{Name: "none/walkGrids", Doc: "walks in split dispatches", Knobs: knobs.Knobs{WalkMinColumns: 1, MaxWorkGroups: grids.MaxWorkGroups}, Suite: suiteNone, N: 1000, Large: true, Seed: 112},
+		{Name: "none/noInt64", Doc: "the 32-bit baseline kernels (no shaderInt64)", Knobs: noInt64, Suite: suiteNone, N: 3000, Seed: 116},
+		{Name: "none/noInt64Chunked", Doc: "the 32-bit baseline, 4 KiB buffers, larger tensors", Knobs: knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}, Suite: suiteNone, N: 1000, Large: true, Seed: 117},
+		{Name: "none/noInt64Chunks16B", Doc: "the 32-bit baseline, 16-byte chunks", Knobs: knobs.Knobs{NoShaderInt64: true, ChunkBytes: 16}, Suite: suiteNone, N: 1500, Seed: 118},
+		{Name: "none/noInt64Run1", Doc: "the 32-bit baseline, one position per invocation", Knobs: knobs.Knobs{NoShaderInt64: true, Run: 1}, Suite: suiteNone, N: 1500, Seed: 119},
+		{Name: "none/noInt64Walk", Doc: "the 32-bit baseline, every Element plan walking its columns", Knobs: knobs.Knobs{NoShaderInt64: true, WalkMinColumns: 1}, Suite: suiteNone, N: 1500, Seed: 120},
+		{Name: "none/noInt64Grids", Doc: "the 32-bit baseline, split dispatches", Knobs: knobs.Knobs{NoShaderInt64: true, MaxWorkGroups: grids.MaxWorkGroups}, Suite: suiteNone, N: 600, Large: true, Seed: 121},
 		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 300},
 		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 301},
 	}
@@ -191,6 +201,8 @@ func reduceShapes() []Path {
 		{"run1", "one position per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 1}},
 		{"run3", "three positions per invocation, 4 KiB buffers", knobs.Knobs{MaxAllocationBytes: testChunk, Run: 3}},
 		{"grids", "2-D and 3-D grids, split dispatches", grids},
+		{"noInt64", "the 32-bit baseline, 4 KiB buffers", knobs.Knobs{NoShaderInt64: true, MaxAllocationBytes: testChunk}},
+		{"noInt64Chunks16B", "the 32-bit baseline, 16-byte chunks", knobs.Knobs{NoShaderInt64: true, ChunkBytes: 16}},
 	} {
 		for _, mode := range []string{"atomics", "deterministic", "walk"} {
 			var o gpu.Options

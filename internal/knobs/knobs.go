@@ -29,6 +29,8 @@ type Knobs struct {
 	ChunkBytes uint64
 	// WidePositions makes every kernel use 64-bit positions, which the
 	// backend otherwise takes only for tensors of 2^32 elements or more.
+	// On a device without shaderInt64 (or with NoShaderInt64) it has no
+	// effect: 64-bit positions need 64-bit integers.
 	WidePositions bool
 	// Run is the number of consecutive positions one invocation handles
 	// (16 on CPU devices, 1 on GPUs; at most 64).
@@ -58,6 +60,10 @@ type Knobs struct {
 	// NoShaderFloat64 makes planning act as on a device without
 	// shaderFloat64: float64 sum, sub, prod and mean are refused.
 	NoShaderFloat64 bool
+	// NoShaderInt64 makes the backend plan as on a device without 64-bit
+	// integers in shaders (shaderInt64): every kernel runs its 32-bit
+	// baseline variant.
+	NoShaderInt64 bool
 	// Fault makes the backend deliberately wrong, to show that a
 	// qualification run catches a broken kernel.
 	Fault Fault

@@ -79,7 +79,7 @@ func glslABI() []byte {
 	for _, f := range abiPush {
 		decl := "uint " + f.name
 		if f.wide {
-			decl = "uint64_t " + f.name
+			decl = "word64_t " + f.name // common.glsl: uint64_t, or a uvec2 pair
 		}
 		if f.count > 0 {
 			if f.count != abiHotWords {

@@ -82,21 +82,42 @@ func glslDTypes(b *bytes.Buffer) {
 		"// reduction r when use_init_val is false (ops.Reduction.NeutralBits).\n#ifdef DTYPE\n")
 	for i, dt := range dtypes {
 		t := dt.tensorDType()
-		suffix := "u"
-		if dt.size == 8 {
-			suffix = "ul"
-		}
-		expr := fmt.Sprintf("0x%X%s", ops.None.NeutralBits(t), suffix)
-		for j := len(abiReductions) - 1; j >= 0; j-- {
-			if r := abiReductions[j]; r != ops.None {
-				expr = fmt.Sprintf("(r) == RED_%s ? 0x%X%s : %s", strings.ToUpper(r.String()), r.NeutralBits(t), suffix, expr)
+		// lit writes a value as a literal: 32-bit, 64-bit, or the low or
+		// high word of a 64-bit one.
+		lit := func(v uint64, form string) string {
+			switch form {
+			case "lo":
+				return fmt.Sprintf("0x%Xu", uint32(v))
+			case "hi":
+				return fmt.Sprintf("0x%Xu", uint32(v>>32))
+			case "ul":
+				return fmt.Sprintf("0x%Xul", v)
 			}
+			return fmt.Sprintf("0x%Xu", v)
+		}
+		neutral := func(form string) string {
+			expr := lit(ops.None.NeutralBits(t), form)
+			for j := len(abiReductions) - 1; j >= 0; j-- {
+				if r := abiReductions[j]; r != ops.None {
+					expr = fmt.Sprintf("(r) == RED_%s ? %s : %s", strings.ToUpper(r.String()), lit(r.NeutralBits(t), form), expr)
+				}
+			}
+			return expr
 		}
 		kw := "#elif"
 		if i == 0 {
 			kw = "#if"
 		}
-		fmt.Fprintf(b, "%s DTYPE == %s\n#define NEUTRAL_BITS(r) (%s)\n", kw, dt.macro, expr)
+		if dt.size == 8 {
+			fmt.Fprintf(b, "%s DTYPE == %s && INT64\n#define NEUTRAL_BITS(r) (%s)\n", kw, dt.macro, neutral("ul"))
+			// Without INT64 (common.glsl) a uvec2 of the words, each word
+			// chosen on its own: Mesa's drivers mis-evaluate a
+			// specialization-constant select of vectors, which took the
+			// high word from the wrong operand.
+			fmt.Fprintf(b, "#elif DTYPE == %s\n#define NEUTRAL_BITS(r) uvec2(%s, %s)\n", dt.macro, neutral("lo"), neutral("hi"))
+			continue
+		}
+		fmt.Fprintf(b, "%s DTYPE == %s\n#define NEUTRAL_BITS(r) (%s)\n", kw, dt.macro, neutral("u"))
 	}
 	b.WriteString("#endif\n#endif\n")
 }

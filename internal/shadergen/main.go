@@ -57,11 +57,13 @@ type variant struct {
 	atomics  string // scatter with a reduction: "cas" or "native"
 	stage    string // sort
 	posBits  int    // 32 or 64
+	noInt64  bool   // the 32-bit baseline (INT64=0, common.glsl)
 	name     string // also the file name
 	defines  []string
 	keys     []specKey // the table entries of a reduction file
 	localX   uint32
 	pushSize uint32
+	info     shaderInfo
 }
 
 // specKey is one table entry of a file compiled once for several
@@ -230,10 +232,44 @@ func allVariants() []*variant {
 		v.defines = []string{fmt.Sprintf("STAGE=%d", st.value)}
 		out = append(out, v)
 	}
+	// The 32-bit baseline (INT64=0) of every kernel that has one, for
+	// devices without shaderInt64: 32-bit positions only.
+	var baseline []*variant
+	for _, v := range out {
+		if v.posBits != 32 || !hasBaseline(v) {
+			continue
+		}
+		b := *v
+		b.noInt64 = true
+		b.name += "-noi64"
+		b.defines = append(slices.Clone(v.defines), "INT64=0")
+		if v.dtype != nil && v.dtype.name == "f64" {
+			// float64 arithmetic needs shaderInt64 (and shaderFloat64):
+			// the baseline folds min and max only.
+			b.keys = nil
+			for _, k := range v.keys {
+				if k.red == "min" || k.red == "max" {
+					b.keys = append(b.keys, k)
+				}
+			}
+		}
+		baseline = append(baseline, &b)
+	}
+	out = append(out, baseline...)
 	for _, v := range out {
 		v.defines = append(v.defines, fmt.Sprintf("POS_BITS=%d", v.posBits))
 	}
 	return out
+}
+
+// hasBaseline reports whether v has a 32-bit baseline (INT64=0): every
+// kernel but the atomic scatter of 8-byte elements, which a device
+// without shaderInt64 has no atomics for (such reductions fold in order).
+func hasBaseline(v *variant) bool {
+	if v.family == "scatter" && v.dtype != nil {
+		return v.dtype.size <= 4
+	}
+	return true
 }
 
 func main() {
@@ -393,7 +429,14 @@ func compile(v *variant, src, spvDir, glslc string) error {
 	if offsets, size := pushLayout(); !slices.Equal(info.pushOffsets, offsets) || info.pushSize != size || size > abiPushMax {
 		return fmt.Errorf("%s: push constants at %v (%d bytes), want %v (%d bytes, at most %d)", file, info.pushOffsets, info.pushSize, offsets, size, abiPushMax)
 	}
-	v.localX, v.pushSize = info.localSize[0], info.pushSize
+	if v.noInt64 {
+		for _, c := range info.caps {
+			if name, ok := wideCaps[c]; ok {
+				return fmt.Errorf("%s: the 32-bit baseline declares capability %s", file, name)
+			}
+		}
+	}
+	v.localX, v.pushSize, v.info = info.localSize[0], info.pushSize, info
 	return nil
 }
 
@@ -423,6 +466,9 @@ func table(vs []*variant) ([]byte, error) {
 			key += ", Stage: " + stages[v.stage].goName
 		case v.dtype == nil:
 			key += fmt.Sprintf(", ElemBytes: %d, Reduction: %s", v.elem, reductions[v.red].goName)
+		}
+		if v.noInt64 {
+			key += ", NoInt64: true"
 		}
 		file := "spv/" + v.name + ".spv"
 		if v.dtype == nil {
@@ -458,8 +504,8 @@ func table(vs []*variant) ([]byte, error) {
 			}
 			spec = ", SpecConstants: []uint32{" + strings.Join(parts, ", ") + "}"
 		}
-		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d%s},\n",
-			e.key, e.name, e.file, e.v.localX, e.v.pushSize, spec)
+		fmt.Fprintf(&b, "\t{Key: Key{%s}, Name: %q, File: %q, LocalSize: [3]uint32{%d, 1, 1}, PushConstantSize: %d, SharedBytes: %d%s},\n",
+			e.key, e.name, e.file, e.v.localX, e.v.pushSize, e.v.info.sharedBytes(e.spec), spec)
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())

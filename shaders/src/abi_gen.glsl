@@ -226,27 +226,33 @@
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0x7FFFFFFFu : (r) == RED_MAX ? 0x80000000u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_U32
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
-#elif DTYPE == DT_I64
+#elif DTYPE == DT_I64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0x7FFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x8000000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
-#elif DTYPE == DT_U64
+#elif DTYPE == DT_I64
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0x7FFFFFFFu : (r) == RED_MAX ? 0x80000000u : (r) == RED_MEAN ? 0x0u : 0x0u)
+#elif DTYPE == DT_U64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x1ul : (r) == RED_MIN ? 0xFFFFFFFFFFFFFFFFul : (r) == RED_MAX ? 0x0ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
+#elif DTYPE == DT_U64
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x1u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0xFFFFFFFFu : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_F16
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3C00u : (r) == RED_MIN ? 0x7C00u : (r) == RED_MAX ? 0xFC00u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_BF16
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3F80u : (r) == RED_MIN ? 0x7F80u : (r) == RED_MAX ? 0xFF80u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #elif DTYPE == DT_F32
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3F800000u : (r) == RED_MIN ? 0x7F800000u : (r) == RED_MAX ? 0xFF800000u : (r) == RED_MEAN ? 0x0u : 0x0u)
-#elif DTYPE == DT_F64
+#elif DTYPE == DT_F64 && INT64
 #define NEUTRAL_BITS(r) ((r) == RED_SUM ? 0x0ul : (r) == RED_SUB ? 0x0ul : (r) == RED_PROD ? 0x3FF0000000000000ul : (r) == RED_MIN ? 0x7FF0000000000000ul : (r) == RED_MAX ? 0xFFF0000000000000ul : (r) == RED_MEAN ? 0x0ul : 0x0ul)
+#elif DTYPE == DT_F64
+#define NEUTRAL_BITS(r) uvec2((r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x0u : (r) == RED_MIN ? 0x0u : (r) == RED_MAX ? 0x0u : (r) == RED_MEAN ? 0x0u : 0x0u, (r) == RED_SUM ? 0x0u : (r) == RED_SUB ? 0x0u : (r) == RED_PROD ? 0x3FF00000u : (r) == RED_MIN ? 0x7FF00000u : (r) == RED_MAX ? 0xFFF00000u : (r) == RED_MEAN ? 0x0u : 0x0u)
 #endif
 #endif
 
 // The push constants of every kernel (128 bytes; gpu/abi_gen.go packs
 // them). outT ... errAt are byte offsets within the parameter buffer.
 layout(push_constant, std430) uniform Push {
-	uint64_t params;     // address of the parameter buffer
-	uint64_t base;       // first position of this dispatch
-	uint64_t end;        // one past the last position of this dispatch
+	word64_t params;     // address of the parameter buffer
+	word64_t base;       // first position of this dispatch
+	word64_t end;        // one past the last position of this dispatch
 	uint outT;           // T_OUT's chunk table
 	uint updT;           // T_UPD's chunk table
 	uint idxT;           // T_IDX's chunk table

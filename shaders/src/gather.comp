@@ -21,11 +21,11 @@
 #if ELEM_BYTES >= 4
 void copyUnit(pos_t u, pos_t t) {
 #if ELEM_BYTES == 16
-	Word4(addressOf(T_OUT, uint64_t(t) * 16ul)).v = Word4(addressOf(T_UPD, uint64_t(u) * 16ul)).v;
+	Word4(addressOf(T_OUT, offsetOf(count_t(t), 16u))).v = Word4(addressOf(T_UPD, offsetOf(count_t(u), 16u))).v;
 #elif ELEM_BYTES == 8
-	Word2(addressOf(T_OUT, uint64_t(t) * 8ul)).v = Word2(addressOf(T_UPD, uint64_t(u) * 8ul)).v;
+	Word2(addressOf(T_OUT, offsetOf(count_t(t), 8u))).v = Word2(addressOf(T_UPD, offsetOf(count_t(u), 8u))).v;
 #else
-	Word(addressOf(T_OUT, uint64_t(t) * 4ul)).w = loadWord(T_UPD, uint64_t(u) * 4ul);
+	Word(addressOf(T_OUT, offsetOf(count_t(t), 4u))).w = loadWord(T_UPD, offsetOf(count_t(u), 4u));
 #endif
 }
 #else
@@ -36,7 +36,7 @@ void main() {
 	pos_t t = firstPosition();
 	// Nothing is written once a bad index was found (the host discards
 	// the output then, but a partial scatter is never worth computing).
-	if (uint64_t(t) >= pc.end || errorSet()) {
+	if (count_t(t) >= pcEnd() || errorSet()) {
 		return;
 	}
 	loadChunks();
@@ -72,15 +72,15 @@ void main() {
 #else
 	// t counts output words; the last may run past the tensor into the
 	// buffer's padding, which is never read back.
-	uint64_t outputs = param(P_OUTPUTS);
-	uint64_t end = runEnd(t);
-	for (; uint64_t(t) < end; t++) {
-		uint64_t a = addressOf(T_OUT, uint64_t(t) * 4ul);
+	count_t outputs = count_t(param(P_OUTPUTS));
+	count_t end = runEnd(t);
+	for (; count_t(t) < end; t++) {
+		addr_t a = addressOf(T_OUT, offsetOf(count_t(t), 4u));
 		uint word = Word(a).w;
 		bool changed = false;
 		for (uint e = 0u; e < uint(PER_WORD); e++) {
 			pos_t x = t * pos_t(PER_WORD) + pos_t(e);
-			if (uint64_t(x) >= outputs) {
+			if (count_t(x) >= outputs) {
 				break;
 			}
 			pos_t r = udiv(x, param(P_INNER), param(P_MAGIC_INNER));
@@ -90,8 +90,8 @@ void main() {
 			if (w == 0u) {
 				continue;
 			}
-			uint64_t s = uint64_t((o * jn + pos_t(w - 1u)) * inner + k) * uint64_t(ELEM_BYTES);
-			uint bits = loadWord(T_UPD, s & ~3ul) >> (uint(s & 3ul) * 8u);
+			off_t s = offsetOf(count_t((o * jn + pos_t(w - 1u)) * inner + k), uint(ELEM_BYTES));
+			uint bits = loadWord(T_UPD, offAlign4(s)) >> ((offLow(s) & 3u) * 8u);
 			word = bitfieldInsert(word, bits, int(e) * ELEM_BYTES * 8, ELEM_BYTES * 8);
 			changed = true;
 		}

@@ -18,55 +18,68 @@
 #define INDEX_SIGNED ((FLAGS & FLAG_INDEX_SIGNED) != 0u ? 1 : 0)
 #endif
 
-// sext64 sign-extends x to 64 bits. It builds the high word itself:
-// llvmpipe (Mesa 22.3) miscompiles int64_t(int) (OpSConvert), which turned
-// -1 into a huge positive index.
-int64_t sext64(int x) {
-	return int64_t(packUint2x32(uvec2(uint(x), uint(x >> 31))));
+// sext64 sign-extends x to 64 bits.
+idx_t sext64(int x) {
+	return makeIdx(uint(x), uint(x >> 31));
 }
 
 // readIndex returns the index at flat position pos of indices. exact is
 // false for a uint64 above the int64 range (always out of range).
-int64_t readIndex(uint64_t pos, out bool exact) {
+idx_t readIndex(count_t pos, out bool exact) {
 	exact = true;
 	if (INDEX_BYTES == 8) {
-		uint64_t o = pos * 8ul;
+		off_t o = offsetOf(pos, 8u);
 		uint lo = loadWord(T_IDX, o);
-		uint hi = loadWord(T_IDX, o + 4ul);
+		uint hi = loadWord(T_IDX, offAdd(o, 4u));
 		if (INDEX_SIGNED == 0) {
 			exact = hi < 0x80000000u;
 		}
-		return int64_t(packUint2x32(uvec2(lo, hi)));
+		return makeIdx(lo, hi);
 	}
 	if (INDEX_BYTES == 4) {
-		uint w = loadWord(T_IDX, pos * 4ul);
+		uint w = loadWord(T_IDX, offsetOf(pos, 4u));
 		if (INDEX_SIGNED != 0) {
 			return sext64(int(w));
 		}
-		return int64_t(uint64_t(w));
+		return makeIdx(w, 0u);
 	}
-	uint64_t o = pos * uint64_t(INDEX_BYTES);
-	uint w = loadWord(T_IDX, o & ~3ul);
-	int bit = int(o & 3ul) * 8;
+	off_t o = offsetOf(pos, uint(INDEX_BYTES));
+	uint w = loadWord(T_IDX, offAlign4(o));
+	int bit = int(offLow(o) & 3u) * 8;
 	if (INDEX_SIGNED != 0) {
 		return sext64(bitfieldExtract(int(w), bit, INDEX_BYTES * 8));
 	}
-	return int64_t(uint64_t(bitfieldExtract(w, bit, INDEX_BYTES * 8)));
+	return makeIdx(bitfieldExtract(w, bit, INDEX_BYTES * 8), 0u);
 }
 
 // normalise maps index v into a dimension of size s, counting from the
 // end when it is negative, and reports whether it was in range. It does not
 // branch: on CPU devices a divergent branch per index (and an atomic inside
 // one) costs several times the index's load.
-bool normalise(inout int64_t v, bool exact, int64_t s) {
+bool normalise(inout idx_t v, bool exact, idx_t s) {
+#if INT64
 	int64_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? -s : 0l;
 	bool ok = exact && v >= lo && v < s;
 	v += v < 0l ? s : 0l;
+#else
+	// Every operand first, so that the compiler selects rather than
+	// branches (a call on the right of && or ?: makes it branch).
+	idx_t neg = sNeg(s);
+	idx_t lo = (FLAGS & FLAG_NEGATIVE) != 0u ? neg : idx_t(0);
+	bool above = !sLess(v, lo), below = sLess(v, s), negative = sNegative(v);
+	idx_t wrapped = sAdd(v, s);
+	bool ok = exact && above && below;
+	v = negative ? wrapped : v;
+#endif
 	return ok;
 }
 
 // noBad is the bad position of a run with no bad index.
-const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
+#if INT64
+const count_t noBad = 0xFFFFFFFFFFFFFFFFul;
+#else
+const count_t noBad = 0xFFFFFFFFu;
+#endif
 
 // indexAt returns the normalised index of position p: for KIND_BLOCK the
 // row that index tuple p addresses (sum of idx_c * rowstride_c over its
@@ -74,40 +87,42 @@ const uint64_t noBad = 0xFFFFFFFFFFFFFFFFul;
 // KIND_CACHE write index p as it is (checked for linear mode). bad is
 // the position of the first bad index element it read, or noBad; the value
 // of a bad index is garbage.
-uint64_t indexAt(pos_t p, out uint64_t bad) {
+count_t indexAt(pos_t p, out count_t bad) {
 	bad = noBad;
 #if KIND == KIND_BLOCK
 	// The tuple's components sit at p*k ... p*k+k-1.
 	uint k = uint(param(P_TUPLE));
 	uint at = uint(param(P_TUPLE_AT));
-	uint64_t row = 0ul;
+	count_t row = count_t(0);
 	for (uint c = 0u; c < k; c++) {
-		uint64_t pos = uint64_t(p) * uint64_t(k) + uint64_t(c);
+		count_t pos = count_t(p) * count_t(k) + count_t(c);
 		bool exact;
-		int64_t v = readIndex(pos, exact);
-		int64_t s = int64_t(param(at + c));
+		idx_t v = readIndex(pos, exact);
+		idx_t s = idx_t(param64(at + c));
 		if (!normalise(v, exact, s)) {
 			bad = min(bad, pos);
 		}
-		row = row * uint64_t(s) + uint64_t(v);
+		row = row * idxLow(s) + idxLow(v);
 	}
 	return row;
 #elif KIND == KIND_ELEMENT
 	bool exact;
-	int64_t v = readIndex(uint64_t(p), exact);
-	if (!normalise(v, exact, int64_t(param(P_ROWS)))) {
-		bad = uint64_t(p);
+	idx_t v = readIndex(count_t(p), exact);
+	if (!normalise(v, exact, idx_t(param64(P_ROWS)))) {
+		bad = count_t(p);
 	}
-	return uint64_t(v);
+	return idxLow(v);
 #elif KIND == KIND_CACHE
 	// TensorScatter-24, linear mode: write index p must hold 0 <= w and
 	// w + sequence_length (P_J) <= max_sequence_length (P_ROWS).
 	bool exact;
-	int64_t v = readIndex(uint64_t(p), exact);
-	if (!exact || v < 0l || v > int64_t(param(P_ROWS) - param(P_J))) {
-		bad = uint64_t(p);
+	idx_t v = readIndex(count_t(p), exact);
+	idx_t last = sAdd(idx_t(param64(P_ROWS)), sNeg(idx_t(param64(P_J))));
+	bool negative = sNegative(v), beyond = sLess(last, v);
+	if (!exact || negative || beyond) {
+		bad = count_t(p);
 	}
-	return uint64_t(v);
+	return idxLow(v);
 #else
 #error index.glsl: indices apply to KIND_BLOCK, KIND_ELEMENT and KIND_CACHE
 #endif

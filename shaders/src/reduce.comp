@@ -55,7 +55,32 @@ uint countAt(pos_t s) {
 }
 
 // finishMean returns the mean of sum s over c operands.
-#if MEAN_ACC64
+#if !INT64 && (MEAN_ACC64 || (IS_INT && IS_SIGNED && ELEM_BYTES == 8))
+// The signed 64-bit mean on pairs: the quotient of |s| by c, negated and
+// lowered by one for a negative s with a remainder (toward negative
+// infinity, as below).
+E_T meanOf(idx_t s, uint c) {
+	bool neg = sNegative(s);
+	uint r;
+	uvec2 q = udiv64(neg ? sNeg(s) : s, c, r);
+	if (neg) {
+		q = sNeg(q);
+		if (r != 0u) {
+			q = sAdd(q, uvec2(0xFFFFFFFFu));
+		}
+	}
+#if ELEM_BYTES == 8
+	return q;
+#else
+	return q.x & E_MASK;
+#endif
+}
+#elif !INT64 && IS_INT && ELEM_BYTES == 8
+E_T meanOf(E_T s, uint c) {
+	uint r;
+	return udiv64(s, c, r);
+}
+#elif MEAN_ACC64
 E_T meanOf(int64_t s, uint c) {
 	// Round toward negative infinity (-2.5 -> -3).
 	int64_t n = int64_t(uint64_t(c));
@@ -78,9 +103,15 @@ E_T meanOf(E_T s, uint c) {
 	return s / uint64_t(c);
 #endif
 }
-#elif IS_FLOAT
+#elif IS_FLOAT && !defined(E_PAIRS)
 E_T meanOf(E_T s, uint c) {
 	return divRound(s, c);
+}
+#elif IS_FLOAT
+// The baseline's float64 variants take min and max only (reduce.glsl): no
+// mean reaches here.
+E_T meanOf(E_T s, uint c) {
+	return s;
 }
 #endif
 
@@ -90,7 +121,7 @@ void prepare(pos_t t) {
 	}
 #if MEAN_ACC64
 	if (RED == RED_MEAN) {
-		storeAcc(t, useInit() ? value64(loadElem(T_OUT, t)) : 0l);
+		storeAcc(t, useInit() ? value64(loadElem(T_OUT, t)) : idx_t(0));
 		return;
 	}
 #endif
@@ -118,22 +149,26 @@ void finish(pos_t t) {
 // the sort carried (sort.comp), in one 32-bit word, or two for 8 bytes.
 E_T sortedValue(uint vals, uint i) {
 #if ELEM_BITS == 64
-	uint64_t o = uint64_t(i) * 8ul;
-	return E_T(packUint2x32(uvec2(loadWord(vals, o), loadWord(vals, o + 4ul))));
+	off_t o = offsetOf(count_t(i), 8u);
+	return ePair(loadWord(vals, o), loadWord(vals, offAdd(o, 4u)));
 #else
-	return E_T(loadWord(vals, uint64_t(i) * 4ul));
+	return E_T(loadWord(vals, offsetOf(count_t(i), 4u)));
 #endif
 }
 
 void fold(pos_t p) {
+#if POS_BITS == 64
 	pos_t inner = pos_t(packUint2x32(uvec2(pc.hot[A_INNER_LO], pc.hot[A_INNER_HI])));
+#else
+	pos_t inner = pc.hot[A_INNER_LO]; // 32-bit positions: the high word is 0
+#endif
 	uint seg = pc.hot[A_SEG];
 	uint list = pc.hot[A_LIST];
 	pos_t s = inner == pos_t(1) ? p : p / inner;
 	pos_t k = p - s * inner;
 	if (seg > 0u) {
 		// Positions count the listed slots' elements.
-		if (uint64_t(s) >= uint64_t(loadWord(list, 0ul))) {
+		if (count_t(s) >= count_t(loadWord(list, off_t(0)))) {
 			return;
 		}
 		s = pos_t(loadWord(list, u32Offset(s + pos_t(1))));
@@ -154,9 +189,9 @@ void fold(pos_t p) {
 	bool init = useInit();
 	E_T acc = seg > 0u || init ? loadElem(T_OUT, p) : initNeutral();
 #if MEAN_ACC64
-	int64_t sum = 0l;
+	idx_t sum = idx_t(0);
 	if (RED == RED_MEAN) {
-		sum = seg > 0u ? loadAcc(p) : (init ? value64(acc) : 0l);
+		sum = seg > 0u ? loadAcc(p) : (init ? value64(acc) : idx_t(0));
 	}
 #endif
 	for (uint i = from; i < to; i++) {
@@ -164,12 +199,12 @@ void fold(pos_t p) {
 		if (vals != T_NONE) {
 			x = sortedValue(vals, i);
 		} else {
-			uint pos = perm == T_NONE ? i : Word(addressOf(perm, uint64_t(i) * 4ul)).w;
+			uint pos = perm == T_NONE ? i : Word(addressOf(perm, offsetOf(count_t(i), 4u))).w;
 			x = loadElem(T_UPD, pos_t(pos) * inner + k);
 		}
 #if MEAN_ACC64
 		if (RED == RED_MEAN) {
-			sum += value64(x);
+			sum = sAdd(sum, value64(x));
 			continue;
 		}
 #endif
@@ -189,12 +224,12 @@ void fold(pos_t p) {
 #endif
 		storeElem(p, acc);
 		if (seg == 0u && k == pos_t(0)) {
-			uint at = atomicAdd(Word(addressOf(list, 0ul)).w, 1u);
+			uint at = atomicAdd(Word(addressOf(list, off_t(0))).w, 1u);
 			storeWord(list, u32Offset(pos_t(at) + pos_t(1)), uint(s));
 			// The word after the error word: the longest list, which
 			// the host reads with the error word to record as many
 			// further passes as it needs.
-			atomicMax(Word(errorAddress() + 4ul).w, last - first);
+			atomicMax(Word(addrAdd(errorAddress(), 4u)).w, last - first);
 		}
 		return;
 	}
@@ -212,13 +247,13 @@ void fold(pos_t p) {
 
 void main() {
 	pos_t p = firstPosition();
-	uint64_t end = runEnd(p);
-	if (uint64_t(p) >= end || errorSet()) {
+	count_t end = runEnd(p);
+	if (count_t(p) >= end || errorSet()) {
 		return;
 	}
 	loadChunks();
 	uint phase = pc.hot[A_PHASE];
-	for (; uint64_t(p) < end; p++) {
+	for (; count_t(p) < end; p++) {
 		if (phase == PHASE_PREPARE) {
 			prepare(p);
 		} else if (phase == PHASE_FINISH) {

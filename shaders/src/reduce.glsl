@@ -12,7 +12,14 @@
 // update negated, which is exact (IEEE 754 defines x - y as x + (-y)).
 //
 // Variant macros:
-//   DTYPE     the data type, DT_BOOL ... DT_F64.
+//   DTYPE     the data type, DT_BOOL ... DT_F64. Without INT64 (the 32-bit
+//             baseline, common.glsl) 8-byte elements are uvec2 pairs
+//             (low, high) and their arithmetic is done on words: add with
+//             carry, the wrapping 64x64 multiply from umulExtended, signed
+//             and unsigned compares. Such elements have no atomics: they
+//             fold in order (reduce.comp), and the baseline's float64
+//             variants are generated for min and max only (float64 sum,
+//             sub, prod and mean need shaderInt64 and shaderFloat64).
 //   ATOMICS_NATIVE  1: use the device's atomic add, min and max where they
 //             give the reduction exactly (32-bit integers; 64-bit integers;
 //             float32 and float64 add with GL_EXT_shader_atomic_float);
@@ -48,13 +55,20 @@
 // bits, in a tensor of its own (T_ACC); other means sum in the output.
 #define MEAN_ACC64 (IS_INT && ELEM_BYTES <= 4)
 
-#if ELEM_BYTES == 8
+#if ELEM_BYTES == 8 && INT64
 #extension GL_EXT_shader_atomic_int64 : require
 #define E_T uint64_t
 #define E_ONE 1ul
 #define E_ZERO 0ul
 #define E_MASK 0xFFFFFFFFFFFFFFFFul
 #define E_SIGN 0x8000000000000000ul
+#elif ELEM_BYTES == 8
+#define E_PAIRS 1
+#define E_T uvec2
+#define E_ONE uvec2(1u, 0u)
+#define E_ZERO uvec2(0u)
+#define E_MASK uvec2(0xFFFFFFFFu)
+#define E_SIGN uvec2(0u, 0x80000000u)
 #else
 #define E_T uint
 #define E_ONE 1u
@@ -79,6 +93,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer WordI {
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer WordF {
 	float f;
 };
+#if INT64
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Word64 {
 	uint64_t v;
 };
@@ -88,6 +103,113 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer WordI64 {
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer WordD {
 	double d;
 };
+#endif
+
+// Element arithmetic: the operators, or on 8-byte pairs (E_PAIRS) the
+// word-wise forms.
+#ifdef E_PAIRS
+E_T eAdd(E_T a, E_T b) {
+	return add64(a, b);
+}
+
+// eMul returns the low 64 bits of a * b.
+E_T eMul(E_T a, E_T b) {
+	uint hi, lo;
+	umulExtended(a.x, b.x, hi, lo);
+	return uvec2(lo, hi + a.x * b.y + a.y * b.x);
+}
+
+E_T eNeg(E_T a) {
+	return add64(~a, E_ONE);
+}
+
+bool eLessU(E_T a, E_T b) {
+	return a.y != b.y ? a.y < b.y : a.x < b.x;
+}
+
+// ePair returns the element of words lo and hi.
+E_T ePair(uint lo, uint hi) {
+	return uvec2(lo, hi);
+}
+#else
+E_T eAdd(E_T a, E_T b) {
+	return a + b;
+}
+
+E_T eMul(E_T a, E_T b) {
+	return a * b;
+}
+
+E_T eNeg(E_T a) {
+	return E_ZERO - a;
+}
+
+bool eLessU(E_T a, E_T b) {
+	return a < b;
+}
+
+#if ELEM_BYTES == 8
+E_T ePair(uint lo, uint hi) {
+	return packUint2x32(uvec2(lo, hi));
+}
+#endif
+#endif
+
+#if !INT64
+// divStep divides the 64-bit number (r, w) by c, r < c, and returns the
+// 32-bit quotient, leaving the remainder in r: binary long division, 32
+// steps, with the bit shifted out of r kept (c may pass 2^31).
+uint divStep(inout uint r, uint w, uint c) {
+	uint q = 0u;
+	for (int b = 31; b >= 0; b--) {
+		bool carry = (r >> 31) != 0u;
+		r = (r << 1) | ((w >> uint(b)) & 1u);
+		q <<= 1;
+		if (carry || r >= c) {
+			r -= c;
+			q |= 1u;
+		}
+	}
+	return q;
+}
+
+// udiv64 returns n / c (c > 0) and the remainder in r.
+uvec2 udiv64(uvec2 n, uint c, out uint r) {
+	r = 0u;
+	uint hi = divStep(r, n.y, c);
+	uint lo = divStep(r, n.x, c);
+	return uvec2(lo, hi);
+}
+
+// shl64 and shr64 shift pairs by 0 <= k < 64 bits.
+uvec2 shl64(uvec2 x, int k) {
+	if (k == 0) {
+		return x;
+	}
+	if (k >= 32) {
+		return uvec2(0u, x.x << uint(k - 32));
+	}
+	return uvec2(x.x << uint(k), (x.y << uint(k)) | (x.x >> uint(32 - k)));
+}
+
+uvec2 shr64(uvec2 x, int k) {
+	if (k == 0) {
+		return x;
+	}
+	if (k >= 32) {
+		return uvec2(x.y >> uint(k - 32), 0u);
+	}
+	return uvec2((x.x >> uint(k)) | (x.y << uint(32 - k)), x.y >> uint(k));
+}
+
+bool lt64(uvec2 a, uvec2 b) {
+	return a.y != b.y ? a.y < b.y : a.x < b.x;
+}
+
+uint bitLenPair(uvec2 x) {
+	return x.y != 0u ? uint(findMSB(x.y)) + 33u : uint(findMSB(x.x) + 1);
+}
+#endif
 
 // --- Float formats -------------------------------------------------------
 
@@ -178,12 +300,18 @@ uint narrow(uint u) {
 #define F_EMIN (-1022)
 #define F_BIAS 1023
 #endif
+#ifdef E_PAIRS
+#define F_INF uvec2(0u, 0x7FF00000u)
+#define F_FRAC uvec2(0xFFFFFFFFu, 0xFFFFFu)
+#define F_QUIET uvec2(0u, 0x80000u)
+#else
 #define F_INF (E_SIGN - (E_ONE << (F_P - 1)))  // +inf: all exponent bits
 #define F_FRAC ((E_ONE << (F_P - 1)) - E_ONE)
 #define F_QUIET (E_ONE << (F_P - 2)) // the quiet bit of a NaN
+#endif
 
 bool isNaN(E_T x) {
-	return (x & ~E_SIGN) > F_INF;
+	return eLessU(F_INF, x & ~E_SIGN);
 }
 
 // orderKey maps float bits onto unsigned integers in the order of their
@@ -192,10 +320,12 @@ E_T orderKey(E_T x) {
 	return (x & E_SIGN) != E_ZERO ? (~x & E_MASK) : (x | E_SIGN);
 }
 
+#if INT64
 uint bitLen64(uint64_t x) {
 	uint hi = uint(x >> 32);
 	return hi != 0u ? uint(findMSB(hi)) + 33u : uint(findMSB(uint(x)) + 1);
 }
+#endif
 
 // divRound returns x / c rounded to the nearest value of the format, ties
 // to even, for c >= 1: the mean's division, correctly rounded on every
@@ -203,6 +333,7 @@ uint bitLen64(uint64_t x) {
 // reference divides in float64, which rounds the same way (for float16,
 // bfloat16 and float32 via float32: each rounding has more than twice the
 // precision of the next, so the double rounding is innocuous).
+#if INT64
 E_T divRound(E_T x, uint c) {
 	E_T sign = x & E_SIGN;
 	E_T mag = x & ~E_SIGN;
@@ -268,19 +399,81 @@ E_T divRound(E_T x, uint c) {
 	}
 	return sign | (E_T(E + F_BIAS) << (F_P - 1)) | (E_T(kept) & F_FRAC);
 }
+#elif !defined(E_PAIRS)
+// divRound without INT64, for the formats of 32 bits or less: the same
+// steps on (low, high) pairs, the 96-bit long division by divStep.
+E_T divRound(E_T x, uint c) {
+	E_T sign = x & E_SIGN;
+	E_T mag = x & ~E_SIGN;
+	if (mag >= F_INF || mag == E_ZERO || c == 1u) {
+		return x;
+	}
+	uint ef = mag >> (F_P - 1);
+	uint m = mag & F_FRAC;
+	int e = F_EMIN - (F_P - 1);
+	if (ef != 0u) {
+		m |= 1u << (F_P - 1);
+		e = int(ef) - F_BIAS - (F_P - 1);
+	}
+	uint cb = uint(findMSB(c)) + 1u;
+	int K = 63 + int(cb) - (findMSB(m) + 1);
+	uvec2 lo, hi;
+	if (K < 64) {
+		lo = shl64(uvec2(m, 0u), K);
+		hi = K == 0 ? uvec2(0u) : shr64(uvec2(m, 0u), 64 - K);
+	} else {
+		lo = uvec2(0u);
+		hi = shl64(uvec2(m, 0u), K - 64);
+	}
+	uint r = 0u;
+	divStep(r, hi.x, c);
+	uint q1 = divStep(r, lo.y, c);
+	uint q2 = divStep(r, lo.x, c);
+	uvec2 Q = uvec2(q2, q1);
+	bool sticky = r != 0u;
+	int L = int(bitLenPair(Q));
+	int E = e - K + L - 1;
+	int s = E >= F_EMIN ? L - F_P : (F_EMIN - F_P + 1) - (e - K);
+	uvec2 kept;
+	bool up;
+	if (s > 64) {
+		return sign;
+	}
+	const uvec2 top = uvec2(0u, 0x80000000u);
+	if (s == 64) {
+		kept = uvec2(0u);
+		up = lt64(top, Q) || (Q == top && sticky);
+	} else {
+		kept = shr64(Q, s);
+		uvec2 mask = s >= 32 ? uvec2(0xFFFFFFFFu, (1u << uint(s - 32)) - 1u) : uvec2((1u << uint(s)) - 1u, 0u);
+		uvec2 rem = Q & mask;
+		uvec2 halfQ = shl64(uvec2(1u, 0u), s - 1);
+		up = lt64(halfQ, rem) || (rem == halfQ && (sticky || (kept.x & 1u) != 0u));
+	}
+	kept = add64(kept, uvec2(up ? 1u : 0u, 0u));
+	if (E < F_EMIN) {
+		return sign | kept.x;
+	}
+	if (kept == uvec2(1u << F_P, 0u)) {
+		kept = shr64(kept, 1);
+		E++;
+	}
+	return sign | (uint(E + F_BIAS) << (F_P - 1)) | (kept.x & F_FRAC);
+}
+#endif
 #endif
 
 // --- Steps ---------------------------------------------------------------
 
 #if IS_INT && IS_SIGNED
 // sext returns the element's value as a signed 64-bit integer.
-int64_t sext(E_T x) {
+idx_t sext(E_T x) {
 #if ELEM_BYTES == 8
-	return int64_t(x);
+	return idx_t(x);
 #else
 	int v = int(x << (32 - ELEM_BITS)) >> (32 - ELEM_BITS);
 	// Built from words: some compilers miscompile int64_t(int).
-	return int64_t(packUint2x32(uvec2(uint(v), uint(v >> 31))));
+	return makeIdx(uint(v), uint(v >> 31));
 #endif
 }
 #endif
@@ -288,19 +481,21 @@ int64_t sext(E_T x) {
 #if IS_INT
 // value64 returns the element's value widened to 64 bits (zero- or
 // sign-extended).
-int64_t value64(E_T x) {
+idx_t value64(E_T x) {
 #if IS_SIGNED
 	return sext(x);
+#elif INT64 || ELEM_BYTES == 8
+	return idx_t(x);
 #else
-	return int64_t(x);
+	return makeIdx(x, 0u);
 #endif
 }
 
 bool intLess(E_T a, E_T b) {
 #if IS_SIGNED
-	return sext(a) < sext(b);
+	return sLess(sext(a), sext(b));
 #else
-	return a < b;
+	return eLessU(a, b);
 #endif
 }
 #endif
@@ -312,7 +507,7 @@ E_T negate(E_T x) {
 #if IS_FLOAT
 	return isNaN(x) ? x : x ^ E_SIGN;
 #else
-	return (E_ZERO - x) & E_MASK;
+	return eNeg(x) & E_MASK;
 #endif
 }
 
@@ -331,7 +526,7 @@ E_T combine(E_T a, E_T b) {
 	return x || y ? 1u : 0u;
 #elif IS_INT
 	if (RED == RED_PROD) {
-		return (a * b) & E_MASK;
+		return eMul(a, b) & E_MASK;
 	}
 	if (RED == RED_MIN) {
 		return intLess(b, a) ? b : a;
@@ -339,7 +534,7 @@ E_T combine(E_T a, E_T b) {
 	if (RED == RED_MAX) {
 		return intLess(a, b) ? b : a;
 	}
-	return (a + b) & E_MASK;
+	return eAdd(a, b) & E_MASK;
 #else
 	if (RED == RED_MIN || RED == RED_MAX) {
 		if (isNaN(a)) {
@@ -350,10 +545,15 @@ E_T combine(E_T a, E_T b) {
 		}
 		E_T ka = orderKey(a), kb = orderKey(b);
 		if (RED == RED_MIN) {
-			return kb < ka ? b : a;
+			return eLessU(kb, ka) ? b : a;
 		}
-		return kb > ka ? b : a;
+		return eLessU(ka, kb) ? b : a;
 	}
+#ifdef E_PAIRS
+	// The baseline's float64 variants take min and max only (see the
+	// variant macros above): no other reduction reaches here.
+	return a;
+#else
 	// NaN operands propagate as the CPU's (x86's) arithmetic does, which
 	// devices need not: the element's NaN first, then the update's, each
 	// quieted; a NaN the step creates (inf - inf, 0 * inf) is the
@@ -377,6 +577,7 @@ E_T combine(E_T a, E_T b) {
 	r = narrow(floatBitsToUint(f));
 #endif
 	return isNaN(r) ? (F_INF | E_SIGN | F_QUIET) : r;
+#endif
 #endif
 }
 
@@ -403,19 +604,21 @@ E_T identity() {
 
 // --- Elements in memory --------------------------------------------------
 
-uint64_t elemOffset(pos_t e) {
-	return uint64_t(e) * uint64_t(ELEM_BYTES);
+off_t elemOffset(pos_t e) {
+	return offsetOf(count_t(e), uint(ELEM_BYTES));
 }
 
 // loadElem returns element e of tensor t (zero-extended bits).
 E_T loadElem(uint t, pos_t e) {
-	uint64_t o = elemOffset(e);
-#if ELEM_BYTES == 8
+	off_t o = elemOffset(e);
+#ifdef E_PAIRS
+	return Word2(addressOf(t, o)).v;
+#elif ELEM_BYTES == 8
 	return Word64(addressOf(t, o)).v;
 #elif ELEM_BYTES == 4
 	return loadWord(t, o);
 #else
-	return (loadWord(t, o & ~3ul) >> (uint(o & 3ul) * 8u)) & E_MASK;
+	return (loadWord(t, offAlign4(o)) >> ((offLow(o) & 3u) * 8u)) & E_MASK;
 #endif
 }
 
@@ -424,14 +627,16 @@ E_T loadElem(uint t, pos_t e) {
 // time, so that takes two atomics: clear the bits v does not set, then set
 // those it does.
 void storeElem(pos_t e, E_T v) {
-	uint64_t o = elemOffset(e);
-#if ELEM_BYTES == 8
+	off_t o = elemOffset(e);
+#ifdef E_PAIRS
+	Word2(addressOf(T_OUT, o)).v = v;
+#elif ELEM_BYTES == 8
 	Word64(addressOf(T_OUT, o)).v = v;
 #elif ELEM_BYTES == 4
 	storeWord(T_OUT, o, v);
 #else
-	uint bit = uint(o & 3ul) * 8u;
-	uint64_t a = addressOf(T_OUT, o & ~3ul);
+	uint bit = (offLow(o) & 3u) * 8u;
+	addr_t a = addressOf(T_OUT, offAlign4(o));
 	uint bits = v << bit;
 	atomicAnd(Word(a).w, bits | ~(E_MASK << bit));
 	atomicOr(Word(a).w, bits);
@@ -460,11 +665,12 @@ bool nativeOp() {
 // (1- and 2-byte elements: on their 32-bit word). A loop whose step would
 // not change the element stops without writing: min and max of values
 // already beaten cost one load.
+#ifndef E_PAIRS
 void applyGlobal(pos_t e, E_T x) {
-	uint64_t o = elemOffset(e);
+	off_t o = elemOffset(e);
 #if ELEM_BYTES < 4
-	uint64_t a = addressOf(T_OUT, o & ~3ul);
-	uint bit = uint(o & 3ul) * 8u;
+	addr_t a = addressOf(T_OUT, offAlign4(o));
+	uint bit = (offLow(o) & 3u) * 8u;
 	uint old = Word(a).w;
 	for (;;) {
 		uint cur = (old >> bit) & E_MASK;
@@ -479,7 +685,7 @@ void applyGlobal(pos_t e, E_T x) {
 		old = prev;
 	}
 #elif ELEM_BYTES == 4
-	uint64_t a = addressOf(T_OUT, o);
+	addr_t a = addressOf(T_OUT, o);
 #if ATOMICS_NATIVE
 	if (nativeOp()) {
 #if IS_FLOAT
@@ -556,10 +762,11 @@ void applyGlobal(pos_t e, E_T x) {
 	}
 #endif
 }
+#endif
 
 #if MEAN_ACC64
 // addWord adds v to the word at a and returns its previous value.
-uint addWord(uint64_t a, uint v) {
+uint addWord(addr_t a, uint v) {
 #if ATOMICS_NATIVE
 	return atomicAdd(Word(a).w, v);
 #else
@@ -579,21 +786,33 @@ uint addWord(uint64_t a, uint v) {
 // carry out of the low word is counted exactly once (the atomics on it are
 // totally ordered), so once all updates are in, the two words hold the
 // exact sum; no device feature beyond 32-bit atomics is needed.
-void accAdd(pos_t e, int64_t x) {
-	uint64_t a = addressOf(T_ACC, uint64_t(e) * 8ul);
+void accAdd(pos_t e, idx_t x) {
+	addr_t a = addressOf(T_ACC, offsetOf(count_t(e), 8u));
+#if INT64
 	uint lo = uint(x), hi = uint(uint64_t(x) >> 32);
+#else
+	uint lo = x.x, hi = x.y;
+#endif
 	uint old = addWord(a, lo);
 	hi += old + lo < old ? 1u : 0u;
 	if (hi != 0u) {
-		addWord(a + 4ul, hi);
+		addWord(addrAdd(a, 4u), hi);
 	}
 }
 
-int64_t loadAcc(pos_t e) {
-	return int64_t(Word64(addressOf(T_ACC, uint64_t(e) * 8ul)).v);
+idx_t loadAcc(pos_t e) {
+#if INT64
+	return int64_t(Word64(addressOf(T_ACC, offsetOf(count_t(e), 8u))).v);
+#else
+	return Word2(addressOf(T_ACC, offsetOf(count_t(e), 8u))).v;
+#endif
 }
 
-void storeAcc(pos_t e, int64_t v) {
-	Word64(addressOf(T_ACC, uint64_t(e) * 8ul)).v = uint64_t(v);
+void storeAcc(pos_t e, idx_t v) {
+#if INT64
+	Word64(addressOf(T_ACC, offsetOf(count_t(e), 8u))).v = uint64_t(v);
+#else
+	Word2(addressOf(T_ACC, offsetOf(count_t(e), 8u))).v = v;
+#endif
 }
 #endif

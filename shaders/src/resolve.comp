@@ -31,23 +31,23 @@
 // It returns the position of the first bad index element it met, or
 // noBad. The normalised value of a bad index is garbage: no pass reads it
 // once the error word is set.
-uint64_t resolveOne(pos_t p) {
-	uint64_t bad;
-	uint64_t v = indexAt(p, bad);
+count_t resolveOne(pos_t p) {
+	count_t bad;
+	count_t v = indexAt(p, bad);
 	if ((FLAGS & FLAG_DIRECT) != 0u) {
 		// The scatter reads the raw indices itself: only check them.
 		return bad;
 	}
 #if KIND == KIND_BLOCK
-	uint64_t row = v;
+	count_t row = v;
 	Word(addressOf(T_NORM, u32Offset(p))).w = uint(row);
 	if (bad != noBad) {
 		return bad;
 	}
 	if ((FLAGS & FLAG_OWNER) != 0u) {
-		atomicMax(Word(addressOf(T_OWNER, row * 4ul)).w, uint(p) + 1u);
+		atomicMax(Word(addressOf(T_OWNER, offsetOf(row, 4u))).w, uint(p) + 1u);
 	} else if ((FLAGS & FLAG_COUNT) != 0u) {
-		atomicAdd(Word(addressOf(T_OWNER, row * 4ul)).w, 1u);
+		atomicAdd(Word(addressOf(T_OWNER, offsetOf(row, 4u))).w, 1u);
 	}
 	return noBad;
 #elif KIND == KIND_ELEMENT
@@ -128,16 +128,16 @@ void resolveTable() {
 	// Position p = lid + i*LOCAL_SIZE: its key, its normalised index, its
 	// j + 1 (0 for a bad index).
 	uint keys[TABLE_RUN], vals[TABLE_RUN], owners[TABLE_RUN];
-	uint n = uint(pc.end);
-	uint64_t bad = noBad;
+	uint n = uint(pcEnd());
+	count_t bad = noBad;
 	for (uint i = 0u; i < uint(TABLE_RUN); i++) {
 		uint p = lid + i * uint(LOCAL_SIZE);
 		owners[i] = 0u;
 		if (p >= n) {
 			continue;
 		}
-		uint64_t b;
-		uint64_t v = indexAt(pos_t(p), b);
+		count_t b;
+		count_t v = indexAt(pos_t(p), b);
 		if (b != noBad) {
 			bad = min(bad, b);
 			continue;
@@ -182,14 +182,14 @@ void main() {
 	resolveTable();
 #else
 	pos_t p = firstPosition();
-	uint64_t end = runEnd(p);
-	if (uint64_t(p) >= end) {
+	count_t end = runEnd(p);
+	if (count_t(p) >= end) {
 		return;
 	}
 	loadChunks();
 	// One atomic per run at most: the run's first bad position.
-	uint64_t bad = noBad;
-	for (; uint64_t(p) < end; p++) {
+	count_t bad = noBad;
+	for (; count_t(p) < end; p++) {
 		bad = min(bad, resolveOne(p));
 	}
 	if (bad != noBad) {

@@ -68,10 +68,10 @@
 // word's other bytes at the same time, so both steps are atomic. The first
 // clears the bits of this element that v does not set, the second sets
 // those it does.
-void storeSub(uint64_t o, uint v) {
-	uint bit = uint(o & 3ul) * 8u;
+void storeSub(off_t o, uint v) {
+	uint bit = (offLow(o) & 3u) * 8u;
 	uint mask = ((1u << (ELEM_BYTES * 8)) - 1u) << bit;
-	uint64_t a = addressOf(T_OUT, o & ~3ul);
+	addr_t a = addressOf(T_OUT, offAlign4(o));
 	uint bits = (v << bit) & mask;
 	atomicAnd(Word(a).w, bits | ~mask);
 	atomicOr(Word(a).w, bits);
@@ -81,21 +81,21 @@ void storeSub(uint64_t o, uint v) {
 // apply copies update u onto output element t.
 void apply(pos_t u, pos_t t) {
 #if ELEM_BYTES == 16
-	Word4(addressOf(T_OUT, uint64_t(t) * 16ul)).v = Word4(addressOf(T_UPD, uint64_t(u) * 16ul)).v;
+	Word4(addressOf(T_OUT, offsetOf(count_t(t), 16u))).v = Word4(addressOf(T_UPD, offsetOf(count_t(u), 16u))).v;
 #elif ELEM_BYTES == 8
-	Word2(addressOf(T_OUT, uint64_t(t) * 8ul)).v = Word2(addressOf(T_UPD, uint64_t(u) * 8ul)).v;
+	Word2(addressOf(T_OUT, offsetOf(count_t(t), 8u))).v = Word2(addressOf(T_UPD, offsetOf(count_t(u), 8u))).v;
 #elif ELEM_BYTES == 4
-	Word(addressOf(T_OUT, uint64_t(t) * 4ul)).w = loadWord(T_UPD, uint64_t(u) * 4ul);
+	Word(addressOf(T_OUT, offsetOf(count_t(t), 4u))).w = loadWord(T_UPD, offsetOf(count_t(u), 4u));
 #else
-	uint64_t s = uint64_t(u) * uint64_t(ELEM_BYTES);
-	uint w = loadWord(T_UPD, s & ~3ul);
-	storeSub(uint64_t(t) * uint64_t(ELEM_BYTES), w >> (uint(s & 3ul) * 8u));
+	off_t s = offsetOf(count_t(u), uint(ELEM_BYTES));
+	uint w = loadWord(T_UPD, offAlign4(s));
+	storeSub(offsetOf(count_t(t), uint(ELEM_BYTES)), w >> ((offLow(s) & 3u) * 8u));
 #endif
 }
 #else
 // badSeen is the first bad index position this invocation met
 // (FLAG_DIRECT), or noBad; main lowers the error word to it.
-uint64_t badSeen = noBad;
+count_t badSeen = noBad;
 
 // The index tuple of the last BLOCK update checked (FLAG_DIRECT): the
 // updates of a tuple are consecutive positions, so a run reads and checks
@@ -115,7 +115,7 @@ bool targetOf(pos_t u, out pos_t t) {
 	uint v;
 	if ((FLAGS & FLAG_DIRECT) != 0u) {
 		if (!tupleSeen || tupleJ != j) {
-			uint64_t bad;
+			count_t bad;
 			tupleV = uint(indexAt(j, bad));
 			tupleOk = bad == noBad;
 			badSeen = min(badSeen, bad);
@@ -132,7 +132,7 @@ bool targetOf(pos_t u, out pos_t t) {
 #elif KIND == KIND_ELEMENT
 	uint v;
 	if ((FLAGS & FLAG_DIRECT) != 0u) {
-		uint64_t bad;
+		count_t bad;
 		v = uint(indexAt(u, bad));
 		if (bad != noBad) {
 			badSeen = min(badSeen, bad);
@@ -294,7 +294,7 @@ void scatterPrivate() {
 // BASE + affine(u); the run steps along the innermost dimension and maps
 // a position through affine only where it enters a new row (the divisions
 // cost more than the move on CPU devices).
-void sliceRun(pos_t u, uint64_t end) {
+void sliceRun(pos_t u, count_t end) {
 	pos_t base = pos_t(param(S_BASE));
 	uint n = uint(param(S_NDIMS));
 	pos_t size0 = n > 0u ? pos_t(param(S_DIMS_AT)) : pos_t(1);
@@ -303,7 +303,7 @@ void sliceRun(pos_t u, uint64_t end) {
 	pos_t t = base + affine(u, n, S_DIMS_AT);
 	for (;;) {
 		apply(u, t);
-		if (uint64_t(++u) >= end) {
+		if (count_t(++u) >= end) {
 			return;
 		}
 		if (++k0 == size0) {
@@ -351,9 +351,9 @@ void walkColumn(pos_t c) {
 
 #if KIND == KIND_CACHE
 // writeIndex returns write_indices[b] (int64).
-int64_t writeIndex(pos_t b) {
-	uint64_t o = uint64_t(b) * 8ul;
-	return int64_t(packUint2x32(uvec2(loadWord(T_IDX, o), loadWord(T_IDX, o + 4ul))));
+idx_t writeIndex(pos_t b) {
+	off_t o = offsetOf(count_t(b), 8u);
+	return makeIdx(loadWord(T_IDX, o), loadWord(T_IDX, offAdd(o, 4u)));
 }
 
 // cacheStart returns batch entry b's first position along the axis of
@@ -364,16 +364,25 @@ pos_t cacheStart(pos_t b) {
 	if ((FLAGS & FLAG_ZERO_START) != 0u) {
 		return pos_t(0);
 	}
-	int64_t w = writeIndex(b);
+	idx_t w = writeIndex(b);
 	if ((FLAGS & FLAG_CIRCULAR) == 0u) {
-		return pos_t(w);
+		return pos_t(idxLow(w));
 	}
+#if INT64
 	uint64_t m = param(P_ROWS);
 	if (w >= 0l) {
 		return pos_t(uint64_t(w) % m);
 	}
 	uint64_t a = uint64_t(-(w + 1l)) + 1ul; // |w|, exact at the int64 minimum
 	return pos_t((m - a % m) % m);
+#else
+	// m is at most 2^31 (the axis of an output of at most 2^31 units).
+	uint m = param(P_ROWS);
+	if (!sNegative(w)) {
+		return umod64(w, m);
+	}
+	return (m - umod64(sNeg(w), m)) % m; // sNeg(w) is |w| as unsigned, exact at the minimum
+#endif
 }
 
 // cacheChecked reports whether every write index lies in the linear range
@@ -381,10 +390,10 @@ pos_t cacheStart(pos_t b) {
 // to its entry. FLAG_CHECK_ALL plans have at most LATER_MAX entries.
 bool cacheChecked() {
 	uint n = min(uint(param(P_TUPLE)), LATER_MAX);
-	int64_t hi = int64_t(param(P_ROWS) - param(P_J));
+	idx_t hi = sAdd(idx_t(param64(P_ROWS)), sNeg(idx_t(param64(P_J))));
 	for (uint b = 0u; b < n; b++) {
-		int64_t w = writeIndex(pos_t(b));
-		if (w < 0l || w > hi) {
+		idx_t w = writeIndex(pos_t(b));
+		if (sNegative(w) || sLess(hi, w)) {
 			atomicMin(Word(errorAddress()).w, b >> pc.errShift);
 			return false;
 		}
@@ -456,8 +465,8 @@ void main() {
 	}
 #endif
 	pos_t u = firstPosition();
-	uint64_t end = runEnd(u);
-	if (uint64_t(u) >= end) {
+	count_t end = runEnd(u);
+	if (count_t(u) >= end) {
 		return;
 	}
 #if KIND != KIND_SLICE
@@ -478,13 +487,13 @@ void main() {
 #else
 #if KIND == KIND_ELEMENT
 	if ((FLAGS & FLAG_WALK) != 0u) {
-		for (; uint64_t(u) < end; u++) {
+		for (; count_t(u) < end; u++) {
 			walkColumn(u);
 		}
 		return;
 	}
 #endif
-	for (; uint64_t(u) < end; u++) {
+	for (; count_t(u) < end; u++) {
 		scatterOne(u);
 	}
 #ifdef DTYPE

@@ -43,18 +43,18 @@ uint arg(uint i) {
 }
 
 uint loadAt(uint t, uint i) {
-	return Word(addressOf(t, uint64_t(i) * 4ul)).w;
+	return Word(addressOf(t, offsetOf(count_t(i), 4u))).w;
 }
 
 void storeAt(uint t, uint i, uint v) {
-	Word(addressOf(t, uint64_t(i) * 4ul)).w = v;
+	Word(addressOf(t, offsetOf(count_t(i), 4u))).w = v;
 }
 
 // group returns this workgroup's index over the whole stage: dispatches
 // start at multiples of their groups' positions (gpu/dispatch.go).
 uint group() {
 	uint g = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-	return uint(pc.base / uint64_t(TILE)) + g;
+	return uint(pcBase() / count_t(TILE)) + g;
 }
 
 // Workgroup-wide exclusive scan of one uvec4 per invocation, two at a
@@ -177,12 +177,12 @@ uint loadValue(uint vin, uint i, uint w) {
 		return loadAt(vin, i * arg(A_VWORDS) + w);
 	}
 	uint e = arg(A_ELEM);
-	uint64_t o = uint64_t(i) * uint64_t(e);
+	off_t o = offsetOf(count_t(i), e);
 	if (e >= 4u) {
-		return Word(addressOf(T_UPD, o + uint64_t(4u * w))).w;
+		return Word(addressOf(T_UPD, offAdd(o, 4u * w))).w;
 	}
-	uint word = Word(addressOf(T_UPD, o & ~3ul)).w;
-	return (word >> (uint(o & 3ul) * 8u)) & ((1u << (e * 8u)) - 1u);
+	uint word = Word(addressOf(T_UPD, offAlign4(o))).w;
+	return (word >> ((offLow(o) & 3u) * 8u)) & ((1u << (e * 8u)) - 1u);
 }
 
 void stage() {
@@ -324,7 +324,7 @@ void stage() {
 void main() {
 	// Uniform across the workgroup: every invocation reaches the barriers.
 	// Workgroups past the end (a grid rounded up) have no tile.
-	if (errorSet() || uint64_t(group()) * uint64_t(TILE) >= pc.end) {
+	if (errorSet() || count_t(group()) * count_t(TILE) >= pcEnd()) {
 		return;
 	}
 	loadChunks();

@@ -1,0 +1,88 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// EnvSwiftShaderICD names SwiftShader's Vulkan driver manifest
+// (vk_swiftshader_icd.json): TestSwiftShader then runs this package's
+// device tests on SwiftShader too, the device without shaderInt64, 8- and
+// 16-bit storage, float or 64-bit atomics, with subgroups of 4.
+const EnvSwiftShaderICD = "GPUSCATTER_SWIFTSHADER_ICD"
+
+// EnvSwiftShaderChild marks the copy of the test binary that
+// TestSwiftShader starts.
+const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
+
+// swiftShaderTests are the tests TestSwiftShader runs on SwiftShader (a
+// -test.run pattern): the child's own check of its device, the baseline's
+// planning and 8-byte reductions, index errors, TensorScatter and the last-writer table against
+// the reference, and the suites of gpucheck that run random requests
+// (moves with bad indices, in chunks, runs of one, walks; random
+// requests of every operator; random reductions on atomics, in order and
+// walking).
+var swiftShaderTests = strings.Join([]string{
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
+	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
+	"^TestCheck$/^random$/^(default|deterministic)$",
+	"^TestCheck$/^reduce$/^chunks16B$/",
+}, "|")
+
+// TestSwiftShader runs swiftShaderTests in a copy of the test binary whose
+// Vulkan loader sees SwiftShader alone, when EnvSwiftShaderICD names its
+// manifest, and fails when any of them fails there (or, under CI=true,
+// when EnvSwiftShaderICD is unset).
+func TestSwiftShader(t *testing.T) {
+	icd := os.Getenv(EnvSwiftShaderICD)
+	if icd == "" {
+		// make test sets it; under CI=true it fetches SwiftShader, so a
+		// missing one there is a failure, never a skip.
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s names no SwiftShader driver manifest (make swiftshader fetches it)", EnvSwiftShaderICD)
+		}
+		t.Skipf("%s names no SwiftShader driver manifest", EnvSwiftShaderICD)
+	}
+	_, err := os.Stat(icd)
+	require.NoError(t, err, "%s", EnvSwiftShaderICD)
+	args := []string{"-test.run=" + swiftShaderTests, "-test.count=1", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "VK_ICD_FILENAMES="+icd, "VK_DRIVER_FILES="+icd, "GPUSCATTER_DEVICE=", EnvSwiftShaderChild+"=1")
+	out, err := cmd.CombinedOutput()
+	var summary []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "--- ") && strings.Count(l, "/") < 3 {
+			summary = append(summary, l)
+		}
+	}
+	t.Logf("on SwiftShader:\n%s", strings.Join(summary, "\n"))
+	require.NoError(t, err, "the tests on SwiftShader failed:\n%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestSwiftShaderChild", "the child checked its device")
+}
+
+// TestSwiftShaderChild, in the copy TestSwiftShader starts, checks that
+// the default device is SwiftShader and that it lacks shaderInt64, so
+// that the tests beside it run the 32-bit baseline kernels.
+func TestSwiftShaderChild(t *testing.T) {
+	if os.Getenv(EnvSwiftShaderChild) == "" {
+		t.Skip("started by TestSwiftShader only")
+	}
+	b := openTest(t, Options{})
+	info := b.device().Info()
+	assert.Contains(t, info.Name, "SwiftShader")
+	assert.False(t, info.Capabilities.ShaderInt64, "SwiftShader has no shaderInt64")
+	b.mu.Lock()
+	f := b.facts(true)
+	b.mu.Unlock()
+	assert.True(t, f.noInt64, "the plans take the 32-bit baseline")
+}
