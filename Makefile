@@ -23,8 +23,11 @@ ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
 SWIFTSHADER_DIR := $(CURDIR)/.cache/swiftshader
 SWIFTSHADER_ICD := $(SWIFTSHADER_DIR)/current/vk_swiftshader_icd.json
 # SWIFTSHADER_GPU_TESTS=yes makes `make test` run the GPU tests and check
-# --quick a second time on SwiftShader (make swiftshader-test). Off while
-# the backend refuses SwiftShader, which lacks shaderInt64.
+# --quick a second time on SwiftShader (make swiftshader-test). Off by
+# default: check --quick takes about ten minutes on SwiftShader on two
+# cores. `make test` runs gpu's TestSwiftShader either way, the device
+# suites of the gpu package on SwiftShader at the quick size (about a
+# minute).
 SWIFTSHADER_GPU_TESTS ?= no
 # The GPU tests of that second run (a -run pattern of ./gpu): the
 # conformance suite and the random differential tests (TestCheck, at the

@@ -202,7 +202,7 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 		part string
 	}{
 		{"64-bit positions", wide, elementsReq("", tensor.Float32, []int{16}, []int{40}), "more than 2^31 elements"},
-		{"float64 sum", f, elementsReq("add", tensor.Float64, []int{16}, []int{40}), "float64 reduction sum"},
+		{"float64 sum", f, elementsReq("add", tensor.Float64, []int{16}, []int{40}), "reduction add on float64 data"},
 	} {
 		p, err := ops.PrepareShapes(c.req)
 		require.NoError(t, err)

@@ -23,14 +23,18 @@ const EnvSwiftShaderICD = "GPUSCATTER_SWIFTSHADER_ICD"
 const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 
 // swiftShaderTests are the tests TestSwiftShader runs on SwiftShader (a
-// -test.run pattern): the child's own check of its device, the baseline's
-// planning and 8-byte reductions, index errors, TensorScatter and the last-writer table against
-// the reference, and the suites of gpucheck that run random requests
-// (moves with bad indices, in chunks, runs of one, walks; random
-// requests of every operator; random reductions on atomics, in order and
-// walking).
+// -test.run pattern), at the quick size: the child's own check of its
+// device, the baseline's planning, index errors, TensorScatter and the
+// last-writer table against the reference, and the suites of gpucheck
+// that run random requests (moves with bad indices, in chunks, runs of
+// one, walks; random requests of every operator; random reductions on
+// atomics, in order and walking). TestBaseline64BitReductions is not
+// among them: SwiftShader flushes float32 subnormals to zero in shader
+// arithmetic (it offers no shaderDenormPreserveFloat32), so its float32
+// sums of subnormals differ from the CPU reference's, a known gap the
+// README states.
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
@@ -52,10 +56,9 @@ func TestSwiftShader(t *testing.T) {
 	}
 	_, err := os.Stat(icd)
 	require.NoError(t, err, "%s", EnvSwiftShaderICD)
-	args := []string{"-test.run=" + swiftShaderTests, "-test.count=1", "-test.v"}
-	if testing.Short() {
-		args = append(args, "-test.short")
-	}
+	// The quick size keeps the run within CI's budget and, with 16-byte
+	// chunks, within SwiftShader's 4096 memory allocations.
+	args := []string{"-test.run=" + swiftShaderTests, "-test.count=1", "-test.v", "-test.short"}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "VK_ICD_FILENAMES="+icd, "VK_DRIVER_FILES="+icd, "GPUSCATTER_DEVICE=", EnvSwiftShaderChild+"=1")
 	out, err := cmd.CombinedOutput()
