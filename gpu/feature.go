@@ -14,8 +14,10 @@ type FeatureError struct {
 	Feature string
 }
 
+// Error says which feature the device lacks.
 func (e *FeatureError) Error() string { return "the device lacks " + e.Feature }
 
+// Unwrap returns ops.ErrUnsupported.
 func (e *FeatureError) Unwrap() error { return ops.ErrUnsupported }
 
 // Float64Arithmetic reports whether reduction r on dtype dt computes in
