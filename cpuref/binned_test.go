@@ -134,7 +134,11 @@ func TestPlanBinsPerWorker(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := &ops.Plan{Kind: ops.KindElements, Reduction: c.red, UseInitVal: true, DType: c.dt,
 				Outer: 1, J: c.upd, Inner: 1, Shape: []int{c.out}}
-			x := &exec{g: defaultGrain, p: p, w: c.w, out: &tensor.Tensor{DType: c.dt, Shape: []int{c.out}}}
+			// Rounds are off by default (grain.binRound); these cases
+			// plan with them on, as a caller that sets the grain does.
+			g := defaultGrain
+			g.binRound = 256 << 10
+			x := &exec{g: g, p: p, w: c.w, out: &tensor.Tensor{DType: c.dt, Shape: []int{c.out}}}
 			require.True(t, x.planBins(), "the plan runs binned")
 			nb := (c.out-1)>>x.binShift + 1
 			require.Equal(t, c.bins, nb, "bins (shift %d)", x.binShift)
