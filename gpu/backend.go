@@ -212,9 +212,17 @@ func (b *Backend) ValidationMessages() []string {
 	return b.dev.ValidationMessages()
 }
 
+// ReleaseInstances destroys the Vulkan instances that Close kept for the
+// next Open. A program need not call it; it is for leak checkers and for
+// giving back the memory a driver keeps per instance. Backends still open
+// keep theirs.
+func ReleaseInstances() error { return vk.ReleaseInstances() }
+
 // Close releases the device when the program is done with it: it waits
 // for work in flight and releases every Vulkan object, the resident
-// tensors included. It is idempotent; on a nil Backend (the result of a
+// tensors included, except the VkInstance, which the next Open reuses
+// (some drivers fail after a few dozen instance cycles in one process;
+// ReleaseInstances destroys it). It is idempotent; on a nil Backend (the result of a
 // failed Open) it returns ErrClosed.
 func (b *Backend) Close() error {
 	if b == nil {

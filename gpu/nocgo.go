@@ -37,5 +37,8 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	return closedPlanError(p)
 }
 
+// ReleaseInstances does nothing: this build has no Vulkan.
+func ReleaseInstances() error { return nil }
+
 // Close returns ErrClosed.
 func (b *Backend) Close() error { return ErrClosed }

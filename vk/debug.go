@@ -26,6 +26,13 @@ func (l *messageLog) add(s string) {
 	l.mu.Unlock()
 }
 
+// reset replaces the log's messages with msgs.
+func (l *messageLog) reset(msgs []string) {
+	l.mu.Lock()
+	l.msgs = append([]string(nil), msgs...)
+	l.mu.Unlock()
+}
+
 func (l *messageLog) snapshot() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

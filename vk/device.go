@@ -96,6 +96,10 @@ type Device struct {
 
 	liveMu sync.Mutex
 	live   map[string]int
+	// closedMsgs are the validation messages of the device, kept when
+	// Close gives the instance back (guarded by liveMu with inst's
+	// clearing).
+	closedMsgs []string
 
 	lost atomic.Bool
 	held atomic.Uint64 // bytes of device memory allocated for buffers
@@ -156,7 +160,23 @@ func (d *Device) LiveObjects() map[string]int {
 // validation layer and the loader so far, including those raised by Close.
 // It is nil when Options.Validation was false.
 func (d *Device) ValidationMessages() []string {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	if d.inst == nil {
+		return append([]string(nil), d.closedMsgs...)
+	}
 	return d.inst.messages()
+}
+
+// instanceHandle is the VkInstance the device was made on, nil once Close
+// has given it back.
+func (d *Device) instanceHandle() unsafe.Pointer {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	if d.inst == nil {
+		return nil
+	}
+	return unsafe.Pointer(d.inst.handle)
 }
 
 // Info describes the physical device. Its Capabilities are those enabled on
@@ -265,10 +285,12 @@ func deviceList(phys []*physical) string {
 	return strings.Join(parts, ", ")
 }
 
-// Open creates a Device on the selected physical device.
+// Open creates a Device on the selected physical device. Its VkInstance is
+// one that an earlier Device's Close kept, made under the same validation
+// setting and loader environment, or a new one (see ReleaseInstances).
 func Open(opts Options) (d *Device, err error) {
 	defer guard(&err)
-	inst, err := newInstance(opts.Validation)
+	inst, err := acquireInstance(opts.Validation)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +435,9 @@ func (d *Device) createDevice() error {
 // Close waits for operations in progress on other goroutines (a Submit
 // waits for its work or its context) and for the device to go idle, destroys
 // every Sequence, Pipeline and Buffer still open (pooled ones included),
-// saves the pipeline cache and destroys the device and instance. Later calls
+// saves the pipeline cache and destroys the device. The instance is kept for
+// the next Open unless the device was lost (ReleaseInstances destroys the
+// kept ones). Later calls
 // on the device or its objects fail with ErrClosed, except Close and Release,
 // which do nothing. It is idempotent; an error reports a failure to save the
 // pipeline cache or a lost device, but everything is released regardless.
@@ -489,7 +513,15 @@ func (d *Device) teardown() error {
 		if d.inst.handle != nil {
 			d.track("VkInstance", -1)
 		}
-		d.inst.destroy()
+		// The instance is kept for the next Open (instpool.go) unless the
+		// device was lost or never made. The messages reported for this
+		// device stay readable through ValidationMessages.
+		inst := d.inst
+		d.liveMu.Lock()
+		d.closedMsgs = inst.messages()
+		d.inst = nil
+		d.liveMu.Unlock()
+		releaseInstance(inst, !d.lost.Load())
 	}
 	if d.lost.Load() {
 		errs = append(errs, ErrDeviceLost)

@@ -586,11 +586,11 @@ func pickQueueFamily(fams []queueFamily) int {
 // It returns an error matching ErrNoDevice when the loader or a driver is
 // missing or no device exists.
 func Devices() ([]DeviceInfo, error) {
-	inst, err := newInstance(false)
+	inst, err := acquireInstance(false)
 	if err != nil {
 		return nil, err
 	}
-	defer inst.destroy()
+	defer releaseInstance(inst, true)
 	phys, err := probeAll(inst)
 	if err != nil {
 		return nil, err

@@ -55,7 +55,13 @@
 //
 // Every object has an idempotent Close. Device.Close waits for the device to
 // go idle and destroys whatever the caller left open, in reverse order of
-// creation; Device.LiveObjects counts the Vulkan objects still alive. A
+// creation; Device.LiveObjects counts the Vulkan objects still alive. The
+// VkInstance is the one exception: Close keeps it, and the next Open made
+// under the same validation setting and loader environment (the VK_, MESA_,
+// LP_, __GL_ ... variables) reuses it, because some drivers fail
+// vkCreateInstance after a few dozen create and destroy cycles in one
+// process (NVIDIA's 580 series, with VK_ERROR_INCOMPATIBLE_DRIVER after
+// about twenty). ReleaseInstances destroys the kept instances. A
 // Device may be used from several goroutines at once (queue submission and
 // the pools are synchronised); a Sequence belongs to one goroutine at a time.
 //

@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -122,5 +123,15 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// Every instance Close kept for reuse is destroyed, and the validation
+	// layer must report nothing while it is (a device's object outliving
+	// it would be reported here).
+	if err := ReleaseInstances(); err != nil {
+		fmt.Fprintln(os.Stderr, "ReleaseInstances:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -53,6 +54,12 @@ type instance struct {
 	msgInfo   *C.gsDebugUtilsMessengerCreateInfoEXT
 	features  *C.gsValidationFeaturesEXT
 	messenger C.uint64_t
+
+	// key is what the instance was made under, and created the messages
+	// of its creation, which a reused instance's log starts from (see
+	// acquireInstance).
+	key     instanceKey
+	created []string
 }
 
 // bindOnce points vulkan-go's instance-level function table at the loader's
@@ -113,6 +120,7 @@ func newInstance(validation bool) (inst *instance, err error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
+	instancesCreated.Add(1)
 	inst = &instance{validation: validation}
 	defer func() {
 		if err != nil {
@@ -205,6 +213,10 @@ func newInstance(validation bool) (inst *instance, err error) {
 	}
 	return inst, nil
 }
+
+// instancesCreated counts the calls of newInstance past loading, for the
+// tests of instance reuse.
+var instancesCreated atomic.Int64
 
 // physicalDevices lists the instance's physical devices.
 func (inst *instance) physicalDevices() ([]vulkan.PhysicalDevice, error) {

@@ -190,9 +190,9 @@ func (d *Device) Memory() Memory {
 	m := Memory{Held: d.held.Load()}
 	if h := d.phys.largestLocalHeap(); h >= 0 {
 		m.Heap = d.phys.heaps[h].size
-		if d.phys.exts[extMemoryBudget] && h < C.GS_MAX_MEMORY_HEAPS {
+		if inst := d.instanceHandle(); inst != nil && d.phys.exts[extMemoryBudget] && h < C.GS_MAX_MEMORY_HEAPS {
 			var out C.gsPhysicalDeviceMemoryBudgetPropertiesEXT
-			if C.gs_memory_budget(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.phys.handle), &out) != 0 {
+			if C.gs_memory_budget(inst, unsafe.Pointer(d.phys.handle), &out) != 0 {
 				m.Budget, m.Usage = uint64(out.heapBudget[h]), uint64(out.heapUsage[h])
 			}
 		}
