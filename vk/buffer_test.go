@@ -3,6 +3,7 @@
 package vk
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -221,6 +222,55 @@ func TestMemoryCountsBuffers(t *testing.T) {
 	assert.Equal(t, m0.Free(), m2.Free(), "idle buffers count as free")
 	d.TrimPool()
 	assert.Equal(t, m0.Held-m0.Idle, d.Memory().Held)
+}
+
+// TestMemoryHeldIsBuffers: Held counts the buffers of NewBuffer and
+// Acquire and nothing of the host-visible memory transfers go through:
+// the staging ring of Upload and Download without unified memory, and a
+// Sequence's recorded uploads and readbacks, which come and go with
+// transfers and sequences (closing a sequence once made a call's Held
+// fall by its 64 KiB areas) and on a discrete GPU are host memory, not
+// Heap. Both memory models; the staging objects are alive meanwhile.
+func TestMemoryHeldIsBuffers(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
+			d := openTest(t, Options{NoUnifiedMemory: staged})
+			b, err := d.NewBuffer(1000)
+			require.NoError(t, err)
+			held := d.Memory().Held
+			require.NotZero(t, held, "the buffer")
+			mems := d.LiveObjects()["VkDeviceMemory"]
+
+			data := make([]byte, 1000)
+			for i := range data {
+				data[i] = byte(i)
+			}
+			require.NoError(t, b.Upload(0, data))
+			assert.Equal(t, data, download(t, b, 0, 1000))
+			ring := 0
+			if !d.UnifiedMemory() {
+				ring = 2 // the ring's upload and readback buffers
+			}
+			assert.Equal(t, mems+ring, d.LiveObjects()["VkDeviceMemory"])
+			assert.Equal(t, held, d.Memory().Held, "Upload and Download")
+
+			seq, err := d.NewSequence()
+			require.NoError(t, err)
+			require.NoError(t, seq.Upload(b, 0, data[:100]))
+			rb, err := seq.ReadBack(b, []CopyRegion{{Size: 100}})
+			require.NoError(t, err)
+			require.NoError(t, seq.Submit(testContext(t)))
+			got, err := seq.Result(rb)
+			require.NoError(t, err)
+			assert.Equal(t, data[:100], got)
+			assert.Equal(t, mems+ring+2, d.LiveObjects()["VkDeviceMemory"], "the sequence's upload and readback areas")
+			assert.Equal(t, held, d.Memory().Held, "a sequence's areas")
+			require.NoError(t, seq.Close())
+			assert.Equal(t, held, d.Memory().Held, "closing the sequence")
+			require.NoError(t, b.Close())
+			assert.Zero(t, d.Memory().Held)
+		})
+	}
 }
 
 // TestMemoryFree: without VK_EXT_memory_budget the free memory is the heap
