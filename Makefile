@@ -33,6 +33,15 @@ SWIFTSHADER_GPU_TESTS ?= no
 # conformance suite and the random differential tests (TestCheck, at the
 # quick size with -short).
 SWIFTSHADER_TESTS ?= ^TestCheck$$
+# The second pass of `make unit`: the device tests of these packages at
+# the quick size (-short) as on a discrete GPU, with uploads and downloads
+# staged (GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1), about a minute on two
+# cores. It leaves out the tests whose devices do not take the switch,
+# which would only repeat the first pass: gpu's TestCheck and
+# TestCheckWithoutShaderFloat64 (check's own paths, a staged one among
+# them) and TestSwiftShader.
+STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
+STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
 
 .PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
@@ -62,8 +71,9 @@ run: build
 examples: build
 	./bin/gpuscatter examples
 
-## test: formatting, vet, every test, the ONNX node tests, and gpuscatter
-## check --quick on the default device (lavapipe in CI); with
+## test: formatting, vet, every test (and the device tests again with
+## staged transfers, as on a discrete GPU), the ONNX node tests, and
+## gpuscatter check --quick on the default device (lavapipe in CI); with
 ## SWIFTSHADER_GPU_TESTS=yes the GPU tests and check --quick on SwiftShader
 ## too.
 test: deps check unit onnx-test qualify $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
@@ -82,6 +92,7 @@ vet:
 
 unit: swiftshader
 	GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
+	GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname -- -count=1 -short -timeout 15m -skip '$(STAGED_SKIP)' $(STAGED_PKGS)
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
 
 ## qualify: the GPU conformance suite on the default device, quick size.

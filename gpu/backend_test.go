@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/internal/testdevice"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -34,13 +35,15 @@ type config struct {
 // one) as package internal/knobs would, and registers its Close, after
 // which no validation message may have been reported and no Vulkan object
 // may be alive. A missing device fails the test: CI must not pass without
-// one.
+// one. GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 opens it with NoUnifiedMemory,
+// as a discrete GPU (package testdevice).
 func openTest(t testing.TB, opts Options, k ...knobs.Knobs) *Backend {
 	t.Helper()
 	if len(k) > 1 {
 		t.Fatalf("openTest takes at most one Knobs, got %d", len(k))
 	}
 	opts.Validation = true
+	opts.NoUnifiedMemory = testdevice.Staged(t, opts.NoUnifiedMemory)
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = "off"
 	}
@@ -50,6 +53,23 @@ func openTest(t testing.TB, opts Options, k ...knobs.Knobs) *Backend {
 	}
 	t.Cleanup(func() { closeAndCheck(t, b) })
 	return b
+}
+
+// wantUnified reports whether a backend that openTest opened with opts
+// should have unified memory: when its device has it (as vk.Devices
+// reports it) and neither opts.NoUnifiedMemory nor
+// GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 asks for staging.
+func wantUnified(t testing.TB, b *Backend, opts Options) bool {
+	t.Helper()
+	if testdevice.Staged(t, opts.NoUnifiedMemory) {
+		return false
+	}
+	devs, err := vk.Devices()
+	require.NoError(t, err)
+	info := b.device().Info()
+	require.Less(t, info.Index, len(devs))
+	require.Equal(t, info.Name, devs[info.Index].Name)
+	return devs[info.Index].Capabilities.UnifiedMemory
 }
 
 // closeAndCheck closes b and asserts a clean teardown.

@@ -119,7 +119,15 @@ func TestFoldPassesFollowTheData(t *testing.T) {
 			if c.further > 0 {
 				submits = 2
 			}
-			assert.Equal(t, submits, st.Submits, "submissions")
+			// Without unified memory the output comes back through the
+			// staging ring, one submission of its own (it is smaller
+			// than a staging chunk): further passes may follow, so it is
+			// not read back in the call's last submission.
+			execSubmits := submits
+			if !b.device().UnifiedMemory() {
+				execSubmits++
+			}
+			assert.Equal(t, execSubmits, st.Submits, "submissions")
 
 			res := runResident(t, b, p, req)
 			require.Empty(t, opstest.DiffExact(res, want), "batch")

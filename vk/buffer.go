@@ -25,7 +25,7 @@ type Buffer struct {
 	mapped  []byte // host view of the memory, nil when not host-visible
 	staging bool   // device-internal upload or readback buffer, not registered
 	kind    memKind
-	bytes   uint64 // device memory allocated for it (Device.Memory)
+	bytes   uint64 // memory allocated for it (Device.Memory counts kindDevice's)
 	pooled  bool   // returned to the pool by Release
 
 	mu     sync.RWMutex
@@ -154,7 +154,9 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 	}
 	b.memory = mem
 	b.bytes = uint64(req.Size)
-	d.held.Add(b.bytes)
+	if kind == kindDevice {
+		d.held.Add(b.bytes)
+	}
 	d.track("VkDeviceMemory", 1)
 	if err := check("vkBindBufferMemory", vulkan.BindBufferMemory(d.handle, h, mem, 0)); err != nil {
 		return b, err
@@ -185,7 +187,9 @@ func (b *Buffer) release() {
 	if b.memory != nil {
 		vulkan.FreeMemory(d.handle, b.memory, nil)
 		b.memory = nil
-		d.held.Add(-b.bytes)
+		if b.kind == kindDevice {
+			d.held.Add(-b.bytes)
+		}
 		d.track("VkDeviceMemory", -1)
 	}
 }

@@ -3,8 +3,8 @@
 package vk
 
 import (
+	"fmt"
 	"math/rand"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,9 +46,16 @@ func testRoundTrip(t *testing.T, d *Device) {
 	}
 }
 
+// TestBufferRoundTrip: transfers on the default device as it is opened:
+// mapped where its memory is unified, else staged (a discrete GPU, or
+// GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1).
 func TestBufferRoundTrip(t *testing.T) {
 	d := openTest(t, Options{})
-	require.True(t, d.UnifiedMemory())
+	require.Equal(t, wantUnified(t, d, Options{}), d.UnifiedMemory())
+	b, err := d.NewBuffer(16)
+	require.NoError(t, err)
+	assert.Equal(t, d.UnifiedMemory(), b.Mapped())
+	require.NoError(t, b.Close())
 	testRoundTrip(t, d)
 }
 
@@ -121,21 +128,28 @@ func TestBufferPool(t *testing.T) {
 	assert.Same(t, a, again, "a released buffer of the same size is reused")
 	assert.Equal(t, 0, d.PooledBuffers())
 
+	// Without unified memory the upload above went through the staging
+	// ring, which keeps its upload buffer until Close: one more VkBuffer,
+	// never in the pool.
+	staging := 0
+	if !d.UnifiedMemory() {
+		staging = 1
+	}
 	require.NoError(t, again.Release())
 	require.NoError(t, b.Release())
 	require.NoError(t, c.Release())
 	assert.Equal(t, 3, d.PooledBuffers())
-	assert.Equal(t, 3, d.LiveObjects()["VkBuffer"])
+	assert.Equal(t, 3+staging, d.LiveObjects()["VkBuffer"])
 	assert.Equal(t, 3, d.TrimPool())
 	assert.Equal(t, 0, d.PooledBuffers())
-	assert.Zero(t, d.LiveObjects()["VkBuffer"])
+	assert.Equal(t, staging, d.LiveObjects()["VkBuffer"])
 
 	// Release of a buffer from NewBuffer closes it.
 	plain, err := d.NewBuffer(64)
 	require.NoError(t, err)
 	require.NoError(t, plain.Release())
 	assert.Equal(t, 0, d.PooledBuffers())
-	assert.Zero(t, d.LiveObjects()["VkBuffer"])
+	assert.Equal(t, staging, d.LiveObjects()["VkBuffer"])
 
 	// Pooled buffers that are still idle at Close are destroyed by it.
 	x, err := d.Acquire(512)
@@ -184,8 +198,7 @@ func TestLimitsForcedSmall(t *testing.T) {
 	}
 
 	// Requests above the device limits are clamped to them.
-	dev := lavapipe(t)
-	d2 := openTest(t, Options{Selector: strconv.Itoa(dev.Index), MaxBindingBytes: 1 << 62, MaxAllocationBytes: 1 << 62})
+	dev, d2 := defaultInfo(t, Options{MaxBindingBytes: 1 << 62, MaxAllocationBytes: 1 << 62})
 	assert.Equal(t, dev.Capabilities.MaxStorageBufferRange, d2.Limits().MaxBindingBytes)
 	assert.Equal(t, dev.Capabilities.MaxMemoryAllocationSize, d2.Limits().MaxAllocationBytes)
 }
@@ -209,6 +222,55 @@ func TestMemoryCountsBuffers(t *testing.T) {
 	assert.Equal(t, m0.Free(), m2.Free(), "idle buffers count as free")
 	d.TrimPool()
 	assert.Equal(t, m0.Held-m0.Idle, d.Memory().Held)
+}
+
+// TestMemoryHeldIsBuffers: Held counts the buffers of NewBuffer and
+// Acquire and nothing of the host-visible memory transfers go through:
+// the staging ring of Upload and Download without unified memory, and a
+// Sequence's recorded uploads and readbacks, which come and go with
+// transfers and sequences (closing a sequence once made a call's Held
+// fall by its 64 KiB areas) and on a discrete GPU are host memory, not
+// Heap. Both memory models; the staging objects are alive meanwhile.
+func TestMemoryHeldIsBuffers(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staged=%v", staged), func(t *testing.T) {
+			d := openTest(t, Options{NoUnifiedMemory: staged})
+			b, err := d.NewBuffer(1000)
+			require.NoError(t, err)
+			held := d.Memory().Held
+			require.NotZero(t, held, "the buffer")
+			mems := d.LiveObjects()["VkDeviceMemory"]
+
+			data := make([]byte, 1000)
+			for i := range data {
+				data[i] = byte(i)
+			}
+			require.NoError(t, b.Upload(0, data))
+			assert.Equal(t, data, download(t, b, 0, 1000))
+			ring := 0
+			if !d.UnifiedMemory() {
+				ring = 2 // the ring's upload and readback buffers
+			}
+			assert.Equal(t, mems+ring, d.LiveObjects()["VkDeviceMemory"])
+			assert.Equal(t, held, d.Memory().Held, "Upload and Download")
+
+			seq, err := d.NewSequence()
+			require.NoError(t, err)
+			require.NoError(t, seq.Upload(b, 0, data[:100]))
+			rb, err := seq.ReadBack(b, []CopyRegion{{Size: 100}})
+			require.NoError(t, err)
+			require.NoError(t, seq.Submit(testContext(t)))
+			got, err := seq.Result(rb)
+			require.NoError(t, err)
+			assert.Equal(t, data[:100], got)
+			assert.Equal(t, mems+ring+2, d.LiveObjects()["VkDeviceMemory"], "the sequence's upload and readback areas")
+			assert.Equal(t, held, d.Memory().Held, "a sequence's areas")
+			require.NoError(t, seq.Close())
+			assert.Equal(t, held, d.Memory().Held, "closing the sequence")
+			require.NoError(t, b.Close())
+			assert.Zero(t, d.Memory().Held)
+		})
+	}
 }
 
 // TestMemoryFree: without VK_EXT_memory_budget the free memory is the heap

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/testdevice"
 )
 
 //go:generate sh testdata/compile.sh
@@ -32,9 +34,12 @@ var (
 // openTest opens the default device with validation and registers checks
 // that, at the end of the test, Close succeeds, the validation layer stayed
 // silent and no Vulkan object is left alive. A missing device fails the test.
+// GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 opens it with NoUnifiedMemory, as a
+// discrete GPU (package testdevice).
 func openTest(t *testing.T, opts Options) *Device {
 	t.Helper()
 	opts.Validation = true
+	opts.NoUnifiedMemory = testdevice.Staged(t, opts.NoUnifiedMemory)
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = "off"
 	}
@@ -46,6 +51,15 @@ func openTest(t *testing.T, opts Options) *Device {
 		assert.Empty(t, d.LiveObjects(), "live Vulkan objects after Close")
 	})
 	return d
+}
+
+// wantUnified reports whether a device that openTest opened with opts
+// should map its buffers: when the device's memory is unified and neither
+// opts.NoUnifiedMemory nor GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 asks for
+// staging.
+func wantUnified(t *testing.T, d *Device, opts Options) bool {
+	t.Helper()
+	return isUnified(d.phys.types, d.phys.heaps) && !testdevice.Staged(t, opts.NoUnifiedMemory)
 }
 
 func u32bytes(v []uint32) []byte {

@@ -155,8 +155,13 @@ type Memory struct {
 	// Device's buffers and any other allocations); both 0 on a device
 	// without the extension.
 	Budget, Usage uint64
-	// Held is the device memory this Device holds in buffers, staging and
-	// idle pooled buffers included.
+	// Held is the device memory this Device holds in its buffers (those
+	// of NewBuffer and Acquire), idle pooled ones included. The
+	// host-visible memory that transfers go through (the staging buffers
+	// of Upload and Download without unified memory, a Sequence's
+	// recorded uploads and readbacks) is not counted: on a discrete GPU
+	// it is host memory, not Heap, and it comes and goes with transfers
+	// and sequences rather than with the buffers a caller allocates.
 	Held uint64
 	// Idle is the part of Held in idle pooled buffers, which the device
 	// frees before an allocation would fail.

@@ -5,7 +5,6 @@ package vk
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +56,6 @@ func TestPipelineDeviceCache(t *testing.T) {
 
 func TestPipelineCacheFile(t *testing.T) {
 	dir := t.TempDir()
-	info := lavapipe(t)
 	specs := []PipelineSpec{
 		{SPIRV: copySPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{64}},
 		{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{16}},
@@ -66,7 +64,7 @@ func TestPipelineCacheFile(t *testing.T) {
 	}
 	run := func(t *testing.T) (open, pipelines time.Duration, d *Device) {
 		start := time.Now()
-		d = openTest(t, Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: dir})
+		d = openTest(t, Options{PipelineCacheDir: dir})
 		open = time.Since(start)
 		start = time.Now()
 		for _, spec := range specs {
@@ -105,7 +103,7 @@ func TestPipelineCacheFile(t *testing.T) {
 
 	// A corrupt file is ignored.
 	require.NoError(t, os.WriteFile(path, []byte("garbage that is not a pipeline cache header"), 0o644))
-	d := openTest(t, Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: dir})
+	d := openTest(t, Options{PipelineCacheDir: dir})
 	assert.Equal(t, 0, d.PipelineCacheLoaded())
 
 	off := openTest(t, Options{PipelineCacheDir: "off"})
@@ -148,12 +146,11 @@ func TestPipelineCreationSurvivesGC(t *testing.T) {
 // (a file is in the way) is one warning through Options.Warn; Close still
 // succeeds, as does the next device on the same folder.
 func TestPipelineCacheUnwritableWarns(t *testing.T) {
-	info := lavapipe(t)
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	for range 2 {
 		var warnings []error
-		d, err := Open(Options{Selector: strconv.Itoa(info.Index), PipelineCacheDir: filepath.Join(file, "cache"),
+		d, err := Open(Options{PipelineCacheDir: filepath.Join(file, "cache"),
 			Warn: func(err error) { warnings = append(warnings, err) }})
 		require.NoError(t, err)
 		_, err = d.NewPipeline(PipelineSpec{SPIRV: copySPV, Bindings: 2, PushConstantSize: 8})

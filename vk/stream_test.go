@@ -92,7 +92,7 @@ func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
 
 func TestBufferStreams(t *testing.T) {
 	d := openTest(t, Options{})
-	require.True(t, d.UnifiedMemory())
+	require.Equal(t, wantUnified(t, d, Options{}), d.UnifiedMemory())
 	testStreams(t, d)
 }
 

@@ -117,7 +117,7 @@ func TestBenchKVDecodeGPU(t *testing.T) {
 func validatedGPU(t *testing.T) func() *gpu.Backend {
 	var opened []*gpu.Backend
 	withGPU(t, func(context.Context) (ops.Backend, error) {
-		b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
+		b, err := gpu.Open(testGPUOptions(t, gpu.Options{Validation: true, PipelineCacheDir: "off"}))
 		if err == nil {
 			opened = append(opened, b)
 		}

@@ -35,7 +35,7 @@ func TestFloat64ArithmeticWithoutShaderFloat64(t *testing.T) {
 	updates := writeNPY(t, dir, "updates.npy", tensor.MustFromSlice([]int{3, 2}, []float64{0.5, -1, 1e300, 2, -0.25, 3}))
 	open := func(wrap bool) func(context.Context) (ops.Backend, error) {
 		return func(context.Context) (ops.Backend, error) {
-			b, err := knobs.Open[gpu.Options, *gpu.Backend](gpu.Options{Validation: true, PipelineCacheDir: "off"},
+			b, err := knobs.Open[gpu.Options, *gpu.Backend](testGPUOptions(t, gpu.Options{Validation: true, PipelineCacheDir: "off"}),
 				knobs.Knobs{NoShaderFloat64: true})
 			if err != nil || !wrap {
 				return b, err

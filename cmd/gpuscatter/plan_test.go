@@ -82,7 +82,7 @@ func TestPlanIsTheDevicesPlan(t *testing.T) {
 	p, err := ops.PrepareShapes(req)
 	require.NoError(t, err)
 	for _, det := range []bool{false, true} {
-		b, err := gpu.Open(gpu.Options{Deterministic: det, MaxPoolBytes: -1})
+		b, err := gpu.Open(testGPUOptions(t, gpu.Options{Deterministic: det, MaxPoolBytes: -1}))
 		require.NoError(t, err)
 		want, err := b.Needs(p)
 		require.NoError(t, err)

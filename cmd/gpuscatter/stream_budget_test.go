@@ -35,7 +35,7 @@ func TestStreamedRunOverTheBudget(t *testing.T) {
 	saved := newGPUBackend
 	t.Cleanup(func() { newGPUBackend = saved })
 	newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
-		return knobs.Open[gpu.Options, *gpu.Backend](gpu.Options{MaxPoolBytes: -1}, knobs.Knobs{MemoryBudget: 1})
+		return knobs.Open[gpu.Options, *gpu.Backend](testGPUOptions(t, gpu.Options{MaxPoolBytes: -1}), knobs.Knobs{MemoryBudget: 1})
 	}
 	n = streamedRuns.Load()
 	code, _, stderr = runCLI(t, args...)

@@ -20,7 +20,7 @@ func init() {
 	tensorScatterBackends = append(tensorScatterBackends, tensorScatterBackend{name: "gpu", setup: func(t *testing.T) {
 		var opened []*gpu.Backend
 		withGPU(t, func(context.Context) (ops.Backend, error) {
-			b, err := gpu.Open(gpu.Options{Validation: true, PipelineCacheDir: "off"})
+			b, err := gpu.Open(testGPUOptions(t, gpu.Options{Validation: true, PipelineCacheDir: "off"}))
 			if err == nil {
 				opened = append(opened, b)
 			}

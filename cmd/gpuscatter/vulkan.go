@@ -17,16 +17,28 @@ import (
 
 func init() {
 	newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
-		opts := gpu.Options{Device: s.device, Deterministic: s.deterministic, Warn: s.warn}
-		if oneCall {
-			opts.MaxPoolBytes = -1 // nothing to reuse
-		}
-		b, err := gpu.Open(opts)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
+		return openVulkan(gpuOptions(s, oneCall))
 	}
+}
+
+// gpuOptions returns the options a command line opens the GPU backend
+// with.
+func gpuOptions(s gpuSettings, oneCall bool) gpu.Options {
+	opts := gpu.Options{Device: s.device, Deterministic: s.deterministic, Warn: s.warn}
+	if oneCall {
+		opts.MaxPoolBytes = -1 // nothing to reuse
+	}
+	return opts
+}
+
+// openVulkan opens the GPU backend with opts; on failure the backend is a nil
+// interface, not a nil *gpu.Backend.
+func openVulkan(opts gpu.Options) (ops.Backend, error) {
+	b, err := gpu.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // isGPU reports whether --backend auto runs on a device of type t.

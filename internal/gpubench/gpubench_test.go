@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/testdevice"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -19,9 +20,12 @@ import (
 
 // openTest opens the default device with validation; the cleanup closes
 // it and checks that the layer said nothing and no Vulkan object is left.
+// GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 opens it with NoUnifiedMemory, as a
+// discrete GPU (package testdevice).
 func openTest(t *testing.T, opts gpu.Options) Backend {
 	t.Helper()
 	opts.Validation, opts.PipelineCacheDir = true, "off"
+	opts.NoUnifiedMemory = testdevice.Staged(t, opts.NoUnifiedMemory)
 	g, err := gpu.Open(opts)
 	if err != nil {
 		t.Fatalf("no usable Vulkan device (install mesa-vulkan-drivers and vulkan-validationlayers for lavapipe): %v", err)
