@@ -146,10 +146,15 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 		AllocationSize:  req.Size,
 		MemoryTypeIndex: uint32(typ),
 	}
+	if err := d.reserveAllocation(); err != nil {
+		ai.Free()
+		return b, err
+	}
 	var mem vulkan.DeviceMemory
 	r = vulkan.AllocateMemory(d.handle, &ai, nil, &mem)
 	ai.Free()
 	if err := check("vkAllocateMemory", r); err != nil {
+		d.allocs.Add(-1)
 		return b, err
 	}
 	b.memory = mem
@@ -171,6 +176,24 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 	return b, nil
 }
 
+// reserveAllocation counts one more live memory allocation. At the
+// device's limit (maxMemoryAllocationCount) it first destroys the idle
+// pooled buffers, and fails, wrapping ErrOutOfMemory, if that frees none.
+func (d *Device) reserveAllocation() error {
+	limit := int64(d.limits.MaxAllocations)
+	for trimmed := false; ; trimmed = true {
+		n := d.allocs.Add(1)
+		if n <= limit {
+			return nil
+		}
+		d.allocs.Add(-1)
+		if trimmed || d.trimPool() == 0 {
+			return fmt.Errorf("%w: %d device memory allocations are alive, the device's limit (maxMemoryAllocationCount %d): close tensors or buffers first",
+				ErrOutOfMemory, n-1, limit)
+		}
+	}
+}
+
 // release destroys the Vulkan objects of b. The caller makes sure it runs
 // once and that the device is idle with respect to b.
 func (b *Buffer) release() {
@@ -187,6 +210,7 @@ func (b *Buffer) release() {
 	if b.memory != nil {
 		vulkan.FreeMemory(d.handle, b.memory, nil)
 		b.memory = nil
+		d.allocs.Add(-1)
 		if b.kind == kindDevice {
 			d.held.Add(-b.bytes)
 		}

@@ -349,3 +349,59 @@ func TestBufferStagedGrows(t *testing.T) {
 		assert.Equal(t, uint64(4096), s.down.size)
 	}
 }
+
+// TestAllocationLimit: at the device's limit on live memory allocations
+// (lowered through Options.MaxAllocations) a new buffer first takes the
+// place of idle pooled ones, and fails with a clear ErrOutOfMemory when
+// there are none, naming the limit; closing a buffer makes room again.
+func TestAllocationLimit(t *testing.T) {
+	d := openTest(t, Options{MaxAllocations: 6})
+	require.Equal(t, uint32(6), d.Limits().MaxAllocations)
+	var bufs []*Buffer
+	var err error
+	for i := 0; i < 10; i++ {
+		var b *Buffer
+		if b, err = d.NewBuffer(256); err != nil {
+			break
+		}
+		bufs = append(bufs, b)
+	}
+	require.Error(t, err, "more buffers than the limit allows")
+	assert.ErrorIs(t, err, ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "maxMemoryAllocationCount 6")
+	assert.Equal(t, 6, d.LiveObjects()["VkDeviceMemory"], "allocations alive at the limit")
+	require.NotEmpty(t, bufs)
+
+	// A closed buffer makes room for a new one.
+	require.NoError(t, bufs[0].Close())
+	b, err := d.NewBuffer(512)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+
+	// Idle pooled buffers give way to a new allocation.
+	for _, b := range bufs[1:] {
+		require.NoError(t, b.Close())
+	}
+	var pooled []*Buffer
+	for i := 0; i < 3; i++ {
+		p, err := d.Acquire(1024)
+		require.NoError(t, err)
+		pooled = append(pooled, p)
+	}
+	for _, p := range pooled {
+		require.NoError(t, p.Release())
+	}
+	require.Equal(t, 3, d.PooledBuffers())
+	var fresh []*Buffer
+	for {
+		b, err := d.NewBuffer(2048)
+		if err != nil {
+			assert.ErrorIs(t, err, ErrOutOfMemory)
+			break
+		}
+		fresh = append(fresh, b)
+		require.Less(t, len(fresh), 10, "the limit holds")
+	}
+	assert.Zero(t, d.PooledBuffers(), "the idle buffers were destroyed to make room")
+	assert.Equal(t, 6, d.LiveObjects()["VkDeviceMemory"])
+}

@@ -55,6 +55,10 @@ type Options struct {
 	// MaxAllocationBytes caps the size of one Buffer. Zero means the
 	// device's maxMemoryAllocationSize; larger values are clamped to it.
 	MaxAllocationBytes uint64
+	// MaxAllocations lowers the device's bound on live memory allocations
+	// (Limits.MaxAllocations), so that tests reach it. Zero means the
+	// device's.
+	MaxAllocations uint32
 	// NoUnifiedMemory forces staging copies for Upload and Download even
 	// on a device with unified memory (see Device.UnifiedMemory).
 	NoUnifiedMemory bool
@@ -75,6 +79,10 @@ type Limits struct {
 	MaxPushConstantsSize uint32 `json:"maxPushConstantsSize"`
 	// MaxBindings bounds PipelineSpec.Bindings.
 	MaxBindings uint32 `json:"maxBindings"`
+	// MaxAllocations bounds the device memory allocations alive at once
+	// (maxMemoryAllocationCount: 4096 on several drivers). Every Buffer is
+	// one, the pooled and the internal staging ones included.
+	MaxAllocations uint32 `json:"maxAllocations"`
 }
 
 // Device is an open logical device with one compute queue. It is safe for
@@ -103,6 +111,9 @@ type Device struct {
 
 	lost atomic.Bool
 	held atomic.Uint64 // bytes of device memory allocated for buffers
+	// allocs counts the live VkDeviceMemory allocations, against
+	// limits.MaxAllocations (reserveAllocation).
+	allocs atomic.Int64
 
 	counts counters // host round trips, for Counters
 
@@ -339,12 +350,19 @@ func Open(opts Options) (d *Device, err error) {
 		MaxWorkGroupCount:               l.MaxComputeWorkGroupCount,
 		MaxPushConstantsSize:            l.MaxPushConstantsSize,
 		MaxBindings:                     l.MaxPerStageDescriptorStorageBuffers,
+		MaxAllocations:                  l.MaxMemoryAllocationCount,
+	}
+	if d.limits.MaxAllocations == 0 {
+		d.limits.MaxAllocations = 4096 // the least the specification allows
 	}
 	if d.limits.MinStorageBufferOffsetAlignment == 0 {
 		d.limits.MinStorageBufferOffsetAlignment = 1
 	}
 	if opts.MaxBindingBytes > 0 && opts.MaxBindingBytes < d.limits.MaxBindingBytes {
 		d.limits.MaxBindingBytes = opts.MaxBindingBytes
+	}
+	if opts.MaxAllocations > 0 && opts.MaxAllocations < d.limits.MaxAllocations {
+		d.limits.MaxAllocations = opts.MaxAllocations
 	}
 	if opts.MaxAllocationBytes > 0 && opts.MaxAllocationBytes < d.limits.MaxAllocationBytes {
 		d.limits.MaxAllocationBytes = opts.MaxAllocationBytes
