@@ -107,7 +107,7 @@ func (d *Device) validateSpec(spec *PipelineSpec) error {
 	if spec.PushConstantSize > d.limits.MaxPushConstantsSize {
 		return fmt.Errorf("%w: push-constant size %d exceeds maxPushConstantsSize %d", ErrUnsupported, spec.PushConstantSize, d.limits.MaxPushConstantsSize)
 	}
-	return checkModule(spec)
+	return checkModule(spec, d.Capabilities())
 }
 
 // NewPipeline returns the pipeline for spec, creating it through the
