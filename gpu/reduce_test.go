@@ -90,6 +90,8 @@ func bf16s(shape []int, vals ...float32) *tensor.Tensor {
 func TestReductionTable(t *testing.T) {
 	nan := float32(math.NaN())
 	negZero := float32(math.Copysign(0, -1))
+	// NaNs of both signs, with payloads, in data and updates.
+	negNaN, posNaN := math.Float32frombits(0xFFC00001), math.Float32frombits(0x7FC00002)
 	no := false
 	elems := func(red string, data, upd *tensor.Tensor, idx []int64, useInit *bool) ops.Request {
 		return ops.Request{Op: "ScatterElementsUpdate-12", Reduction: red, Data: data, Updates: upd,
@@ -125,6 +127,13 @@ func TestReductionTable(t *testing.T) {
 		{"bool prod and min are AND", elems("min", tensor.MustFromSlice([]int{2}, []bool{true, true}), tensor.MustFromSlice([]int{2}, []bool{true, false}), []int64{0, 1}, nil),
 			tensor.MustFromSlice([]int{2}, []bool{true, false})},
 		{"float32 min propagates NaN", elems("min", tensor.MustFromSlice([]int{3}, []float32{1, nan, 5}), tensor.MustFromSlice([]int{4}, []float32{nan, 3, 2, -1}), []int64{0, 1, 2, 0}, nil), nil},
+		{"float32 max keeps NaNs of either sign", elems("max", tensor.MustFromSlice([]int{7}, []float32{negNaN, posNaN, negZero, 0, 1, float32(math.Inf(-1)), -5}),
+			tensor.MustFromSlice([]int{9}, []float32{5, -3, 0, negZero, negNaN, 7, -2, -3, posNaN}), []int64{0, 1, 2, 3, 4, 4, 5, 6, 6}, nil), nil},
+		{"float32 min keeps NaNs of either sign", elems("min", tensor.MustFromSlice([]int{7}, []float32{negNaN, posNaN, negZero, 0, 1, float32(math.Inf(1)), 5}),
+			tensor.MustFromSlice([]int{9}, []float32{5, -3, 0, negZero, posNaN, -7, 2, 3, negNaN}), []int64{0, 1, 2, 3, 4, 4, 5, 6, 6}, nil), nil},
+		{"float32 max and min of signed zeros and infinities", elems("max", tensor.MustFromSlice([]int{4}, []float32{negZero, 0, float32(math.Inf(-1)), float32(math.Inf(1))}),
+			tensor.MustFromSlice([]int{6}, []float32{negZero, 0, negZero, float32(math.Inf(-1)), -1e-45, float32(math.Inf(-1))}), []int64{0, 0, 1, 2, 2, 3}, nil),
+			tensor.MustFromSlice([]int{4}, []float32{0, 0, -1e-45, float32(math.Inf(1))})},
 		{"float64 max propagates NaN", elems("max", tensor.MustFromSlice([]int{2}, []float64{1, 2}), tensor.MustFromSlice([]int{3}, []float64{3, math.NaN(), 9}), []int64{0, 0, 1}, nil), nil},
 		{"float16 min propagates NaN", nd("min", f16s([]int{2}, 1, 2), f16s([]int{3}, nan, -4, 0), []int64{0, 0, 1}), nil},
 		{"bfloat16 max propagates NaN", nd("max", bf16s([]int{2}, nan, 2), bf16s([]int{2}, 5, 3), []int64{0, 1}), nil},
@@ -257,7 +266,9 @@ func TestReductionPaths(t *testing.T) {
 		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "sum", 3000), "cas"},
 		{"float32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "sum", 4), "ordered"},
 		{"float32 sum, small plan", config{}, small, "ordered"},
-		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "max", 3000), "cas"},
+		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "max", 3000), native},
+		{"float32 min, few targets", config{}, big(tensor.Float32, "min", 4), native + "+private"},
+		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "max", 3000), "cas"},
 		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Int32, "sum", 3000), "native"},
 		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Int32, "sum", 3000), "cas"},
 		{"int16 mean", config{}, big(tensor.Int16, "mean", 3000), "native"},

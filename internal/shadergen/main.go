@@ -124,7 +124,7 @@ var dtypes = []*dtype{
 	{"u64", "Uint64", "DT_U64", 8, []string{"sum", "sub", "min", "max", "mean"}},
 	{"f16", "Float16", "DT_F16", 2, nil},
 	{"bf16", "BFloat16", "DT_BF16", 2, nil},
-	{"f32", "Float32", "DT_F32", 4, []string{"sum", "sub", "mean"}},
+	{"f32", "Float32", "DT_F32", 4, []string{"sum", "sub", "min", "max", "mean"}},
 	{"f64", "Float64", "DT_F64", 8, []string{"sum", "sub", "mean"}},
 }
 

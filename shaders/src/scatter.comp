@@ -211,6 +211,18 @@ shared uint priv[PRIV_WORDS];
 void applyPrivate(uint e, E_T x) {
 	uint w = e / uint(PER_WORD);
 	uint bit = (e % uint(PER_WORD)) * uint(ELEM_BITS);
+#if ATOMICS_NATIVE && DTYPE == DT_F32
+	// Float32 min and max keep order keys in workgroup memory
+	// (scatterPrivate converts them back).
+	if (RED == RED_MIN) {
+		atomicMin(priv[w], keyOf(x));
+		return;
+	}
+	if (RED == RED_MAX) {
+		atomicMax(priv[w], keyOf(x));
+		return;
+	}
+#endif
 #if ATOMICS_NATIVE && IS_INT && ELEM_BYTES == 4
 	// Workgroup atomics on 32-bit integers are core (signed min and max
 	// would need an int array: they take the loop).
@@ -255,6 +267,12 @@ void applyPrivate(uint e, E_T x) {
 void scatterPrivate() {
 	uint lid = gl_LocalInvocationID.x;
 	E_T id = identity();
+#if ATOMICS_NATIVE && DTYPE == DT_F32
+	bool keyed = RED == RED_MIN || RED == RED_MAX;
+	if (keyed) {
+		id = keyOf(id);
+	}
+#endif
 	uint idWord = id;
 	for (uint i = 1u; i < uint(PER_WORD); i++) {
 		idWord |= id << (i * uint(ELEM_BITS));
@@ -282,6 +300,11 @@ void scatterPrivate() {
 	for (uint e = lid; e < outputs; e += uint(LOCAL_SIZE)) {
 		E_T x = (priv[e / uint(PER_WORD)] >> ((e % uint(PER_WORD)) * uint(ELEM_BITS))) & E_MASK;
 		if (x != id) {
+#if ATOMICS_NATIVE && DTYPE == DT_F32
+			if (keyed) {
+				x = bitsOfKey(x);
+			}
+#endif
 			applyGlobal(pos_t(e), x);
 		}
 	}
