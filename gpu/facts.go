@@ -78,7 +78,7 @@ func (b *Backend) facts(stream bool) facts {
 	f := facts{
 		run: b.run, walkMin: b.walkMin, copyMin: b.copyMin, maxGroups: b.maxGroups,
 		shift: b.shift, maxShift: b.maxShift, streamShift: b.shift,
-		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd,
+		float32Add: caps.Float32AtomicAdd && !b.noFloatAtomics, float64Add: caps.Float64AtomicAdd && !b.noFloatAtomics,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,

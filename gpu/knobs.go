@@ -41,6 +41,9 @@ type tuning struct {
 	// noInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	noInt64Atomics bool
+	// noFloatAtomics makes reductions act as on a device without float
+	// atomic add.
+	noFloatAtomics bool
 	// noShaderFloat64 makes planning act as on a device without
 	// shaderFloat64.
 	noShaderFloat64 bool
@@ -87,6 +90,7 @@ func (b *Backend) force(k knobs.Knobs) {
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noInt64Atomics = k.NoInt64Atomics
+	b.noFloatAtomics = k.NoFloatAtomics
 	b.noShaderFloat64 = k.NoShaderFloat64
 	b.noShaderInt64 = k.NoShaderInt64
 	b.fault = k.Fault

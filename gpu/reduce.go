@@ -162,7 +162,9 @@ func (f *facts) planDirect(j *job, r *reduction) {
 
 // atomics returns how the atomic path updates an element: with the
 // device's atomic instruction where it has one for the step and a variant
-// uses it, else with compare-and-swap loops.
+// uses it; float32 min and max on integer atomics where the device lacks
+// float32 atomic add (which the native float32 variants need); else with
+// compare-and-swap loops.
 func (f *facts) atomics(p *ops.Plan, j *job, r *reduction) shaders.Atomics {
 	if f.forceCAS {
 		return shaders.CAS
@@ -176,6 +178,9 @@ func (f *facts) atomics(p *ops.Plan, j *job, r *reduction) shaders.Atomics {
 	}
 	if _, err := shaders.Lookup(r.scatterKey(j, shaders.Native)); native && err == nil {
 		return shaders.Native
+	}
+	if _, err := shaders.Lookup(r.scatterKey(j, shaders.IntMinMax)); err == nil {
+		return shaders.IntMinMax
 	}
 	return shaders.CAS
 }

@@ -32,6 +32,8 @@ var reductionConfigs = []struct {
 	{"native-global", config{}, true, false},
 	{"cas", config{Knobs: knobs.Knobs{ForceCAS: true}}, false, false},
 	{"cas-global", config{Knobs: knobs.Knobs{ForceCAS: true}}, true, false},
+	{"no-float-atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, false, false},
+	{"no-float-atomics-global", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, true, false},
 	{"deterministic", config{Options: Options{Deterministic: true}}, false, false},
 	{"walk", config{}, false, true},
 }
@@ -269,6 +271,9 @@ func TestReductionPaths(t *testing.T) {
 		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "max", 3000), native},
 		{"float32 min, few targets", config{}, big(tensor.Float32, "min", 4), native + "+private"},
 		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "max", 3000), "cas"},
+		{"float32 max, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "max", 3000), "int"},
+		{"float32 min, no float atomics, few targets", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "min", 4), "int+private"},
+		{"float32 sum, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "sum", 3000), "cas"},
 		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Int32, "sum", 3000), "native"},
 		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Int32, "sum", 3000), "cas"},
 		{"int16 mean", config{}, big(tensor.Int16, "mean", 3000), "native"},

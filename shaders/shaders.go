@@ -75,6 +75,10 @@ const (
 	// step exactly, CAS loops elsewhere. Native float32 and float64 add
 	// need the device's float atomics (vk.Capabilities).
 	Native
+	// IntMinMax: float32 min and max on 32-bit integer atomics, as Native
+	// computes them, in variants that need no float atomics (for devices
+	// without float32 atomic add, whose Native variant uses it).
+	IntMinMax
 )
 
 func (a Atomics) String() string {
@@ -83,6 +87,8 @@ func (a Atomics) String() string {
 		return "cas"
 	case Native:
 		return "native"
+	case IntMinMax:
+		return "int"
 	}
 	return fmt.Sprintf("atomics(%d)", uint8(a))
 }

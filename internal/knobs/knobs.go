@@ -57,6 +57,10 @@ type Knobs struct {
 	// NoInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	NoInt64Atomics bool
+	// NoFloatAtomics makes reductions act as on a device without float32
+	// and float64 atomic add: float sums take compare-and-swap loops and
+	// float32 min and max the variants on integer atomics alone.
+	NoFloatAtomics bool
 	// NoShaderFloat64 makes planning act as on a device without
 	// shaderFloat64: float64 sum, sub, prod and mean are refused.
 	NoShaderFloat64 bool

@@ -54,7 +54,7 @@ type variant struct {
 	table    bool   // resolve: the workgroup-memory table (FLAG_TABLE)
 	red      string // scatter, gather: reduction ("none" for moves)
 	dtype    *dtype // scatter with a reduction, reduce
-	atomics  string // scatter with a reduction: "cas" or "native"
+	atomics  string // scatter with a reduction: "cas", "native" or "int"
 	stage    string // sort
 	posBits  int    // 32 or 64
 	noInt64  bool   // the 32-bit baseline (INT64=0, common.glsl)
@@ -192,10 +192,15 @@ func allVariants() []*variant {
 		// reduction a specialization constant.
 		for _, kind := range []string{"block", "element"} {
 			for _, dt := range dtypes {
-				for _, at := range []string{"cas", "native"} {
+				for _, at := range []string{"cas", "native", "int"} {
 					v := &variant{family: "scatter", kind: kind, elem: dt.size, dtype: dt, atomics: at, posBits: pos}
 					for _, red := range kindReductions(kind, dt) {
 						if at == "native" && !contains(dt.native, red) {
+							continue
+						}
+						// float32 min and max on integer atomics, for
+						// devices without float32 atomic add.
+						if at == "int" && (dt.name != "f32" || (red != "min" && red != "max")) {
 							continue
 						}
 						v.keys = append(v.keys, specKey{red: red, spec: spec(red, 1)})
@@ -206,10 +211,7 @@ func allVariants() []*variant {
 					if len(v.keys) == 0 {
 						continue
 					}
-					native := 0
-					if at == "native" {
-						native = 1
-					}
+					native := map[string]int{"cas": 0, "native": 1, "int": 2}[at]
 					v.name = fmt.Sprintf("scatter-%s-%s-%s-p%d", kind, dt.name, at, pos)
 					v.defines = []string{"KIND=" + kinds[kind].glsl, "DTYPE=" + dt.macro, fmt.Sprintf("ATOMICS_NATIVE=%d", native)}
 					out = append(out, v)
@@ -479,7 +481,7 @@ func table(vs []*variant) ([]byte, error) {
 			kk := key + fmt.Sprintf(", ElemBytes: %d, Reduction: %s, DType: tensor.%s", v.elem, reductions[k.red].goName, v.dtype.goName)
 			name := v.name + ":" + k.red
 			if v.atomics != "" {
-				kk += ", Atomics: " + map[string]string{"cas": "CAS", "native": "Native"}[v.atomics]
+				kk += ", Atomics: " + map[string]string{"cas": "CAS", "native": "Native", "int": "IntMinMax"}[v.atomics]
 			}
 			if k.private {
 				kk += ", Private: true"

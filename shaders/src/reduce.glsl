@@ -22,7 +22,9 @@
 //             sub, prod and mean need shaderInt64 and shaderFloat64).
 //   ATOMICS_NATIVE  1: use the device's atomic add, min and max where they
 //             give the reduction exactly (32-bit integers; 64-bit integers;
-//             float32 and float64 add with GL_EXT_shader_atomic_float);
+//             float32 and float64 add with GL_EXT_shader_atomic_float;
+//             float32 min and max on integer atomics); 2: float32 min and
+//             max on integer atomics alone (no float atomics needed);
 //             0: compare-and-swap loops for everything.
 // Specialization constants:
 //   SPEC_RED         RED: the reduction (RED_SUM ... RED_MEAN)
@@ -77,10 +79,10 @@
 #define E_SIGN (1u << (ELEM_BITS - 1))
 #endif
 
-#if ATOMICS_NATIVE && DTYPE == DT_F32
+#if ATOMICS_NATIVE == 1 && DTYPE == DT_F32
 #extension GL_EXT_shader_atomic_float : require
 #endif
-#if ATOMICS_NATIVE && DTYPE == DT_F64
+#if ATOMICS_NATIVE == 1 && DTYPE == DT_F64
 #extension GL_EXT_shader_atomic_float : require
 #endif
 
@@ -653,6 +655,8 @@ void storeElem(pos_t e, E_T v) {
 bool nativeOp() {
 #if !ATOMICS_NATIVE || ELEM_BYTES < 4 || DTYPE == DT_BOOL
 	return false;
+#elif ATOMICS_NATIVE == 2
+	return RED == RED_MIN || RED == RED_MAX;
 #elif IS_INT || DTYPE == DT_F32
 	return RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN || RED == RED_MIN || RED == RED_MAX;
 #else
@@ -746,9 +750,12 @@ void applyGlobal(pos_t e, E_T x) {
 #if IS_FLOAT
 		if (RED == RED_MIN || RED == RED_MAX) {
 			minMaxF32(a, x);
-		} else {
+		}
+#if ATOMICS_NATIVE == 1
+		else {
 			atomicAdd(WordF(a).f, uintBitsToFloat(x));
 		}
+#endif
 #elif IS_SIGNED
 		if (RED == RED_MIN) {
 			atomicMin(WordI(a).w, int(x));
