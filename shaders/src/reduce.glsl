@@ -691,6 +691,14 @@ uint steerNaN(uint x) {
 }
 
 void minMaxF32(addr_t a, uint x) {
+	// An update the element already beats costs one load, as in the loop:
+	// the element only moves in the reduction's order (a NaN displaced
+	// and put back passes through a number, which beats nothing the NaN
+	// would not), so what a load sees beating x stays beating it.
+	uint cur = Word(a).w;
+	if (combine(cur, x) == cur) {
+		return;
+	}
 	uint v = steerNaN(x);
 	bool neg = (v & E_SIGN) != 0u;
 	uint old;

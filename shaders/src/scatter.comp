@@ -214,12 +214,19 @@ void applyPrivate(uint e, E_T x) {
 #if ATOMICS_NATIVE && DTYPE == DT_F32
 	// Float32 min and max keep order keys in workgroup memory
 	// (scatterPrivate converts them back).
+	// A key the element's already beats costs one load.
 	if (RED == RED_MIN) {
-		atomicMin(priv[w], keyOf(x));
+		uint k = keyOf(x);
+		if (k < priv[w]) {
+			atomicMin(priv[w], k);
+		}
 		return;
 	}
 	if (RED == RED_MAX) {
-		atomicMax(priv[w], keyOf(x));
+		uint k = keyOf(x);
+		if (k > priv[w]) {
+			atomicMax(priv[w], k);
+		}
 		return;
 	}
 #endif
