@@ -94,8 +94,9 @@ func parseFigure(line string) (planFigure, error) {
 }
 
 // figureDevices reads the device descriptions the table is planned for:
-// lavapipe's, and a discrete GPU's (an NVIDIA card's limits and
-// features), each one element of 'gpuscatter devices --json'.
+// lavapipe's, and a discrete GPU's (an NVIDIA H100's, as the kit's
+// devices.json recorded it on that machine), each one element of
+// 'gpuscatter devices --json'.
 func figureDevices(t *testing.T) map[string]vk.DeviceInfo {
 	devs := map[string]vk.DeviceInfo{}
 	for _, name := range []string{"lavapipe", "discrete"} {

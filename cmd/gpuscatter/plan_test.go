@@ -140,7 +140,7 @@ func TestPlanForFacts(t *testing.T) {
 			code, stdout, stderr := runCLI(t, flags...)
 			require.Equal(t, exitOK, code, stderr)
 			got := requirePlanJSON(t, stdout, want, facts)
-			assert.Equal(t, "NVIDIA GeForce RTX 4090", got.Device)
+			assert.Equal(t, "NVIDIA H100 80GB HBM3", got.Device)
 			assert.Equal(t, "discrete", got.DeviceType)
 		}
 	}
