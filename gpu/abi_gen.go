@@ -34,6 +34,8 @@ const (
 	flagCircular    = 1 << 17 // CACHE: positions wrap modulo the axis (mode circular)
 	flagCheckAll    = 1 << 18 // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
 	flagZeroStart   = 1 << 19 // CACHE: no write_indices; every batch entry starts at 0
+	flagSoftFloats  = 1 << 20 // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
+	flagSoftAlways  = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An

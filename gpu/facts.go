@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
+	"github.com/gpuscatter/gpuscatter/tensor"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -38,6 +39,13 @@ type facts struct {
 	// built by hand) means enough for every kernel. No pass's kernel may
 	// take more (see also sortFits).
 	sharedMax uint64
+	// soft32 and soft64: the device does not promise to keep float32
+	// (float64) subnormals in arithmetic (shaderDenormPreserveFloat32,
+	// ...Float64; with knobs.DeviceFloats taken as if it did), so float
+	// sum, sub, prod and mean steps that meet them run again in integer
+	// arithmetic (FLAG_SOFT_FLOATS) and float atomic add is not used.
+	// softAlways (knobs.SoftFloats) runs every such step so.
+	soft32, soft64, softAlways bool
 	// noFloat64: the device lacks shaderFloat64 (or Backend.noShaderFloat64
 	// is set), so float64 arithmetic reductions are refused.
 	noFloat64 bool
@@ -58,6 +66,44 @@ type facts struct {
 	ownOutput bool
 	// scanRun is Backend.scanRun.
 	scanRun uint32
+}
+
+// softFloats sets soft32, soft64 and softAlways from the device's
+// promises and the knobs (always: knobs.SoftFloats; device:
+// knobs.DeviceFloats), and turns off float atomic add where a step may
+// run in integer arithmetic.
+func (f *facts) softFloats(caps vk.Capabilities, always, device bool) {
+	f.softAlways = always
+	f.soft32 = always || !caps.DenormPreserveFloat32 && !device
+	f.soft64 = always || !caps.DenormPreserveFloat64 && !device
+	f.float32Add = f.float32Add && !f.soft32
+	f.float64Add = f.float64Add && !f.soft64
+}
+
+// softFlags returns the flags of p's float arithmetic steps: none for
+// other dtypes and reductions, FLAG_SOFT_FLOATS where the device may
+// flush the subnormals of its type (float16 steps, in float32, meet none),
+// and FLAG_SOFT_ALWAYS with knobs.SoftFloats.
+func (f *facts) softFlags(p *ops.Plan) uint32 {
+	switch p.Reduction {
+	case ops.Sum, ops.Sub, ops.Prod, ops.Mean:
+	default:
+		return 0
+	}
+	var soft bool
+	switch p.DType {
+	case tensor.Float32, tensor.BFloat16:
+		soft = f.soft32
+	case tensor.Float64:
+		soft = f.soft64
+	}
+	switch {
+	case !soft:
+		return 0
+	case f.softAlways:
+		return flagSoftFloats | flagSoftAlways
+	}
+	return flagSoftFloats
 }
 
 // scanBlock returns the words one workgroup of the in-order fold's scans
@@ -86,6 +132,7 @@ func (b *Backend) facts(stream bool) facts {
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
+	f.softFloats(caps, b.softFloats, b.deviceFloats)
 	f.sharedMax = uint64(caps.MaxComputeSharedMemorySize)
 	if stream {
 		f.streamMin = b.streamMin
@@ -145,6 +192,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
 	}
 	f.noFloat64 = !caps.ShaderFloat64
+	f.softFloats(caps, false, false)
 	f.sharedMax = uint64(caps.MaxComputeSharedMemorySize)
 	if opts.MaxPoolBytes < 0 && caps.UnifiedMemory && !opts.NoUnifiedMemory {
 		// Backend.streams: a large output is read back chunk by chunk.

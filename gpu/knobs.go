@@ -44,6 +44,9 @@ type tuning struct {
 	// noFloatAtomics makes reductions act as on a device without float
 	// atomic add.
 	noFloatAtomics bool
+	// softFloats and deviceFloats are knobs.SoftFloats and
+	// knobs.DeviceFloats.
+	softFloats, deviceFloats bool
 	// noShaderFloat64 makes planning act as on a device without
 	// shaderFloat64.
 	noShaderFloat64 bool
@@ -91,6 +94,8 @@ func (b *Backend) force(k knobs.Knobs) {
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics
+	b.softFloats = k.SoftFloats
+	b.deviceFloats = k.DeviceFloats
 	b.noShaderFloat64 = k.NoShaderFloat64
 	b.noShaderInt64 = k.NoShaderInt64
 	b.fault = k.Fault

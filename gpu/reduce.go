@@ -79,7 +79,7 @@ type reduction struct {
 func (f *facts) planReduction(p *ops.Plan, j *job) error {
 	r := &reduction{dtype: p.DType, red: shaders.ReductionOf(p.Reduction), useInit: p.UseInitVal}
 	j.red = r
-	j.flags |= flagXTables
+	j.flags |= flagXTables | f.softFlags(p)
 	if r.useInit {
 		j.flags |= flagUseInit
 	}

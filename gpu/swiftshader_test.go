@@ -24,17 +24,15 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 
 // swiftShaderTests are the tests TestSwiftShader runs on SwiftShader (a
 // -test.run pattern), at the quick size: the child's own check of its
-// device, the baseline's planning, index errors, TensorScatter and the
-// last-writer table against the reference, and the suites of gpucheck
-// that run random requests (moves with bad indices, in chunks, runs of
-// one, walks; random requests of every operator; random reductions on
-// atomics, in order and walking). TestBaseline64BitReductions is not
-// among them: SwiftShader flushes float32 subnormals to zero in shader
-// arithmetic (it offers no shaderDenormPreserveFloat32), so its float32
-// sums of subnormals differ from the CPU reference's, a known gap the
-// README states.
+// device, the baseline's planning and 64-bit reductions, float steps that
+// meet subnormals (which SwiftShader flushes to zero in shader
+// arithmetic: the backend computes them in integer arithmetic there),
+// index errors, TensorScatter and the last-writer table against the
+// reference, and the suites of gpucheck that run random requests (moves
+// with bad indices, in chunks, runs of one, walks; random requests of
+// every operator; random reductions on atomics, in order and walking).
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",

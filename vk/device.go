@@ -96,6 +96,7 @@ type Device struct {
 	queueFamily uint32
 	info        DeviceInfo
 	limits      Limits
+	floats      floatModes // declared in every module (NewPipeline)
 	unified     bool
 
 	queueMu sync.Mutex // external synchronisation of queue
@@ -340,6 +341,7 @@ func Open(opts Options) (d *Device, err error) {
 	}
 
 	d.info = p.info
+	d.floats = p.floats
 	d.unified = isUnified(p.types, p.heaps) && !opts.NoUnifiedMemory
 	d.info.Capabilities.UnifiedMemory = d.unified
 	l := &p.limits
@@ -427,6 +429,9 @@ func (d *Device) createDevice() error {
 	}
 	if p.exts["VK_KHR_portability_subset"] {
 		add("VK_KHR_portability_subset")
+	}
+	if !v12 && p.exts[extFloatControls] && p.floats != (floatModes{}) {
+		add(extFloatControls)
 	}
 	if p.exts[extMemoryBudget] {
 		// Device.Memory reads the heap's budget and usage.

@@ -99,6 +99,22 @@ type Capabilities struct {
 	// BufferDeviceAddress: physical storage buffer pointers.
 	BufferDeviceAddress bool `json:"bufferDeviceAddress"`
 
+	// DenormPreserveFloat32 and DenormPreserveFloat64: float arithmetic in
+	// the pipelines of this package keeps float32 (float64) subnormals.
+	// The device offers shaderDenormPreserveFloat32 (...Float64) where its
+	// denormBehaviorIndependence lets a module declare it, and NewPipeline
+	// declares the DenormPreserve execution mode in every module. Without
+	// it a device may flush subnormal operands and results to zero
+	// (SwiftShader does; Vulkan promises nothing either way).
+	DenormPreserveFloat32 bool `json:"denormPreserveFloat32"`
+	DenormPreserveFloat64 bool `json:"denormPreserveFloat64"`
+	// SignedZeroInfNanPreserveFloat32 and ...Float64: float arithmetic in
+	// the pipelines of this package respects signed zeros, infinities and
+	// NaN (NewPipeline declares SignedZeroInfNanPreserve); without it the
+	// compiler may assume there are none.
+	SignedZeroInfNanPreserveFloat32 bool `json:"signedZeroInfNanPreserveFloat32"`
+	SignedZeroInfNanPreserveFloat64 bool `json:"signedZeroInfNanPreserveFloat64"`
+
 	// SubgroupSize is the default subgroup size (0 when unknown).
 	SubgroupSize uint32 `json:"subgroupSize"`
 	// SubgroupOperations names the supported subgroup operation classes
@@ -326,6 +342,7 @@ type physical struct {
 	families   []queueFamily
 	queue      int // chosen compute queue family, -1 if none
 	maxAlloc   uint64
+	floats     floatModes
 	info       DeviceInfo
 }
 
@@ -341,6 +358,7 @@ const (
 	extMaintenance3    = "VK_KHR_maintenance3"
 	extMemoryBudget    = "VK_EXT_memory_budget"
 	extStorageBufClass = "VK_KHR_storage_buffer_storage_class"
+	extFloatControls   = "VK_KHR_shader_float_controls"
 )
 
 func deviceExtensions(inst vulkan.Instance, pd vulkan.PhysicalDevice) (map[string]bool, error) {
@@ -395,6 +413,9 @@ func (p *physical) propertyMask() uint32 {
 	}
 	if v11 || p.exts[extMaintenance3] {
 		m |= C.GS_PROP_MAINT3
+	}
+	if v12 || p.exts[extFloatControls] {
+		m |= C.GS_PROP_FLOAT_CONTROLS
 	}
 	return m
 }
@@ -480,6 +501,12 @@ func probe(inst *instance, pd vulkan.PhysicalDevice, index int) (*physical, erro
 			if pm&C.GS_PROP_MAINT3 != 0 {
 				maxAlloc = uint64(chain.maint3.maxMemoryAllocationSize)
 			}
+			if pm&C.GS_PROP_FLOAT_CONTROLS != 0 {
+				fc := &chain.floatControls
+				p.floats = chooseFloatModes(uint32(fc.denormBehaviorIndependence),
+					[3]bool{b32(fc.shaderDenormPreserveFloat16), b32(fc.shaderDenormPreserveFloat32), b32(fc.shaderDenormPreserveFloat64)},
+					[3]bool{b32(fc.shaderSignedZeroInfNanPreserveFloat16), b32(fc.shaderSignedZeroInfNanPreserveFloat32), b32(fc.shaderSignedZeroInfNanPreserveFloat64)})
+			}
 		}
 	}
 
@@ -518,6 +545,11 @@ func probe(inst *instance, pd vulkan.PhysicalDevice, index int) (*physical, erro
 		StorageBuffer8BitAccess:  p.feat.storageBuffer8Bit,
 		StorageBuffer16BitAccess: p.feat.storageBuffer16Bit,
 		BufferDeviceAddress:      p.feat.bufferDeviceAddress,
+
+		DenormPreserveFloat32:           p.floats.denorm[1],
+		DenormPreserveFloat64:           p.floats.denorm[2],
+		SignedZeroInfNanPreserveFloat32: p.floats.signed[1],
+		SignedZeroInfNanPreserveFloat64: p.floats.signed[2],
 
 		SubgroupSize:       subgroupSize,
 		SubgroupOperations: subgroupOperationNames(subgroupOps),

@@ -31,6 +31,7 @@ typedef uint64_t gsDeviceSize;
 #define GS_ST_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES 1000177000u
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES 1000180000u
 #define GS_ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES 1000196000u
+#define GS_ST_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES 1000197000u
 #define GS_ST_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES 1000257000u
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT 1000260000u
 #define GS_ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT 1000273000u
@@ -171,6 +172,35 @@ typedef struct gsPhysicalDeviceMaintenance3Properties {
 	gsDeviceSize maxMemoryAllocationSize;
 } gsPhysicalDeviceMaintenance3Properties;
 
+// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2,
+// VK_KHR_shader_float_controls).
+typedef struct gsPhysicalDeviceFloatControlsProperties {
+	uint32_t sType;
+	void* pNext;
+	uint32_t denormBehaviorIndependence;
+	uint32_t roundingModeIndependence;
+	gsBool32 shaderSignedZeroInfNanPreserveFloat16;
+	gsBool32 shaderSignedZeroInfNanPreserveFloat32;
+	gsBool32 shaderSignedZeroInfNanPreserveFloat64;
+	gsBool32 shaderDenormPreserveFloat16;
+	gsBool32 shaderDenormPreserveFloat32;
+	gsBool32 shaderDenormPreserveFloat64;
+	gsBool32 shaderDenormFlushToZeroFloat16;
+	gsBool32 shaderDenormFlushToZeroFloat32;
+	gsBool32 shaderDenormFlushToZeroFloat64;
+	gsBool32 shaderRoundingModeRTEFloat16;
+	gsBool32 shaderRoundingModeRTEFloat32;
+	gsBool32 shaderRoundingModeRTEFloat64;
+	gsBool32 shaderRoundingModeRTZFloat16;
+	gsBool32 shaderRoundingModeRTZFloat32;
+	gsBool32 shaderRoundingModeRTZFloat64;
+} gsPhysicalDeviceFloatControlsProperties;
+
+// VkShaderFloatControlsIndependence.
+#define GS_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY 0u
+#define GS_FLOAT_CONTROLS_INDEPENDENCE_ALL 1u
+#define GS_FLOAT_CONTROLS_INDEPENDENCE_NONE 2u
+
 // VkPhysicalDeviceMemoryProperties2: the memory properties (520 bytes)
 // are read through vulkan-go; here they are only storage.
 typedef struct gsPhysicalDeviceMemoryProperties2 {
@@ -234,6 +264,7 @@ typedef struct gsValidationFeaturesEXT {
 #define GS_PROP_SUBGROUP 0x01u
 #define GS_PROP_DRIVER 0x02u
 #define GS_PROP_MAINT3 0x04u
+#define GS_PROP_FLOAT_CONTROLS 0x08u
 
 // gsChain holds every structure this package chains onto
 // vkGetPhysicalDeviceFeatures2, vkGetPhysicalDeviceProperties2 and
@@ -251,6 +282,7 @@ typedef struct gsChain {
 	gsPhysicalDeviceSubgroupProperties subgroup;
 	gsPhysicalDeviceDriverProperties driver;
 	gsPhysicalDeviceMaintenance3Properties maint3;
+	gsPhysicalDeviceFloatControlsProperties floatControls;
 } gsChain;
 
 void gs_set_gipa(void* fn);

@@ -111,7 +111,11 @@ func (d *Device) validateSpec(spec *PipelineSpec) error {
 }
 
 // NewPipeline returns the pipeline for spec, creating it through the
-// device's pipeline cache on first use.
+// device's pipeline cache on first use. The module it creates declares
+// the float controls the device offers (DenormPreserve and
+// SignedZeroInfNanPreserve; Capabilities.DenormPreserveFloat32 ...), so
+// that its float arithmetic keeps subnormals, signed zeros, infinities
+// and NaN where the device can promise it; Spec returns spec as given.
 func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
 	defer guard(&err)
 	if err := d.enter(); err != nil {
@@ -167,13 +171,17 @@ func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline
 		}
 	}()
 
-	words := make([]uint32, len(spec.SPIRV)/4)
+	code, err := declareFloatModes(spec.SPIRV, d.floats)
+	if err != nil {
+		return p, err
+	}
+	words := make([]uint32, len(code)/4)
 	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(spec.SPIRV[4*i:])
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
 	}
 	smci := vulkan.ShaderModuleCreateInfo{
 		SType:    vulkan.StructureTypeShaderModuleCreateInfo,
-		CodeSize: uint(len(spec.SPIRV)),
+		CodeSize: uint(len(code)),
 		PCode:    words,
 	}
 	var module vulkan.ShaderModule

@@ -71,6 +71,7 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 	line("int64 atomics", "%v", cp.Int64BufferAtomics)
 	line("shader int64/16/8", "%v/%v/%v", cp.ShaderInt64, cp.ShaderInt16, cp.ShaderInt8)
 	line("shader float64", "%v", cp.ShaderFloat64)
+	line("subnormals kept", "float32 %v, float64 %v", cp.DenormPreserveFloat32, cp.DenormPreserveFloat64)
 	line("8/16-bit storage", "%v/%v", cp.StorageBuffer8BitAccess, cp.StorageBuffer16BitAccess)
 	line("buffer device address", "%v", cp.BufferDeviceAddress)
 	line("timestamps", "%v (%.3g ns per tick)", cp.Timestamps, cp.TimestampPeriod)

@@ -61,6 +61,19 @@ type Knobs struct {
 	// and float64 atomic add: float sums take compare-and-swap loops and
 	// float32 min and max the variants on integer atomics alone.
 	NoFloatAtomics bool
+	// SoftFloats makes every step of float32, bfloat16 and float64 sum,
+	// sub, prod and mean run in integer arithmetic, as the backend runs
+	// only the steps that meet subnormals on a device that does not
+	// promise to keep them, so that tests cover that arithmetic over the
+	// whole range. Float sums then take compare-and-swap loops.
+	SoftFloats bool
+	// DeviceFloats takes float sum, sub, prod and mean steps as the
+	// device computes them even on a device that does not promise to keep
+	// subnormals (shaderDenormPreserveFloat32, ...Float64): float atomic
+	// add where the device has it, and no integer arithmetic for steps
+	// that meet subnormals. Such steps may then differ from the CPU
+	// reference's (SwiftShader flushes them to zero).
+	DeviceFloats bool
 	// NoShaderFloat64 makes planning act as on a device without
 	// shaderFloat64: float64 sum, sub, prod and mean are refused.
 	NoShaderFloat64 bool

@@ -184,6 +184,8 @@ var abiGroups = []abiGroup{
 			c("FLAG_CIRCULAR", "flagCircular", "CACHE: positions wrap modulo the axis (mode circular)"),
 			c("FLAG_CHECK_ALL", "flagCheckAll", "CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes"),
 			c("FLAG_ZERO_START", "flagZeroStart", "CACHE: no write_indices; every batch entry starts at 0"),
+			c("FLAG_SOFT_FLOATS", "flagSoftFloats", "float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)"),
+			c("FLAG_SOFT_ALWAYS", "flagSoftAlways", "float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)"),
 		),
 	},
 	{

@@ -465,6 +465,221 @@ E_T divRound(E_T x, uint c) {
 #endif
 #endif
 
+// --- Float steps in integer arithmetic -------------------------------------
+//
+// A device may flush subnormal operands and results of float arithmetic to
+// zero unless it promises to keep them (shaderDenormPreserveFloat32 and
+// ...Float64; vk then declares DenormPreserve in every module). Where it
+// does not (FLAG_SOFT_FLOATS), a step with a subnormal operand, or whose
+// result is below twice the smallest normal (where a flushed result, or
+// one flushed before rounding, lands), is computed again here in integer
+// arithmetic, correctly rounded, ties to even, as the CPU reference's
+// IEEE arithmetic. Other steps keep the device's result, which flushing
+// cannot have touched. FLAG_SOFT_ALWAYS takes every step through here
+// (knobs.SoftFloats, so that tests cover the whole range). Float16 needs
+// none of it: its steps are in float32, where no float16 value or result
+// is subnormal. Bfloat16 steps are float32 steps.
+
+#if DTYPE == DT_F32 || DTYPE == DT_BF16
+#define SF_SOFT 1
+#define SF_T uint
+#define SF_BITS 32
+#define SF_P 24
+#define SF_EMAX 255
+#define SF_BIAS 127
+#define SF_ONE 1u
+#define SF_ZERO 0u
+#elif DTYPE == DT_F64 && INT64
+#define SF_SOFT 1
+#define SF_T uint64_t
+#define SF_BITS 64
+#define SF_P 53
+#define SF_EMAX 2047
+#define SF_BIAS 1023
+#define SF_ONE 1ul
+#define SF_ZERO 0ul
+#endif
+
+#ifdef SF_SOFT
+#define SF_SIGN (SF_ONE << (SF_BITS - 1))
+#define SF_FRAC ((SF_ONE << (SF_P - 1)) - SF_ONE)
+// A working significand keeps SF_GUARD bits below the format's last bit
+// and its leading (hidden) bit at SF_TOP, with one bit above for a carry.
+#define SF_GUARD (SF_BITS - 2 - SF_P)
+#define SF_TOP (SF_P - 1 + SF_GUARD)
+
+// sfExp returns the biased exponent field of x.
+int sfExp(SF_T x) {
+	return int(uint(x >> (SF_P - 1))) & SF_EMAX;
+}
+
+// sfLen returns the bit length of x.
+int sfLen(SF_T x) {
+#if SF_BITS == 64
+	return int(bitLen64(x));
+#else
+	return findMSB(x) + 1;
+#endif
+}
+
+// sfShr shifts m right by s >= 0 bits, keeping in bit 0 whether any bit
+// shifted out was set (the sticky bit).
+SF_T sfShr(SF_T m, int s) {
+	if (s <= 0) {
+		return m;
+	}
+	if (s >= SF_BITS) {
+		return m != SF_ZERO ? SF_ONE : SF_ZERO;
+	}
+	SF_T q = m >> s;
+	return (q << s) != m ? (q | SF_ONE) : q;
+}
+
+// sfPack rounds the working significand m (its leading bit at SF_TOP, or
+// below with e == 1 for a subnormal) to the format, ties to even, and
+// returns the float of sign s and biased exponent e >= 1. The rounded
+// significand still holds its leading bit, so adding it onto the field
+// e - 1 gives the right bits for normals, subnormals, a carry into the
+// next binade, the smallest normal and overflow to infinity alike.
+SF_T sfPack(SF_T s, int e, SF_T m) {
+	SF_T halfway = SF_ONE << (SF_GUARD - 1);
+	SF_T rem = m & ((SF_ONE << SF_GUARD) - SF_ONE);
+	m >>= SF_GUARD;
+	if (rem > halfway || (rem == halfway && (m & SF_ONE) != SF_ZERO)) {
+		m += SF_ONE;
+	}
+	if (e >= SF_EMAX) {
+		return s | (SF_T(uint(SF_EMAX)) << (SF_P - 1));
+	}
+	return s | ((SF_T(uint(e - 1)) << (SF_P - 1)) + m);
+}
+
+// sfParts splits the finite x into its biased exponent (1 for a
+// subnormal) and its significand with the leading bit (none for a
+// subnormal) at SF_P - 1.
+void sfParts(SF_T x, out int e, out SF_T m) {
+	e = sfExp(x);
+	m = x & SF_FRAC;
+	if (e == 0) {
+		e = 1;
+	} else {
+		m |= SF_ONE << (SF_P - 1);
+	}
+}
+
+// softAdd returns a + b for finite a and b.
+SF_T softAdd(SF_T a, SF_T b) {
+	if ((a & ~SF_SIGN) < (b & ~SF_SIGN)) {
+		SF_T t = a;
+		a = b;
+		b = t;
+	}
+	int ea, eb;
+	SF_T ma, mb;
+	sfParts(a, ea, ma);
+	sfParts(b, eb, mb);
+	ma <<= SF_GUARD;
+	mb = sfShr(mb << SF_GUARD, ea - eb);
+	bool same = ((a ^ b) & SF_SIGN) == SF_ZERO;
+	SF_T m = same ? ma + mb : ma - mb;
+	if (m == SF_ZERO) {
+		// An exact zero: x + (-x) is +0, -0 + -0 is -0.
+		return same ? (a & SF_SIGN) : SF_ZERO;
+	}
+	int e = ea;
+	if (m >= (SF_ONE << (SF_TOP + 1))) {
+		m = sfShr(m, 1);
+		e++;
+	} else {
+		// Normalise, but not below the subnormals' exponent.
+		int k = min(SF_TOP + 1 - sfLen(m), e - 1);
+		if (k > 0) {
+			m <<= k;
+			e -= k;
+		}
+	}
+	return sfPack(a & SF_SIGN, e, m);
+}
+
+// sfMulWide returns the double-width product of a and b in hi and lo.
+void sfMulWide(SF_T a, SF_T b, out SF_T hi, out SF_T lo) {
+#if SF_BITS == 64
+	uint a0 = uint(a), a1 = uint(a >> 32), b0 = uint(b), b1 = uint(b >> 32);
+	uint h00, l00, h01, l01, h10, l10, h11, l11;
+	umulExtended(a0, b0, h00, l00);
+	umulExtended(a0, b1, h01, l01);
+	umulExtended(a1, b0, h10, l10);
+	umulExtended(a1, b1, h11, l11);
+	uint64_t mid = uint64_t(h00) + uint64_t(l01) + uint64_t(l10);
+	lo = (mid << 32) | uint64_t(l00);
+	hi = packUint2x32(uvec2(l11, h11)) + uint64_t(h01) + uint64_t(h10) + (mid >> 32);
+#else
+	umulExtended(a, b, hi, lo);
+#endif
+}
+
+// softMul returns a * b for finite a and b.
+SF_T softMul(SF_T a, SF_T b) {
+	SF_T s = (a ^ b) & SF_SIGN;
+	int ea, eb;
+	SF_T ma, mb;
+	sfParts(a, ea, ma);
+	sfParts(b, eb, mb);
+	if (ma == SF_ZERO || mb == SF_ZERO) {
+		return s;
+	}
+	// Subnormal operands: leading bit to SF_P - 1, exponent below 1.
+	int ka = SF_P - sfLen(ma), kb = SF_P - sfLen(mb);
+	ma <<= ka;
+	mb <<= kb;
+	ea -= ka;
+	eb -= kb;
+	// The product has 2*SF_P - 1 or 2*SF_P bits; keep SF_TOP + 2 of them
+	// with the rest as the sticky bit.
+	const int sh = 2 * SF_P + 1 - SF_BITS;
+	SF_T hi, lo;
+	sfMulWide(ma, mb, hi, lo);
+	SF_T m = (hi << (SF_BITS - sh)) | (lo >> sh);
+	if ((lo << (SF_BITS - sh)) != SF_ZERO) {
+		m |= SF_ONE;
+	}
+	int e = ea + eb - SF_BIAS;
+	if (m >= (SF_ONE << (SF_TOP + 1))) {
+		m = sfShr(m, 1);
+		e++;
+	}
+	if (e < 1) {
+		m = sfShr(m, 1 - e);
+		e = 1;
+	}
+	return sfPack(s, e, m);
+}
+
+// softStep returns r, the device's sum (or, for prod, product) of a and b,
+// neither of them NaN, or that step computed again in integer arithmetic
+// where the device may have flushed a subnormal (see above).
+SF_T softStep(SF_T a, SF_T b, SF_T r) {
+	if ((FLAGS & (FLAG_SOFT_FLOATS | FLAG_SOFT_ALWAYS)) == 0u) {
+		return r;
+	}
+	int ea = sfExp(a), eb = sfExp(b);
+	bool subA = ea == 0 && (a & ~SF_SIGN) != SF_ZERO, subB = eb == 0 && (b & ~SF_SIGN) != SF_ZERO;
+	if (ea == SF_EMAX || eb == SF_EMAX) {
+		// An infinity: the sum is the device's, but a device that takes a
+		// subnormal factor for zero makes inf * x a NaN.
+		if (RED == RED_PROD && (subA || subB)) {
+			return ((a ^ b) & SF_SIGN) | (SF_T(uint(SF_EMAX)) << (SF_P - 1));
+		}
+		return r;
+	}
+	bool tiny = subA || subB || sfExp(r) <= 1;
+	if (!tiny && (FLAGS & FLAG_SOFT_ALWAYS) == 0u) {
+		return r;
+	}
+	return RED == RED_PROD ? softMul(a, b) : softAdd(a, b);
+}
+#endif
+
 // --- Steps ---------------------------------------------------------------
 
 #if IS_INT && IS_SIGNED
@@ -569,14 +784,19 @@ E_T combine(E_T a, E_T b) {
 	E_T r;
 #if DTYPE == DT_F64
 	precise double d = RED == RED_PROD ? uint64BitsToDouble(a) * uint64BitsToDouble(b) : uint64BitsToDouble(a) + uint64BitsToDouble(b);
-	r = doubleBitsToUint64(d);
+	r = softStep(a, b, doubleBitsToUint64(d));
 #elif DTYPE == DT_F32
 	precise float f = RED == RED_PROD ? uintBitsToFloat(a) * uintBitsToFloat(b) : uintBitsToFloat(a) + uintBitsToFloat(b);
-	r = floatBitsToUint(f);
+	r = softStep(a, b, floatBitsToUint(f));
 #else
-	precise float x = uintBitsToFloat(widen(a)), y = uintBitsToFloat(widen(b));
+	uint wa = widen(a), wb = widen(b);
+	precise float x = uintBitsToFloat(wa), y = uintBitsToFloat(wb);
 	precise float f = RED == RED_PROD ? x * y : x + y;
+#if DTYPE == DT_BF16
+	r = narrow(softStep(wa, wb, floatBitsToUint(f)));
+#else
 	r = narrow(floatBitsToUint(f));
+#endif
 #endif
 	return isNaN(r) ? (F_INF | E_SIGN | F_QUIET) : r;
 #endif
