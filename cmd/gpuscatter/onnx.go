@@ -39,6 +39,26 @@ func nodeInputFlags(op *ops.Op) []string {
 // node of an ONNX model, with inputs from --data, --indices, --updates or
 // the graph's initializers.
 func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
+	if err := f.modelExcludes(); err != nil {
+		return err
+	}
+	if !f.out.given {
+		return usagef("missing required flag --out")
+	}
+	if err := checkOutPath("out", f.out.value); err != nil {
+		return err
+	}
+	load, err := modelRequest(ctx, f, path, (*tensorArg).load)
+	if err != nil {
+		return err
+	}
+	f.model = path
+	return runAndWrite(ctx, c, f, load)
+}
+
+// modelExcludes refuses the flags that do not combine with --model: the
+// model's node names the operator and its attributes.
+func (f *runFlags) modelExcludes() error {
 	for _, other := range []struct {
 		name  string
 		given bool
@@ -51,37 +71,37 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 			return usagef("--%s cannot be combined with --model: the model's node names the operator and its attributes", other.name)
 		}
 	}
-	if !f.out.given {
-		return usagef("missing required flag --out")
-	}
-	if err := checkOutPath("out", f.out.value); err != nil {
-		return err
-	}
+	return nil
+}
+
+// modelRequest reads the model at path (run --model's and plan --model's)
+// and returns the loader of its node's request: each input from its flag
+// through loadArg, where given, or from the graph's initializer.
+func modelRequest(ctx context.Context, f *runFlags, path string, loadArg func(*tensorArg) (*tensor.Tensor, error)) (func() (ops.Request, error), error) {
 	var m *onnxpb.ModelProto
 	err := interruptible(ctx, func() (err error) {
 		m, err = onnx.ReadModelFile(path)
 		return err
 	})
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	if err != nil {
-		return fileError("model", path, err)
+		return nil, fileError("model", path, err)
 	}
 	node, op, err := scatterNode(m)
 	if err != nil {
-		return fmt.Errorf("--model %s: %w", path, trimOnnx(err))
+		return nil, fmt.Errorf("--model %s: %w", path, trimOnnx(err))
 	}
 	if _, err := nodeAttributes(node, op); err != nil {
-		return fmt.Errorf("--model %s: %w", path, err)
+		return nil, fmt.Errorf("--model %s: %w", path, err)
 	}
 	args := map[string]*tensorArg{"data": &f.data, "indices": &f.indices, "updates": &f.updates}
-	f.model = path
-	return runAndWrite(ctx, c, f, func() (ops.Request, error) {
+	return func() (ops.Request, error) {
 		return nodeRequest(node, op, func(i int) (*tensor.Tensor, error) {
 			flag := nodeInputFlags(op)[i]
 			if args[flag].given {
-				return args[flag].load()
+				return loadArg(args[flag])
 			}
 			if t, ok := node.Initializers[node.Inputs[i]]; ok {
 				return t, nil
@@ -89,7 +109,7 @@ func runModel(ctx context.Context, c *cli, f *runFlags, path string) error {
 			return nil, fmt.Errorf("--model %s: input %d (%q) of the %s node is not an initializer of the graph; give --%s",
 				path, i, node.Inputs[i], node.OpType, flag)
 		})
-	})
+	}, nil
 }
 
 // trimOnnx drops the "onnx: " that starts the package's messages, for

@@ -26,8 +26,10 @@ var planCommand = &command{
 	details: `Prints the plan the Vulkan backend makes for run's call on these inputs,
 without running it and without reading the payloads of --data, --indices
 and --updates (their dtypes and shapes come from the .npy headers, or from
-the .pb files with their raw_data skipped): the path it takes, every pass
-with its compute dispatches, the invocations that have work in them, and
+the .pb files with their raw_data skipped; with --model, the call is the
+model's node as for run, the inputs not given its initializers): the path
+it takes, every pass with its compute dispatches, the invocations that
+have work in them, and
 the device bytes it reads and writes (at most what the shapes allow; the
 index values decide how many targets an update meets), the dispatches and
 the traffic in all against the one-pass bytes (indices and updates read,
@@ -57,20 +59,20 @@ line on stderr; 2 for a malformed command line.
 // and input flags, and its own.
 type planFlags struct {
 	run    *runFlags
+	model  stringArg
 	facts  stringArg
 	asJSON bool
 }
 
 func newPlanFlags() *planFlags {
-	return &planFlags{run: newRunFlags(), facts: stringArg{name: "facts", check: nonEmptyPath}}
+	return &planFlags{run: newRunFlags(), model: newModelArg(), facts: stringArg{name: "facts", check: nonEmptyPath}}
 }
 
-// specs returns the flags of the plan command: run's but --out, --backend
-// and --model, then --json and --facts; --device and --deterministic set
-// g.
+// specs returns the flags of the plan command: run's but --out and
+// --backend, then --json and --facts; --device and --deterministic set g.
 func (f *planFlags) specs(g *gpuSettings) []flagSpec {
 	var specs []flagSpec
-	for _, s := range f.run.specs(nil, g) {
+	for _, s := range f.run.specs(&f.model, g) {
 		if s.name != "out" && s.name != "backend" {
 			specs = append(specs, s)
 		}
@@ -89,6 +91,45 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if err := parseFlags(args, f.specs(&c.gpu)); err != nil {
 		return err
 	}
+	r := f.run
+	if f.facts.given && c.gpu.device != "" {
+		return usagef("--device and --facts are exclusive: --facts describes the device to plan for")
+	}
+	var req ops.Request
+	if f.model.given {
+		if err := r.modelExcludes(); err != nil {
+			return err
+		}
+		load, err := modelRequest(ctx, r, f.model.value, (*tensorArg).loadShape)
+		if err != nil {
+			return err
+		}
+		if req, err = load(); err != nil {
+			return err
+		}
+	} else if err := f.callShapes(&req); err != nil {
+		return err
+	}
+	p, err := ops.PrepareShapes(req)
+	if err != nil {
+		return err
+	}
+	n, info, err := f.plan(ctx, c, p)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n))
+	}
+	_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n))
+	return err
+}
+
+// callShapes sets req to the call --op and the input flags describe,
+// with data, indices and updates read from their files' headers alone.
+func (f *planFlags) callShapes(req *ops.Request) error {
 	r := f.run
 	var op *ops.Op
 	if r.op.given {
@@ -116,27 +157,8 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if err := r.missingFor(op); err != nil {
 		return err
 	}
-	if f.facts.given && c.gpu.device != "" {
-		return usagef("--device and --facts are exclusive: --facts describes the device to plan for")
-	}
-	req, err := r.shapes(op)
-	if err != nil {
-		return err
-	}
-	p, err := ops.PrepareShapes(req)
-	if err != nil {
-		return err
-	}
-	n, info, err := f.plan(ctx, c, p)
-	if err != nil {
-		return err
-	}
-	if f.asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n))
-	}
-	_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n))
+	var err error
+	*req, err = r.shapes(op)
 	return err
 }
 

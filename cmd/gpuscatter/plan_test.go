@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpubench"
+	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/internal/treetests"
 	"github.com/gpuscatter/gpuscatter/npy"
 	"github.com/gpuscatter/gpuscatter/onnx"
@@ -256,4 +257,48 @@ func itoa(n int) string { return u64toa(uint64(n)) }
 func u64toa(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestPlanModel: plan --model plans the model's node as run --model runs
+// it, inputs from flags (shapes from the headers) or initializers, and
+// refuses what run --model refuses.
+func TestPlanModel(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	info, err := vk.ParseDeviceInfo(raw)
+	require.NoError(t, err)
+	// ScatterElements at opset 17 is ScatterElements-16: add, axis 1.
+	indices := i64([]int{4, 300}, make([]int64, 1200)...)
+	m := writeModel(t, dir, "se.onnx", model("ScatterElements", 17,
+		[]*onnxpb.AttributeProto{intAttr("axis", 1), strAttr("reduction", "add")},
+		map[string]*tensor.Tensor{"indices": indices}))
+	data, updates := f32([]int{4, 1000}, make([]float32, 4000)...), f32([]int{4, 300}, make([]float32, 1200)...)
+	req := ops.Request{Op: "ScatterElements-16", Reduction: "add", Data: data, Indices: indices, Updates: updates, Axis: tensor.Scalar(1)}
+	p, err := ops.PrepareShapes(req)
+	require.NoError(t, err)
+	want, err := gpu.PlanFor(info, gpu.Options{MaxPoolBytes: -1}, p)
+	require.NoError(t, err)
+	code, stdout, stderr := runCLI(t, "plan", "--json", "--facts", discreteFacts, "--model", m,
+		"--data", writePB(t, dir, "d.pb", data), "--updates", writeNPY(t, dir, "u.npy", updates))
+	require.Equal(t, exitOK, code, stderr)
+	got := requirePlanJSON(t, stdout, want, "plan --model")
+	assert.Equal(t, "ScatterElements-16", got.Op)
+
+	// Every input an initializer.
+	inits := map[string]*tensor.Tensor{"data": i32([]int{3}, 5, 5, 5), "indices": i64([]int{2, 1}, 2, 0), "updates": i32([]int{2}, 9, 1)}
+	nd := writeModel(t, dir, "nd.onnx", model("ScatterND", 18, []*onnxpb.AttributeProto{strAttr("reduction", "max")}, inits))
+	p, err = ops.PrepareShapes(ops.Request{Op: "ScatterND-18", Reduction: "max", Data: inits["data"], Indices: inits["indices"], Updates: inits["updates"]})
+	require.NoError(t, err)
+	want, err = gpu.PlanFor(info, gpu.Options{MaxPoolBytes: -1}, p)
+	require.NoError(t, err)
+	code, stdout, stderr = runCLI(t, "plan", "--json", "--facts", discreteFacts, "--model", nd)
+	require.Equal(t, exitOK, code, stderr)
+	requirePlanJSON(t, stdout, want, "plan --model, initializers")
+
+	code, stdout, stderr = runCLI(t, "plan", "--facts", discreteFacts, "--model", nd, "--reduction", "add")
+	requireUsageError(t, code, stdout, stderr, "--reduction cannot be combined with --model")
+	code, stdout, stderr = runCLI(t, "plan", "--facts", discreteFacts, "--model", m)
+	requireInputError(t, code, stdout, stderr, "--model "+m, `input 0 ("data")`, "give --data")
 }
