@@ -14,28 +14,29 @@ const groupSize = 256
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
 const (
-	flagNegative    = 1 << 0  // indices may count from the end: [-s, s-1]
-	flagOwner       = 1 << 1  // updates may collide: the last one wins
-	flagMaps        = 1 << 2  // ELEMENT: the outer and inner maps are lists
-	flagOneChunk    = 1 << 3  // every tensor fits in one chunk
-	flagCount       = 1 << 4  // resolve counts the updates per slot (owner words)
-	flagTarget      = 1 << 5  // ELEMENT resolve stores targets, not index values
-	flagXTables     = 1 << 6  // the reduction tensors (T_ACC ...) are present
-	flagUseInit     = 1 << 7  // ScatterElementsUpdate-12 use_init_val
-	flagPrivate     = 1 << 8  // scatter: accumulate in workgroup memory first
-	flagWalk        = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
-	flagLater       = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
-	flagDirect      = 1 << 11 // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
-	flagIndexSigned = 1 << 12 // FLAG_DIRECT: the index type is signed
-	flagIndex2      = 1 << 13 // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
-	flagIndex4      = 1 << 14 // FLAG_DIRECT: 4-byte indices
-	flagIndex8      = 1 << 15 // FLAG_DIRECT: 8-byte indices
-	flagTable       = 1 << 16 // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
-	flagCircular    = 1 << 17 // CACHE: positions wrap modulo the axis (mode circular)
-	flagCheckAll    = 1 << 18 // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
-	flagZeroStart   = 1 << 19 // CACHE: no write_indices; every batch entry starts at 0
-	flagSoftFloats  = 1 << 20 // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
-	flagSoftAlways  = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
+	flagNegative     = 1 << 0  // indices may count from the end: [-s, s-1]
+	flagOwner        = 1 << 1  // updates may collide: the last one wins
+	flagMaps         = 1 << 2  // ELEMENT: the outer and inner maps are lists
+	flagOneChunk     = 1 << 3  // every tensor fits in one chunk
+	flagCount        = 1 << 4  // resolve counts the updates per slot (owner words)
+	flagTarget       = 1 << 5  // ELEMENT resolve stores targets, not index values
+	flagXTables      = 1 << 6  // the reduction tensors (T_ACC ...) are present
+	flagUseInit      = 1 << 7  // ScatterElementsUpdate-12 use_init_val
+	flagPrivate      = 1 << 8  // scatter: accumulate in workgroup memory first
+	flagWalk         = 1 << 9  // ELEMENT scatter: one position per column (walkColumn)
+	flagLater        = 1 << 10 // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+	flagDirect       = 1 << 11 // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
+	flagIndexSigned  = 1 << 12 // FLAG_DIRECT: the index type is signed
+	flagIndex2       = 1 << 13 // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
+	flagIndex4       = 1 << 14 // FLAG_DIRECT: 4-byte indices
+	flagIndex8       = 1 << 15 // FLAG_DIRECT: 8-byte indices
+	flagTable        = 1 << 16 // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
+	flagCircular     = 1 << 17 // CACHE: positions wrap modulo the axis (mode circular)
+	flagCheckAll     = 1 << 18 // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+	flagZeroStart    = 1 << 19 // CACHE: no write_indices; every batch entry starts at 0
+	flagSoftFloats   = 1 << 20 // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
+	flagSoftAlways   = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
+	flagExactAtomics = 1 << 22 // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An

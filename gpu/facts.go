@@ -43,9 +43,13 @@ type facts struct {
 	// (float64) subnormals in arithmetic (shaderDenormPreserveFloat32,
 	// ...Float64; with knobs.DeviceFloats taken as if it did), so float
 	// sum, sub, prod and mean steps that meet them run again in integer
-	// arithmetic (FLAG_SOFT_FLOATS) and float atomic add is not used.
-	// softAlways (knobs.SoftFloats) runs every such step so.
+	// arithmetic (FLAG_SOFT_FLOATS). softAlways (knobs.SoftFloats) runs
+	// every such step so, without float atomic add. (Float atomic add
+	// takes only updates no flush can change, on every device:
+	// reduce.glsl, atomicExact.)
 	soft32, soft64, softAlways bool
+	// exactAtomics is Backend.exactAtomics (FLAG_EXACT_ATOMICS).
+	exactAtomics bool
 	// noFloat64: the device lacks shaderFloat64 (or Backend.noShaderFloat64
 	// is set), so float64 arithmetic reductions are refused.
 	noFloat64 bool
@@ -69,21 +73,21 @@ type facts struct {
 }
 
 // softFloats sets soft32, soft64 and softAlways from the device's
-// promises and the knobs (always: knobs.SoftFloats; device:
-// knobs.DeviceFloats), and turns off float atomic add where a step may
-// run in integer arithmetic.
+// promises and the knobs (always: knobs.SoftFloats, which also turns off
+// float atomic add; device: knobs.DeviceFloats).
 func (f *facts) softFloats(caps vk.Capabilities, always, device bool) {
 	f.softAlways = always
 	f.soft32 = always || !caps.DenormPreserveFloat32 && !device
 	f.soft64 = always || !caps.DenormPreserveFloat64 && !device
-	f.float32Add = f.float32Add && !f.soft32
-	f.float64Add = f.float64Add && !f.soft64
+	f.float32Add = f.float32Add && !always
+	f.float64Add = f.float64Add && !always
 }
 
 // softFlags returns the flags of p's float arithmetic steps: none for
 // other dtypes and reductions, FLAG_SOFT_FLOATS where the device may
 // flush the subnormals of its type (float16 steps, in float32, meet none),
-// and FLAG_SOFT_ALWAYS with knobs.SoftFloats.
+// FLAG_SOFT_ALWAYS with knobs.SoftFloats, and FLAG_EXACT_ATOMICS for the
+// float32 and float64 sums of exactAtomics.
 func (f *facts) softFlags(p *ops.Plan) uint32 {
 	switch p.Reduction {
 	case ops.Sum, ops.Sub, ops.Prod, ops.Mean:
@@ -91,19 +95,24 @@ func (f *facts) softFlags(p *ops.Plan) uint32 {
 		return 0
 	}
 	var soft bool
+	var flags uint32
 	switch p.DType {
 	case tensor.Float32, tensor.BFloat16:
 		soft = f.soft32
 	case tensor.Float64:
 		soft = f.soft64
 	}
+	if f.exactAtomics && (p.DType == tensor.Float32 || p.DType == tensor.Float64) && p.Reduction != ops.Prod {
+		flags |= flagExactAtomics
+	}
 	switch {
 	case !soft:
-		return 0
 	case f.softAlways:
-		return flagSoftFloats | flagSoftAlways
+		flags |= flagSoftFloats | flagSoftAlways
+	default:
+		flags |= flagSoftFloats
 	}
-	return flagSoftFloats
+	return flags
 }
 
 // scanBlock returns the words one workgroup of the in-order fold's scans
@@ -128,7 +137,7 @@ func (b *Backend) facts(stream bool) facts {
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
-		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun,
+		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
@@ -150,9 +159,9 @@ func (b *Backend) facts(stream bool) facts {
 // copyMinRun bytes; on GPUs one position per invocation, the walk from
 // gpuWalkMin and no copy commands.
 func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
-	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall}
+	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall, exactAtomics: true}
 	if t == vk.DeviceCPU {
-		tn.walkMin, tn.copyMin = cpuWalkMin, copyMinRun
+		tn.walkMin, tn.copyMin, tn.exactAtomics = cpuWalkMin, copyMinRun, false
 		return cpuRun, tn
 	}
 	return 1, tn
@@ -186,7 +195,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
 		noInt64:       !caps.ShaderInt64,
-		deterministic: opts.Deterministic, orderedMax: tn.orderedMax,
+		deterministic: opts.Deterministic, orderedMax: tn.orderedMax, exactAtomics: tn.exactAtomics,
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput: true,
 		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,

@@ -16,6 +16,15 @@ type tuning struct {
 	// walkMin is the least number of columns for which Element plans
 	// walk them (planWalk): cpuWalkMin or gpuWalkMin.
 	walkMin uint64
+	// exactAtomics: float atomic add takes only updates no flush can
+	// change (FLAG_EXACT_ATOMICS): on GPUs, whose float atomics are units
+	// of their own that may flush subnormals whatever the shader asks
+	// (NVIDIA's do); not on CPU devices, whose float atomics are the
+	// host's compare-and-swap around the float add of the shader's own
+	// arithmetic (TestSubnormalSteps checks lavapipe's), where the check
+	// costs lavapipe a fifth of its float sums (knobs.ExactAtomics forces
+	// it).
+	exactAtomics bool
 	// copyMin, when not 0, makes Slice plans whose contiguous runs hold
 	// at least copyMin bytes move them with copy commands (planCopies): on
 	// CPU devices, where a copy command is a memcpy and a shader's memory
@@ -95,6 +104,9 @@ func (b *Backend) force(k knobs.Knobs) {
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics
 	b.softFloats = k.SoftFloats
+	if k.ExactAtomics {
+		b.exactAtomics = true
+	}
 	b.deviceFloats = k.DeviceFloats
 	b.noShaderFloat64 = k.NoShaderFloat64
 	b.noShaderInt64 = k.NoShaderInt64

@@ -60,6 +60,22 @@ func TestLastUpdateWinsEitherSideOfLaterMax(t *testing.T) {
 					p, err := ops.Prepare(req)
 					require.NoError(t, err)
 					j := jobOf(t, b, req)
+					if J <= laterMax {
+						// The scatter is charged for the later indices each
+						// update reads: J*(J-1)/2 words per row of updates.
+						f := b.facts(true)
+						pl, err := f.planCall(p)
+						require.NoError(t, err)
+						var scatter *pass
+						for i := range pl.passes {
+							if pl.passes[i].label == "scatter" {
+								scatter = &pl.passes[i]
+							}
+						}
+						require.NotNil(t, scatter)
+						rows := j.updates / uint64(J)
+						assert.Equal(t, j.updates*uint64(j.elemBytes)+4*j.resolve+4*rows*uint64(J*(J-1)/2), scatter.read)
+					}
 					assert.Equal(t, J <= laterMax, j.flags&flagLater != 0, "FLAG_LATER")
 					assert.Equal(t, J <= laterMax || !noTable, j.owners == 0, "no owner words")
 					assert.Equal(t, J > laterMax && !noTable, j.flags&flagTable != 0, "FLAG_TABLE")

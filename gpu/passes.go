@@ -61,6 +61,13 @@ func (pl *callPlan) planPasses() error {
 		if j.owners > 0 {
 			read += 4 * j.resolve
 		}
+		if j.flags&flagLater != 0 {
+			// Each update reads the indices after its own along its
+			// index dimension until one names its row (laterWins): at
+			// most J-1-j of them, updates*(J-1)/2 words in all.
+			J := j.params[pJ]
+			read += 4 * (j.updates / J) * (J * (J - 1) / 2)
+		}
 		if j.gather {
 			pl.scatter(4*j.owners+j.outputs*e, j.outputs*e) // output-major
 		} else {

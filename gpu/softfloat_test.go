@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"testing"
 
@@ -125,7 +126,10 @@ func floatPairs(r *rand.Rand, dt tensor.DType, n int) (a, b *tensor.Tensor) {
 // that are often subnormal, or whose results are, with the CPU
 // reference's IEEE arithmetic, bit for bit: one update per element, so
 // that every path (atomics, the in-order fold, the 32-bit baseline)
-// computes exactly one step per element. A device that does not promise
+// computes exactly one step per element. On lavapipe, whose float
+// atomics take every update (Backend.exactAtomics is off on CPU devices),
+// the atomics configuration checks that they keep subnormals. A device
+// that does not promise
 // to keep subnormals (shaderDenormPreserveFloat32; lavapipe and
 // SwiftShader promise nothing) computes such steps in integer arithmetic
 // (FLAG_SOFT_FLOATS); knobs.SoftFloats computes every step so, which the
@@ -142,6 +146,7 @@ func TestSubnormalSteps(t *testing.T) {
 		k    knobs.Knobs
 	}{
 		{"atomics", Options{}, knobs.Knobs{NoOrderedSmall: true}},
+		{"atomics, exact float atomics", Options{}, knobs.Knobs{NoOrderedSmall: true, ExactAtomics: true}},
 		{"atomics, every step in integer arithmetic", Options{}, knobs.Knobs{NoOrderedSmall: true, SoftFloats: true}},
 		{"in order", Options{Deterministic: true}, knobs.Knobs{}},
 		{"in order, every step in integer arithmetic", Options{Deterministic: true}, knobs.Knobs{SoftFloats: true}},
@@ -216,6 +221,7 @@ func TestSubnormalSums(t *testing.T) {
 		k    knobs.Knobs
 	}{
 		{"atomics", Options{}, knobs.Knobs{NoOrderedSmall: true}},
+		{"atomics, exact float atomics", Options{}, knobs.Knobs{NoOrderedSmall: true, ExactAtomics: true}},
 		{"atomics without workgroup accumulation", Options{}, knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}},
 		{"in order", Options{Deterministic: true}, knobs.Knobs{}},
 	} {
@@ -241,5 +247,57 @@ func TestSubnormalSums(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAtomicExactThreshold checks the claim behind atomicExact
+// (shaders/src/reduce.glsl): a float add of an update x whose exponent
+// field is at least precision+3 (27 for float32, 56 for float64) to any
+// element gives the IEEE sum even on a device that flushes subnormal
+// operands and results to zero, whether it detects tininess before or
+// after rounding: the exact sum is zero, or at least twice the smallest
+// normal, or the element is too small to move x.
+func TestAtomicExactThreshold(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, f := range []struct {
+		ebits, fbits uint
+		minExp       uint64
+	}{{8, 23, 27}, {11, 52, 56}} {
+		emax := uint64(1)<<f.ebits - 1
+		smallestNormal := new(big.Float).SetMantExp(big.NewFloat(1), 2-int(emax/2)-1) // 2^(1-bias)
+		twice := new(big.Float).Mul(smallestNormal, big.NewFloat(2))
+		toBig := func(bits uint64) *big.Float {
+			if f.ebits == 8 {
+				return big.NewFloat(float64(math.Float32frombits(uint32(bits))))
+			}
+			return big.NewFloat(math.Float64frombits(bits))
+		}
+		for i := 0; i < 200000; i++ {
+			old := floatBits(r, f.ebits, f.fbits, 0)
+			x := floatBits(r, f.ebits, f.fbits, old)
+			e := x >> f.fbits & emax
+			if e < f.minExp || e == emax || old>>f.fbits&emax == emax {
+				continue // atomicExact takes x with the loop; infinities, NaN
+			}
+			a, b := toBig(old), toBig(x)
+			sum := new(big.Float).SetPrec(0).Add(a, b) // exact
+			if sum.Sign() == 0 || new(big.Float).Abs(sum).Cmp(twice) >= 0 {
+				// No result near the subnormals; a subnormal element then
+				// must not move x, so that taking it for zero is exact.
+				if old>>f.fbits&emax == 0 && old&^(1<<(f.ebits+f.fbits)) != 0 {
+					var rounded *big.Float
+					if f.ebits == 8 {
+						v, _ := sum.Float32()
+						rounded = big.NewFloat(float64(v))
+					} else {
+						v, _ := sum.Float64()
+						rounded = big.NewFloat(v)
+					}
+					require.Zero(t, rounded.Cmp(b), "a subnormal element %#x moves the update %#x", old, x)
+				}
+				continue
+			}
+			t.Fatalf("the sum of %#x and %#x is %v, below twice the smallest normal", old, x, sum)
+		}
 	}
 }

@@ -166,7 +166,7 @@ func Paths() []Path {
 		{Name: "reduce/native", Doc: "random reductions on native atomics, small plans too", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 300},
 		{Name: "reduce/cas", Doc: "random reductions on compare-and-swap loops, small plans too", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 301},
 		{Name: "reduce/noFloatAtomics", Doc: "random reductions as without float atomics: float32 min and max on integer atomics alone", Knobs: knobs.Knobs{NoFloatAtomics: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 302},
-		{Name: "reduce/deviceFloats", Doc: "as on a device that keeps subnormals: float atomic add where the device has it", Knobs: knobs.Knobs{DeviceFloats: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 303},
+		{Name: "reduce/exactAtomics", Doc: "float atomic add for the updates no flush of subnormals can change, as on GPUs", Knobs: knobs.Knobs{ExactAtomics: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 303},
 		{Name: "reduce/softFloats", Doc: "every float sum, sub, prod and mean step in integer arithmetic", Knobs: knobs.Knobs{SoftFloats: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 304},
 	}
 	paths = append(paths, reduceShapes()...)
@@ -174,7 +174,7 @@ func Paths() []Path {
 		{Name: "contention/native", Doc: "thousands of updates per target on native atomics", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 400},
 		{Name: "contention/native-global", Doc: "native atomics without workgroup accumulation", Knobs: knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteContention, N: 2000, Seed: 401},
 		{Name: "contention/cas", Doc: "compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 402},
-		{Name: "contention/deviceFloats", Doc: "as on a device that keeps subnormals: float atomic add where the device has it", Knobs: knobs.Knobs{DeviceFloats: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 407},
+		{Name: "contention/exactAtomics", Doc: "float atomic add for the updates no flush of subnormals can change, as on GPUs", Knobs: knobs.Knobs{ExactAtomics: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 407},
 		{Name: "contention/noFloatAtomics", Doc: "as without float atomics: float32 min and max on integer atomics alone", Knobs: knobs.Knobs{NoFloatAtomics: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 406},
 		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteContention, N: 2000, Seed: 403},
 		{Name: "contention/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},

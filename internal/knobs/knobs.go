@@ -67,12 +67,16 @@ type Knobs struct {
 	// promise to keep them, so that tests cover that arithmetic over the
 	// whole range. Float sums then take compare-and-swap loops.
 	SoftFloats bool
+	// ExactAtomics makes float atomic add take only the updates whose sums
+	// no flush of subnormals can change, the others the compare-and-swap
+	// loop, as on GPUs, also on CPU devices (lavapipe), which otherwise
+	// take every update.
+	ExactAtomics bool
 	// DeviceFloats takes float sum, sub, prod and mean steps as the
 	// device computes them even on a device that does not promise to keep
-	// subnormals (shaderDenormPreserveFloat32, ...Float64): float atomic
-	// add where the device has it, and no integer arithmetic for steps
-	// that meet subnormals. Such steps may then differ from the CPU
-	// reference's (SwiftShader flushes them to zero).
+	// subnormals (shaderDenormPreserveFloat32, ...Float64): no integer
+	// arithmetic for steps that meet subnormals. Such steps may then
+	// differ from the CPU reference's (SwiftShader flushes them to zero).
 	DeviceFloats bool
 	// NoShaderFloat64 makes planning act as on a device without
 	// shaderFloat64: float64 sum, sub, prod and mean are refused.

@@ -186,6 +186,7 @@ var abiGroups = []abiGroup{
 			c("FLAG_ZERO_START", "flagZeroStart", "CACHE: no write_indices; every batch entry starts at 0"),
 			c("FLAG_SOFT_FLOATS", "flagSoftFloats", "float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)"),
 			c("FLAG_SOFT_ALWAYS", "flagSoftAlways", "float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)"),
+			c("FLAG_EXACT_ATOMICS", "flagExactAtomics", "float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)"),
 		),
 	},
 	{

@@ -49,28 +49,29 @@
 #define SPEC_FLAGS 2
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
-#define FLAG_NEGATIVE 1u          // indices may count from the end: [-s, s-1]
-#define FLAG_OWNER 2u             // updates may collide: the last one wins
-#define FLAG_MAPS 4u              // ELEMENT: the outer and inner maps are lists
-#define FLAG_ONE_CHUNK 8u         // every tensor fits in one chunk
-#define FLAG_COUNT 16u            // resolve counts the updates per slot (owner words)
-#define FLAG_TARGET 32u           // ELEMENT resolve stores targets, not index values
-#define FLAG_XTABLES 64u          // the reduction tensors (T_ACC ...) are present
-#define FLAG_USE_INIT 128u        // ScatterElementsUpdate-12 use_init_val
-#define FLAG_PRIVATE 256u         // scatter: accumulate in workgroup memory first
-#define FLAG_WALK 512u            // ELEMENT scatter: one position per column (walkColumn)
-#define FLAG_LATER 1024u          // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
-#define FLAG_DIRECT 2048u         // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
-#define FLAG_INDEX_SIGNED 4096u   // FLAG_DIRECT: the index type is signed
-#define FLAG_INDEX_2 8192u        // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
-#define FLAG_INDEX_4 16384u       // FLAG_DIRECT: 4-byte indices
-#define FLAG_INDEX_8 32768u       // FLAG_DIRECT: 8-byte indices
-#define FLAG_TABLE 65536u         // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
-#define FLAG_CIRCULAR 131072u     // CACHE: positions wrap modulo the axis (mode circular)
-#define FLAG_CHECK_ALL 262144u    // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
-#define FLAG_ZERO_START 524288u   // CACHE: no write_indices; every batch entry starts at 0
-#define FLAG_SOFT_FLOATS 1048576u // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
-#define FLAG_SOFT_ALWAYS 2097152u // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
+#define FLAG_NEGATIVE 1u            // indices may count from the end: [-s, s-1]
+#define FLAG_OWNER 2u               // updates may collide: the last one wins
+#define FLAG_MAPS 4u                // ELEMENT: the outer and inner maps are lists
+#define FLAG_ONE_CHUNK 8u           // every tensor fits in one chunk
+#define FLAG_COUNT 16u              // resolve counts the updates per slot (owner words)
+#define FLAG_TARGET 32u             // ELEMENT resolve stores targets, not index values
+#define FLAG_XTABLES 64u            // the reduction tensors (T_ACC ...) are present
+#define FLAG_USE_INIT 128u          // ScatterElementsUpdate-12 use_init_val
+#define FLAG_PRIVATE 256u           // scatter: accumulate in workgroup memory first
+#define FLAG_WALK 512u              // ELEMENT scatter: one position per column (walkColumn)
+#define FLAG_LATER 1024u            // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_DIRECT 2048u           // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
+#define FLAG_INDEX_SIGNED 4096u     // FLAG_DIRECT: the index type is signed
+#define FLAG_INDEX_2 8192u          // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
+#define FLAG_INDEX_4 16384u         // FLAG_DIRECT: 4-byte indices
+#define FLAG_INDEX_8 32768u         // FLAG_DIRECT: 8-byte indices
+#define FLAG_TABLE 65536u           // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
+#define FLAG_CIRCULAR 131072u       // CACHE: positions wrap modulo the axis (mode circular)
+#define FLAG_CHECK_ALL 262144u      // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+#define FLAG_ZERO_START 524288u     // CACHE: no write_indices; every batch entry starts at 0
+#define FLAG_SOFT_FLOATS 1048576u   // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
+#define FLAG_SOFT_ALWAYS 2097152u   // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
+#define FLAG_EXACT_ATOMICS 4194304u // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on

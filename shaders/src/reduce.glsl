@@ -947,6 +947,25 @@ uint bitsOfKey(uint k) {
 }
 #endif
 
+// atomicExact reports whether the device's atomic instruction may fold x
+// in: always, but for float add with FLAG_EXACT_ATOMICS (GPUs, whose
+// float atomics may flush subnormals even where the shader asks to keep
+// them: NVIDIA's global float atomics do) only an update of magnitude at
+// least 2^(SF_P+3-bias) (2^-100 for float32, 2^-967 for float64), NaN and
+// infinities: with such an x no operand or result of the step is
+// subnormal or below twice the smallest normal, save an element subnormal
+// enough to leave x unchanged anyway, and a cancellation, which is
+// exactly zero, so flushing changes nothing. Smaller updates take the
+// compare-and-swap loop, whose step is combine.
+bool atomicExact(E_T x) {
+#if defined(SF_SOFT) && ATOMICS_NATIVE == 1
+	if ((FLAGS & FLAG_EXACT_ATOMICS) != 0u && (RED == RED_SUM || RED == RED_SUB || RED == RED_MEAN)) {
+		return sfExp(x) >= SF_P + 3;
+	}
+#endif
+	return true;
+}
+
 // applyGlobal folds x into element e of the output atomically: one atomic
 // instruction where nativeOp, else a compare-and-swap loop on the element
 // (1- and 2-byte elements: on their 32-bit word). A loop whose step would
@@ -974,7 +993,7 @@ void applyGlobal(pos_t e, E_T x) {
 #elif ELEM_BYTES == 4
 	addr_t a = addressOf(T_OUT, o);
 #if ATOMICS_NATIVE
-	if (nativeOp()) {
+	if (nativeOp() && atomicExact(x)) {
 #if IS_FLOAT
 		if (RED == RED_MIN || RED == RED_MAX) {
 			minMaxF32(a, x);
@@ -1019,7 +1038,7 @@ void applyGlobal(pos_t e, E_T x) {
 #else
 	uint64_t a = addressOf(T_OUT, o);
 #if ATOMICS_NATIVE
-	if (nativeOp()) {
+	if (nativeOp() && atomicExact(x)) {
 #if IS_FLOAT
 		atomicAdd(WordD(a).d, uint64BitsToDouble(x));
 #elif IS_SIGNED
