@@ -4,7 +4,6 @@ package vk
 
 import (
 	"encoding/binary"
-	"fmt"
 )
 
 // floatModes are the SPIR-V float-controls execution modes NewPipeline
@@ -72,23 +71,20 @@ const (
 // is nothing to add; the module must have passed parseSPIRV.
 func declareFloatModes(code []byte, m floatModes) ([]byte, error) {
 	le := binary.LittleEndian
-	n := len(code) / 4
 	word := func(i int) uint32 { return le.Uint32(code[4*i:]) }
 	var entries []uint32
-	afterEntries := 0
+	afterEntries, lastCap := 0, 5
 	caps := map[uint32]bool{}
 	hasExt := false
 	declared := map[[2]uint32]bool{} // (mode, width) the module declares
-	for i := 5; i < n; {
-		w := word(i)
-		op, count := w&0xffff, int(w>>16)
-		if count == 0 || i+count > n {
-			return nil, fmt.Errorf("vk: malformed SPIR-V at word %d", i)
-		}
+	err := eachInstruction(code, func(i int, op uint32, count int) {
 		switch op {
 		case opCapability:
 			if count >= 2 {
 				caps[word(i+1)] = true
+			}
+			if lastCap == i {
+				lastCap = i + count
 			}
 		case opExtension:
 			if string(trimNul(code[4*(i+1):4*(i+count)])) == "SPV_KHR_float_controls" {
@@ -108,7 +104,9 @@ func declareFloatModes(code []byte, m floatModes) ([]byte, error) {
 				declared[[2]uint32{mode, word(i + 3)}] = true
 			}
 		}
-		i += count
+	})
+	if err != nil {
+		return nil, err
 	}
 	var modes [][2]uint32
 	for k, width := range floatWidths {
@@ -153,18 +151,8 @@ func declareFloatModes(code []byte, m floatModes) ([]byte, error) {
 			tail = append(tail, 4<<16|opExecutionMode, e, md[0], md[1])
 		}
 	}
-	// A module starts with its capabilities, then its extensions: the new
-	// ones go between the two.
-	lastCap := 5
-	for i := 5; i < n; {
-		w := word(i)
-		op, count := w&0xffff, int(w>>16)
-		if op != opCapability {
-			break
-		}
-		i += count
-		lastCap = i
-	}
+	// A module starts with its capabilities (up to lastCap), then its
+	// extensions: the new ones go between the two.
 	out := make([]byte, 0, len(code)+4*(len(head)+len(ext)+len(tail)))
 	put := func(ws []uint32) {
 		for _, w := range ws {

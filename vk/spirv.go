@@ -26,20 +26,30 @@ const (
 	decorationSet      = 34
 )
 
+// eachInstruction calls fn with the word index, opcode and word count of
+// every instruction of the module after its header, and fails on an
+// instruction that runs past the end or has no words.
+func eachInstruction(code []byte, fn func(i int, op uint32, count int)) error {
+	n := len(code) / 4
+	for i := 5; i < n; {
+		w := binary.LittleEndian.Uint32(code[4*i:])
+		op, count := w&0xffff, int(w>>16)
+		if count == 0 || i+count > n {
+			return fmt.Errorf("vk: malformed SPIR-V at word %d", i)
+		}
+		fn(i, op, count)
+		i += count
+	}
+	return nil
+}
+
 // parseSPIRV walks the instruction stream of a module.
 func parseSPIRV(code []byte) (*spirvInfo, error) {
-	le := binary.LittleEndian
-	n := len(code) / 4
-	word := func(i int) uint32 { return le.Uint32(code[4*i:]) }
+	word := func(i int) uint32 { return binary.LittleEndian.Uint32(code[4*i:]) }
 	info := &spirvInfo{bindings: map[uint32][]uint32{}}
 	binding := map[uint32]uint32{}
 	set := map[uint32]uint32{}
-	for i := 5; i < n; {
-		w := word(i)
-		op, count := w&0xffff, int(w>>16)
-		if count == 0 || i+count > n {
-			return nil, fmt.Errorf("vk: malformed SPIR-V at word %d", i)
-		}
+	err := eachInstruction(code, func(i int, op uint32, count int) {
 		switch op {
 		case opCapability:
 			if count >= 2 {
@@ -47,12 +57,7 @@ func parseSPIRV(code []byte) (*spirvInfo, error) {
 			}
 		case opEntryPoint:
 			if count >= 4 && word(i+1) == execModelGLCompute {
-				raw := code[4*(i+3) : 4*(i+count)]
-				end := 0
-				for end < len(raw) && raw[end] != 0 {
-					end++
-				}
-				info.computeEntries = append(info.computeEntries, string(raw[:end]))
+				info.computeEntries = append(info.computeEntries, string(trimNul(code[4*(i+3):4*(i+count)])))
 			}
 		case opDecorate:
 			if count >= 4 {
@@ -64,7 +69,9 @@ func parseSPIRV(code []byte) (*spirvInfo, error) {
 				}
 			}
 		}
-		i += count
+	})
+	if err != nil {
+		return nil, err
 	}
 	for id, b := range binding {
 		s := set[id]
