@@ -45,8 +45,7 @@ type facts struct {
 	// sum, sub, prod and mean steps that meet them run again in integer
 	// arithmetic (FLAG_SOFT_FLOATS). softAlways (knobs.SoftFloats) runs
 	// every such step so, without float atomic add. (Float atomic add
-	// takes only updates no flush can change, on every device:
-	// reduce.glsl, atomicExact.)
+	// itself is exactAtomics' concern.)
 	soft32, soft64, softAlways bool
 	// exactAtomics is Backend.exactAtomics (FLAG_EXACT_ATOMICS).
 	exactAtomics bool
