@@ -49,8 +49,10 @@ const (
 	// HeadroomBase is kept back from every limit: the Go runtime (its
 	// heap grows in 64 MiB arenas and keeps GC metadata beside it) and a
 	// Vulkan driver opened after the check (lavapipe maps LLVM and the
-	// code it compiles).
-	HeadroomBase = 128 << 20
+	// code it compiles). 128 MiB once let a run through that then failed
+	// in a C allocation of the Vulkan binding, 64 MiB above the check's
+	// decision under ulimit -v.
+	HeadroomBase = 192 << 20
 	// HeadroomPerThread is kept back from an address-space limit per CPU:
 	// a thread reserves its stack (8 MiB) and, once it calls malloc,
 	// glibc's 64 MiB arena, and the runtime and the driver (lavapipe

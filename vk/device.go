@@ -137,9 +137,14 @@ type Device struct {
 }
 
 // guard turns a panic raised inside the binding into an error so that none
-// crosses the package boundary.
+// crosses the package boundary. The binding panics when a C allocation
+// fails ("memory alloc error: ..."): that is ErrOutOfMemory.
 func guard(err *error) {
 	if r := recover(); r != nil {
+		if msg := fmt.Sprint(r); strings.HasPrefix(msg, "memory alloc error") {
+			*err = fmt.Errorf("%w: host memory for a Vulkan call: %s", ErrOutOfMemory, msg)
+			return
+		}
 		*err = fmt.Errorf("vk: internal error: %v", r)
 	}
 }
