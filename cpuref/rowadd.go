@@ -10,8 +10,8 @@ import (
 // Batched row folds for the owned path (owned.go): a batch of ScatterND
 // rows, each an update row src[i] folded into the output row dst[i], in
 // order of i. For float32 sum on amd64 an assembly loop adds a row 16 (or
-// 8) columns at a time and prefetches the output rows ahead in the same
-// loop, one call per batch. Vectors run across a row's columns, never
+// 8) columns at a time and prefetches the output and update rows ahead in
+// the same loop, one call per batch. Vectors run across a row's columns, never
 // across rows, so each element still folds its updates one at a time in
 // index order, with the same roundings as the Go loop.
 
@@ -55,6 +55,7 @@ func sumRowsGo[O offset](out, upd []float32, dst, src []O, inner int) {
 	for i, d := range dst {
 		if a := i + runAhead; a < len(dst) {
 			prefetch(unsafe.Pointer(&out[int(dst[a])*inner]))
+			prefetch(unsafe.Pointer(&upd[int(src[a])*inner]))
 		}
 		o, s := int(d)*inner, int(src[i])*inner
 		sumC(out[o:o+inner], upd[s:s+inner])
