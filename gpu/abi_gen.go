@@ -99,13 +99,19 @@ const hotWords = 16
 // marks the normalised index of an update that a later one overwrites.
 // SORT_RUN is the run of the radix sort's stages on every device: a
 // tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
+// BUCKET_WORDS is the workgroup memory of the bucketed fold's
+// accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
+// half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
+// items while an invocation's steps stay within SEGMENT, at most
+// 2*LOCAL_SIZE a chunk.
 const (
-	maxRun     = 64
-	segment    = 16384
-	laterMax   = 64
-	tableRun   = 13
-	tableWords = 8192
-	sortRun    = 16
+	maxRun      = 64
+	segment     = 16384
+	laterMax    = 64
+	tableRun    = 13
+	tableWords  = 8192
+	sortRun     = 16
+	bucketWords = 4096
 )
 
 // The tensors a kernel addresses, by their chunk tables. The first five
@@ -141,10 +147,15 @@ const (
 	argPhase   = 0
 	argInnerLo = 1 // fold: elements per slot
 	argInnerHi = 2
-	argPerm    = 3 // fold: tensor of sorted positions; T_NONE: in order
-	argSeg     = 4 // fold: the segment of every slot's list this pass folds
-	argList    = 5 // fold: the tensor of slots with more than one segment, or T_NONE
-	argVals    = 6 // fold: the tensor of the sorted update values (slots of one element), or T_NONE
+	argPerm    = 3  // fold: tensor of sorted positions; T_NONE: in order
+	argSeg     = 4  // fold: the segment of every slot's list this pass folds
+	argList    = 5  // fold: the tensor of slots with more than one segment, or T_NONE
+	argVals    = 6  // fold: the tensor of the sorted update values (slots of one element), or T_NONE
+	argBKeys   = 7  // bucketed fold: the tensor of the sorted slots
+	argBTiles  = 8  // bucketed fold: the sort's tiles (T_HIST holds RADIX_DIGITS of them, scanned)
+	argBShift  = 9  // bucketed fold: log2 of the slots of a bucket
+	argBItems  = 10 // bucketed fold: the items sorted
+	argBSlots  = 11 // bucketed fold: the slots
 )
 
 // reduce.comp's phases (argument A_PHASE).

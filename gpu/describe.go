@@ -73,8 +73,12 @@ func (pl *callPlan) String() string {
 		fmt.Fprintf(&sb, "  %2d %s\n", i+1, pl.passes[i].String())
 	}
 	if len(pl.more) > 0 {
-		fmt.Fprintf(&sb, "  then up to %d further fold passes of %d positions, as many as the longest list the first fold finds needs\n",
-			len(pl.more), pl.more[0].n)
+		what := "the longest list the first fold finds"
+		if pl.j.red != nil && pl.j.red.bucket {
+			what = "the bucket the first fold leaves with the most updates"
+		}
+		fmt.Fprintf(&sb, "  then up to %d further fold passes of %d positions, as many as %s needs\n",
+			len(pl.more), pl.more[0].n, what)
 	}
 	return strings.TrimSuffix(sb.String(), "\n")
 }

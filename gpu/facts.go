@@ -56,9 +56,10 @@ type facts struct {
 	// also with knobs.NoShaderInt64), so that every kernel runs its 32-bit
 	// baseline variant (shaders.Key.NoInt64).
 	noInt64 bool
-	// Backend.deterministic, forceCAS, noPrivate, forceWide, orderedMax.
-	deterministic, forceCAS, noPrivate, forceWide bool
-	orderedMax                                    uint64
+	// Backend.deterministic, forceCAS, noPrivate, forceWide, noBuckets,
+	// orderedMax.
+	deterministic, forceCAS, noPrivate, forceWide, noBuckets bool
+	orderedMax                                               uint64
 	// table: the device's workgroup memory holds the last-writer table
 	// (4*tableWords bytes), and Backend.noTable is not set.
 	table bool
@@ -135,7 +136,7 @@ func (b *Backend) facts(stream bool) facts {
 		float32Add: caps.Float32AtomicAdd && !b.noFloatAtomics, float64Add: caps.Float64AtomicAdd && !b.noFloatAtomics,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
-		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide,
+		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}

@@ -44,6 +44,9 @@ type tuning struct {
 	scanRun uint32
 	// noPrivate turns off the workgroup-memory accumulation.
 	noPrivate bool
+	// noBuckets makes in-order folds that would be bucketed (planBucket)
+	// sort by every digit of the slot and fold slot by slot.
+	noBuckets bool
 	// noTable makes plans whose updates collide claim owner words where
 	// the last-writer table would serve (planTable).
 	noTable bool
@@ -101,6 +104,7 @@ func (b *Backend) force(k knobs.Knobs) {
 		b.orderedMax = 0
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
+	b.noBuckets = k.NoBuckets
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics
 	b.softFloats = k.SoftFloats

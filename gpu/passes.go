@@ -212,6 +212,10 @@ func (pl *callPlan) atomic() {
 // per segment of the longest list.
 func (pl *callPlan) ordered() {
 	j, r := pl.j, pl.j.red
+	if r.bucket {
+		pl.bucketed()
+		return
+	}
 	pl.scan(tOwner, r.slots+1)
 	// The first pass reads the update elements (carry) or takes the
 	// positions as values; the fold reads the last pass's values.
@@ -264,6 +268,52 @@ func (pl *callPlan) ordered() {
 			pl.passes = pl.passes[:last]
 		}
 	}
+}
+
+// bucketed appends the bucketed fold: one radix pass by the top digit of
+// the slot, carrying the update elements and writing the slots too, then
+// the fold, one workgroup per bucket, in as many passes as its longest
+// bucket needs (the first pass says how many: call.further).
+func (pl *callPlan) bucketed() {
+	j, r := pl.j, pl.j.red
+	pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(r.bshift), argTiles: uint32(r.tiles),
+		argKIn: tNorm, argVIn: tUpd, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+	buckets := (r.slots-1)>>r.bshift + 1
+	for seg := uint64(0); seg < r.segments; seg++ {
+		args := []uint32{argPhase: phaseFold, argSeg: uint32(seg), argList: tList, argVals: tV1, argBKeys: tK1,
+			argBTiles: uint32(r.tiles), argBShift: uint32(r.bshift), argBItems: uint32(r.items), argBSlots: uint32(r.slots)}
+		read, written := pl.bucketBytes(seg, buckets)
+		pl.dispatch(pass{label: "fold", key: r.bucketKey(j), n: buckets * groupSize, run: 1, args: args, seg: uint32(seg),
+			chain: segment, read: read, written: written})
+		if seg > 0 {
+			last := len(pl.passes) - 1
+			pl.more = append(pl.more, pl.passes[last])
+			pl.passes = pl.passes[:last]
+		}
+	}
+}
+
+// bucketBytes returns the device bytes that pass seg of the bucketed fold
+// of so many buckets reads and writes at most: each bucket's bounds (two
+// tile counts) and its next item, the slot and value of every item it
+// folds (all of them in pass 0, those not folded before in a later one),
+// and its elements, read and written back; a later pass only the buckets
+// with items left.
+func (pl *callPlan) bucketBytes(seg, buckets uint64) (read, written uint64) {
+	r := pl.j.red
+	e := uint64(pl.j.elemBytes)
+	items, slots := r.items, r.slots
+	if seg > 0 {
+		// A bucket left for pass seg held more than seg*bucketPass items.
+		buckets = min(buckets, items/(seg*bucketPass+1))
+		items -= min(items, seg*bucketPass)
+		slots = min(slots, buckets<<r.bshift)
+	}
+	read = 8*buckets + items*(4+4*r.vwords) + slots*e
+	if seg > 0 {
+		read += 4 * buckets
+	}
+	return read, slots*e + 4*buckets
 }
 
 // foldBytes returns the device bytes that segment seg of the in-order fold

@@ -77,6 +77,7 @@ func TestFoldChargesTheSlotsItFolds(t *testing.T) {
 	const items = 100_000
 	f := cpuFacts()
 	f.deterministic = true
+	f.noBuckets = true // the slot-by-slot fold; TestBucketedFoldCharges has the other
 	pl := planOf(t, f, elementsReq("add", tensor.Float32, []int{1024}, []int{items}))
 	require.Equal(t, "ordered", pl.path())
 	// The first fold pass is recorded with the call; the further ones

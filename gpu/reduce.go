@@ -68,6 +68,14 @@ type reduction struct {
 	chain     uint64
 	segments  uint64
 	listWords uint64
+	// bucket: the bucketed fold (planBucket): one radix pass by the top
+	// digit of the slot, bits bshift and up, so that a bucket of
+	// 1<<bshift slots lies together in index order; then one workgroup
+	// per bucket folds it in workgroup memory (reduce.comp, BUCKET),
+	// segments passes at most, T_LIST holding each bucket's next item
+	// between them (listWords = radixDigits). No counts, no slot starts.
+	bucket bool
+	bshift uint
 }
 
 // planReduction decides how the reduction of p runs on a device with
@@ -203,8 +211,6 @@ func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 
 // planOrdered fills in the in-order fold.
 func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
-	r.counts = true
-	j.flags |= flagCount
 	r.items = j.resolve
 	r.inner = 1
 	r.slots = orderedSlots(p, j)
@@ -221,6 +227,17 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 			Msg: fmt.Sprintf("vulkan: the in-order fold's sort takes %d bytes of workgroup memory; the device's maxComputeSharedMemorySize is %d",
 				sortSharedBytes, f.sharedMax)}
 	}
+	r.carry, r.vwords = r.inner == 1, 1
+	if r.carry && p.DType.Size() == 8 {
+		r.vwords = 2
+	}
+	r.tiles = ceilDiv(r.items, groupSize*sortRun)
+	keyBits := bits.Len64(r.slots - 1)
+	if f.planBucket(p, j, r, keyBits) {
+		return nil
+	}
+	r.counts = true
+	j.flags |= flagCount
 	j.owners = r.slots + 1 // counts, then scanned into starts
 	// The longest list a slot can have: an Element target receives the
 	// updates of its own column only, a row any index tuple.
@@ -235,19 +252,48 @@ func (f *facts) planOrdered(p *ops.Plan, j *job, r *reduction) error {
 			r.accBytes = 8 * j.outputs // partial sums between the passes
 		}
 	}
-	if keyBits := bits.Len64(r.slots - 1); keyBits > 0 {
-		r.passes = (keyBits + radixBits - 1) / radixBits
-	}
-	r.carry, r.vwords = r.inner == 1, 1
-	if r.carry && p.DType.Size() == 8 {
-		r.vwords = 2
-	}
-	r.tiles = ceilDiv(r.items, groupSize*sortRun)
+	r.passes = (keyBits + radixBits - 1) / radixBits
 	r.scanWords = max(scanScratch(r.slots+1, f.scanBlock()), scanScratch(radixDigits*r.tiles, f.scanBlock()))
 	if r.passes > 0 && radixDigits*r.tiles > narrowLimit {
 		return unsupported(p, "the in-order fold's sort needs %d tile counts; at most 2^31", radixDigits*r.tiles)
 	}
 	return nil
+}
+
+// bucketPass is the fewest items of a bucket that each pass of the
+// bucketed fold folds, unless the bucket ends first: it takes chunks of
+// groupSize items while an invocation's steps stay within segment, and a
+// chunk costs at most 2*groupSize of them (reduce.comp, bucketFold).
+const bucketPass = segment / (2 * groupSize) * groupSize
+
+// planBucket makes the in-order fold of r bucketed where that serves:
+// slots of one element (the updates carried through the sort), every
+// reduction but mean (whose division needs every slot's count) with
+// use_init_val, and more than one radix pass's worth of slots, but no
+// more slots than one pass sorts into buckets that fit the workgroup
+// memory of the bucketed kernel (bucketWords words: 2^20 slots of up to
+// 4 bytes, 2^19 of 8). One radix pass by the top digit then replaces the
+// counts, the scan of the slot starts and every other radix pass: the
+// fold reads each item's slot and value once, and each bucket's elements
+// once a pass. It reports whether it did.
+func (f *facts) planBucket(p *ops.Plan, j *job, r *reduction, keyBits int) bool {
+	if f.noBuckets || !r.carry || p.Reduction == ops.Mean || !r.useInit || keyBits <= radixBits {
+		return false
+	}
+	shift := keyBits - radixBits
+	if uint64(1)<<shift > bucketWords/r.vwords || radixDigits*r.tiles > narrowLimit {
+		return false
+	}
+	v, err := shaders.Lookup(r.bucketKey(j))
+	if err != nil || f.sharedMax != 0 && uint64(v.SharedBytes) > f.sharedMax {
+		return false
+	}
+	r.bucket, r.bshift, r.passes = true, uint(shift), 1
+	r.listWords = radixDigits
+	r.scanWords = scanScratch(radixDigits*r.tiles, f.scanBlock())
+	r.chain = r.items
+	r.segments = 1 + ceilDiv(r.items-min(r.items, bucketPass), bucketPass)
+	return true
 }
 
 // sortSharedBytes is the workgroup memory of the sort's scatter stage
@@ -298,6 +344,13 @@ func (r *reduction) reduceKey(j *job) shaders.Key {
 	return shaders.Key{Family: shaders.Reduce, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(), Reduction: r.red, DType: r.dtype}
 }
 
+// bucketKey returns the variant of the bucketed fold.
+func (r *reduction) bucketKey(j *job) shaders.Key {
+	k := r.reduceKey(j)
+	k.Private = true
+	return k
+}
+
 // describe names the path of j's reduction for Stats.Reduction.
 func (r *reduction) describe(j *job) string {
 	if r.ordered {
@@ -322,6 +375,9 @@ func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 		return sizes
 	}
 	sizes[tV1-tAcc] = 4 * r.vwords * r.items
+	if r.bucket {
+		sizes[tK1-tAcc] = 4 * r.items // the fold reads the slots
+	}
 	if r.passes > 1 {
 		sizes[tK1-tAcc] = 4 * r.items
 		sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.vwords*r.items

@@ -96,14 +96,15 @@ func workgroupBytes(spirv []byte, spec []uint32) (uint64, error) {
 }
 
 // TestWorkgroupMemory: every kernel fits the 16 KiB of workgroup memory
-// that Vulkan guarantees, except the two whose need planning checks
+// that Vulkan guarantees, except the three whose need planning checks
 // against the device's maxComputeSharedMemorySize: the last-writer table
-// of resolve (4*tableWords bytes, facts.table) and the sort's scatter
-// stage (sortSharedBytes, facts.sortFits); their sizes are what the
-// planner assumes.
+// of resolve (4*tableWords bytes, facts.table), the sort's scatter stage
+// (sortSharedBytes, facts.sortFits) and the bucketed fold (its variant's
+// SharedBytes, planBucket, no more than the sort's so that a device that
+// sorts can bucket); their sizes are what the planner assumes.
 func TestWorkgroupMemory(t *testing.T) {
 	const guaranteed = 16 << 10
-	var sortSeen, tableSeen int
+	var sortSeen, tableSeen, bucketSeen int
 	for _, v := range shaders.All() {
 		spirv, err := v.SPIRV()
 		require.NoError(t, err, v.Name)
@@ -114,6 +115,10 @@ func TestWorkgroupMemory(t *testing.T) {
 			case v.Key.Family == shaders.Sort && v.Key.Stage == shaders.RadixScatter:
 				sortSeen++
 				assert.Equal(t, uint64(sortSharedBytes), got, "%s: sortSharedBytes is not its workgroup memory", v.Name)
+			case v.Key.Family == shaders.Reduce && v.Key.Private:
+				bucketSeen++
+				assert.Equal(t, uint64(v.SharedBytes), got, "%s: SharedBytes is not its workgroup memory", v.Name)
+				assert.LessOrEqual(t, got, uint64(sortSharedBytes), "%s: more workgroup memory than the sort's", v.Name)
 			case got > guaranteed:
 				tableSeen++
 				assert.Equal(t, shaders.Resolve, v.Key.Family, "%s: %d bytes of workgroup memory, unchecked by planning", v.Name, got)
@@ -123,6 +128,7 @@ func TestWorkgroupMemory(t *testing.T) {
 	}
 	assert.Positive(t, sortSeen, "no sort scatter variant")
 	assert.Positive(t, tableSeen, "no resolve variant with the last-writer table")
+	assert.Positive(t, bucketSeen, "no bucketed fold variant")
 	require.Greater(t, sortSharedBytes, guaranteed, "the check below would test nothing")
 }
 

@@ -57,6 +57,12 @@
 //	                                   the identity word: 4/ELEM_BYTES
 //	gather.comp  the run; a word's elements: <= 4
 //	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
+//	             bucketFold            load and store: BUCKET_WORDS/LOCAL_SIZE; tags:
+//	                                   1024/LOCAL_SIZE; a pass's chunks, and within
+//	                                   each its rounds (<= LOCAL_SIZE) and a round's
+//	                                   run (<= LOCAL_SIZE): every round costs 1 plus
+//	                                   its longest run, and a chunk starts only while
+//	                                   the steps so far plus 2*LOCAL_SIZE <= SEGMENT
 //	reduce.glsl  divRound              3 (a 96-bit long division)
 //	             divStep (INT64 0)     32 (one 32-bit word of a long division, bit by bit);
 //	                                   udiv64 takes 2, divRound 3

@@ -101,7 +101,8 @@ type Stage uint8
 // Key selects a variant. Fields that do not apply to the family stay zero:
 // IndexBytes, IndexSigned and Private for Resolve; ElemBytes and Reduction for
 // Scatter and Gather; DType, Atomics and Private for Scatter with a
-// reduction; ElemBytes, Reduction and DType for Reduce; Stage for Sort.
+// reduction; ElemBytes, Reduction, DType and Private for Reduce; Stage for
+// Sort.
 type Key struct {
 	Family Family
 	Kind   Kind
@@ -123,7 +124,9 @@ type Key struct {
 	// Private selects the workgroup-memory accumulation of Scatter
 	// reductions (PrivateWords of workgroup memory), and for Resolve the
 	// last-writer table in workgroup memory (FLAG_TABLE; 4*TABLE_WORDS
-	// bytes of it, 32-bit positions only).
+	// bytes of it, 32-bit positions only), and for Reduce the bucketed
+	// fold, with its accumulators in workgroup memory (BUCKET in
+	// src/reduce.comp; 32-bit positions only, every reduction but mean).
 	Private bool
 	Stage   Stage
 }

@@ -168,6 +168,7 @@ func Paths() []Path {
 		{Name: "reduce/noFloatAtomics", Doc: "random reductions as without float atomics: float32 min and max on integer atomics alone", Knobs: knobs.Knobs{NoFloatAtomics: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 302},
 		{Name: "reduce/exactAtomics", Doc: "float atomic add for the updates no flush of subnormals can change, as on GPUs", Knobs: knobs.Knobs{ExactAtomics: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 303},
 		{Name: "reduce/softFloats", Doc: "every float sum, sub, prod and mean step in integer arithmetic", Knobs: knobs.Knobs{SoftFloats: true, NoOrderedSmall: true}, Suite: suiteReduce, N: 1000, Seed: 304},
+		{Name: "reduce/noBuckets", Doc: "in-order folds slot by slot, none bucketed", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoOrderedSmall: true, NoBuckets: true}, Suite: suiteReduce, N: 1000, Seed: 305, Deterministic: true},
 	}
 	paths = append(paths, reduceShapes()...)
 	return append(paths, []Path{
@@ -178,11 +179,13 @@ func Paths() []Path {
 		{Name: "contention/noFloatAtomics", Doc: "as without float atomics: float32 min and max on integer atomics alone", Knobs: knobs.Knobs{NoFloatAtomics: true, NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 406},
 		{Name: "contention/cas-global", Doc: "compare-and-swap loops without workgroup accumulation", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteContention, N: 2000, Seed: 403},
 		{Name: "contention/deterministic", Doc: "in-order folds", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteContention, N: 2000, Seed: 404, Deterministic: true},
+		{Name: "contention/noBuckets", Doc: "in-order folds slot by slot, none bucketed", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoOrderedSmall: true, NoBuckets: true}, Suite: suiteContention, N: 2000, Seed: 408, Deterministic: true},
 		{Name: "contention/walk", Doc: "every Element plan walks its columns", Knobs: knobs.Knobs{NoOrderedSmall: true, WalkMinColumns: 1}, Suite: suiteContention, N: 2000, Seed: 405, Walk: true},
 		{Name: "scale/default", Doc: "long columns, many updates per element, rank-64 tuples, NaN signs", Suite: suiteScale, N: 1, Seed: 600},
 		{Name: "scale/native-global", Doc: "as scale/default, native atomics without workgroup accumulation", Knobs: knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}, Suite: suiteScale, N: 1, Seed: 601},
 		{Name: "scale/cas", Doc: "as scale/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteScale, N: 1, Seed: 602},
 		{Name: "scale/deterministic", Doc: "as scale/default, folded in order", Opts: gpu.Options{Deterministic: true}, Suite: suiteScale, N: 1, Seed: 603},
+		{Name: "scale/noBuckets", Doc: "as scale/deterministic, folded slot by slot", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoBuckets: true}, Suite: suiteScale, N: 1, Seed: 605},
 		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Knobs: walk, Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},

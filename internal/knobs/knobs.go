@@ -51,6 +51,10 @@ type Knobs struct {
 	// atomics as large ones do, instead of folding in index order. Their
 	// results then differ from cpuref's by rounding.
 	NoOrderedSmall bool
+	// NoBuckets makes in-order folds that would be bucketed (one radix
+	// pass by the slot's top digit, then a workgroup per bucket) sort by
+	// every digit of the slot and fold slot by slot.
+	NoBuckets bool
 	// NoWorkgroupAccumulation turns off the accumulation of reductions in
 	// workgroup memory before the atomics on the output.
 	NoWorkgroupAccumulation bool

@@ -255,7 +255,12 @@ var abiGroups = []abiGroup{
 			"TABLE_RUN*TABLE_WORDS/2 times in all, below lavapipe's 65535. NO_ROW\n" +
 			"marks the normalised index of an update that a later one overwrites.\n" +
 			"SORT_RUN is the run of the radix sort's stages on every device: a\n" +
-			"tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.",
+			"tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.\n" +
+			"BUCKET_WORDS is the workgroup memory of the bucketed fold's\n" +
+			"accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or\n" +
+			"half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE\n" +
+			"items while an invocation's steps stay within SEGMENT, at most\n" +
+			"2*LOCAL_SIZE a chunk.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
@@ -265,6 +270,7 @@ var abiGroups = []abiGroup{
 			cv("TABLE_WORDS", "tableWords", 8192, ""),
 			cv("NO_ROW", "", 0xFFFFFFFF, ""),
 			cv("SORT_RUN", "sortRun", 16, ""),
+			cv("BUCKET_WORDS", "bucketWords", 4096, ""),
 		},
 	},
 	{
@@ -313,6 +319,11 @@ var abiGroups = []abiGroup{
 			c("A_SEG", "argSeg", "fold: the segment of every slot's list this pass folds"),
 			c("A_LIST", "argList", "fold: the tensor of slots with more than one segment, or T_NONE"),
 			c("A_VALS", "argVals", "fold: the tensor of the sorted update values (slots of one element), or T_NONE"),
+			c("A_BKEYS", "argBKeys", "bucketed fold: the tensor of the sorted slots"),
+			c("A_BTILES", "argBTiles", "bucketed fold: the sort's tiles (T_HIST holds RADIX_DIGITS of them, scanned)"),
+			c("A_BSHIFT", "argBShift", "bucketed fold: log2 of the slots of a bucket"),
+			c("A_BITEMS", "argBItems", "bucketed fold: the items sorted"),
+			c("A_BSLOTS", "argBSlots", "bucketed fold: the slots"),
 		),
 	},
 	{

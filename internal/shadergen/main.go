@@ -52,6 +52,7 @@ type variant struct {
 	index    int    // resolve: index element size in bytes
 	signed   bool   // resolve: signed index type
 	table    bool   // resolve: the workgroup-memory table (FLAG_TABLE)
+	bucket   bool   // reduce: the bucketed fold (BUCKET), keys Private
 	red      string // scatter, gather: reduction ("none" for moves)
 	dtype    *dtype // scatter with a reduction, reduce
 	atomics  string // scatter with a reduction: "cas", "native" or "int"
@@ -226,6 +227,22 @@ func allVariants() []*variant {
 			v.name = fmt.Sprintf("reduce-%s-p%d", dt.name, pos)
 			v.defines = []string{"DTYPE=" + dt.macro}
 			out = append(out, v)
+			if pos != 32 || dt.name == "bool" {
+				continue
+			}
+			// The bucketed fold (BUCKET, reduce.comp): workgroup-memory
+			// accumulators, in variants of their own so that the other
+			// phases need none; 32-bit positions only, as the in-order
+			// fold, and no mean, which keeps the slot-by-slot fold.
+			bv := &variant{family: "reduce", elem: dt.size, dtype: dt, posBits: pos, bucket: true}
+			for _, red := range foldReductions(dt) {
+				if red != "mean" {
+					bv.keys = append(bv.keys, specKey{red: red, private: true, spec: spec(red, 1)})
+				}
+			}
+			bv.name = fmt.Sprintf("reduce-%s-p%d-bucket", dt.name, pos)
+			bv.defines = []string{"DTYPE=" + dt.macro, "BUCKET=1"}
+			out = append(out, bv)
 		}
 	}
 	for _, st := range abiGroupOf("Stage").consts {
@@ -485,7 +502,9 @@ func table(vs []*variant) ([]byte, error) {
 			}
 			if k.private {
 				kk += ", Private: true"
-				name += ":private"
+				if !v.bucket {
+					name += ":private"
+				}
 			}
 			entries = append(entries, entry{name: name, key: kk, file: file, spec: k.spec, v: v})
 		}

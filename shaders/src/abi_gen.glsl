@@ -128,6 +128,11 @@
 // marks the normalised index of an update that a later one overwrites.
 // SORT_RUN is the run of the radix sort's stages on every device: a
 // tile of LOCAL_SIZE*SORT_RUN items, sorted in workgroup memory.
+// BUCKET_WORDS is the workgroup memory of the bucketed fold's
+// accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
+// half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
+// items while an invocation's steps stay within SEGMENT, at most
+// 2*LOCAL_SIZE a chunk.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
@@ -135,6 +140,7 @@
 #define TABLE_WORDS 8192u
 #define NO_ROW 4294967295u
 #define SORT_RUN 16u
+#define BUCKET_WORDS 4096u
 
 // The tensors a kernel addresses, by their chunk tables. The first five
 // have their table offsets in the push constants; the reduction tensors
@@ -170,6 +176,11 @@
 #define A_SEG 4      // fold: the segment of every slot's list this pass folds
 #define A_LIST 5     // fold: the tensor of slots with more than one segment, or T_NONE
 #define A_VALS 6     // fold: the tensor of the sorted update values (slots of one element), or T_NONE
+#define A_BKEYS 7    // bucketed fold: the tensor of the sorted slots
+#define A_BTILES 8   // bucketed fold: the sort's tiles (T_HIST holds RADIX_DIGITS of them, scanned)
+#define A_BSHIFT 9   // bucketed fold: log2 of the slots of a bucket
+#define A_BITEMS 10  // bucketed fold: the items sorted
+#define A_BSLOTS 11  // bucketed fold: the slots
 
 // reduce.comp's phases (argument A_PHASE).
 #define PHASE_PREPARE 1u

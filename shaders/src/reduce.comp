@@ -245,6 +245,160 @@ void fold(pos_t p) {
 	storeElem(p, acc);
 }
 
+#ifdef BUCKET
+// The bucketed fold (PHASE_FOLD in the BUCKET variants), after one pass of
+// the radix sort by the slot's top digit: the items of every bucket (the
+// slots that share the digit, B_SLOTS of them at most) lie together, in
+// index order, with their slots (A_BKEYS) and values (A_VALS). One
+// workgroup folds one bucket, in workgroup memory: it loads the bucket's
+// elements, takes its items LOCAL_SIZE at a time (a chunk, one per
+// invocation) and stores the elements back. Within a chunk, rounds: every
+// item not yet folded claims its slot's tag (a hash of the slot) with its
+// place in the chunk, and the claim that holds, the first of that tag,
+// folds its item and every item right after it of the same slot, in
+// order. The others wait for a later round. An item is folded only after
+// every earlier item of its slot, in this chunk (which would have claimed
+// first, or been folded by the run of one that did) and in every earlier
+// chunk, so each element sees its updates in index order, as the CPU
+// reference does.
+//
+// A pass folds chunks while the steps its invocations take stay within
+// SEGMENT: each chunk costs its rounds plus the longest run of each round.
+// A bucket that is not done keeps its partial fold in the output, and its
+// next item in word A_LIST[bucket]; pass 0 raises the word after the error
+// word to SEGMENT plus twice the items left, so that the host records
+// enough further passes (A_SEG > 0): each takes at least SEGMENT/2 items
+// of every bucket not yet done.
+#define B_SLOTS (ELEM_BYTES == 8 ? uint(BUCKET_WORDS) / 2u : uint(BUCKET_WORDS))
+#define B_TAGS 1024u
+#define NO_TAG 0xFFFFFFFFu
+shared E_T accS[B_SLOTS];
+shared uint tagS[B_TAGS];
+shared uint slotS[LOCAL_SIZE];
+shared E_T valS[LOCAL_SIZE];
+shared uint foldedS[LOCAL_SIZE];
+shared uint ctlS[4]; // items left, by round parity; the longest run, by parity
+
+// bucketStep folds x into a, as the fold does.
+E_T bucketStep(E_T a, E_T x) {
+#if DTYPE != DT_BOOL
+	if (RED == RED_SUB) {
+		x = negate(x);
+	}
+#endif
+	return combine(a, x);
+}
+
+void bucketFold(uint b) {
+	uint lid = gl_LocalInvocationID.x;
+	uint tiles = pc.hot[A_BTILES], items = pc.hot[A_BITEMS], shift = pc.hot[A_BSHIFT];
+	uint keys = pc.hot[A_BKEYS], vals = pc.hot[A_VALS], prog = pc.hot[A_LIST], seg = pc.hot[A_SEG];
+	// The bucket's items: from its digit's start in the scanned tile
+	// counts to the next digit's.
+	uint lo = loadWord(T_HIST, u32Offset(pos_t(b * tiles)));
+	uint hi = b + 1u < uint(RADIX_DIGITS) ? loadWord(T_HIST, u32Offset(pos_t((b + 1u) * tiles))) : items;
+	uint from = seg == 0u ? lo : loadWord(prog, u32Offset(pos_t(b)));
+	if (from >= hi) {
+		// The same for every invocation. Pass 0 marks the bucket done
+		// for the further passes.
+		if (seg == 0u && lid == 0u) {
+			storeWord(prog, u32Offset(pos_t(b)), hi);
+		}
+		return;
+	}
+	uint base = b << shift;
+	uint nslots = min(1u << shift, pc.hot[A_BSLOTS] - base);
+	for (uint i = lid; i < nslots; i += uint(LOCAL_SIZE)) {
+		accS[i] = loadElem(T_OUT, pos_t(base + i));
+	}
+	for (uint i = lid; i < B_TAGS; i += uint(LOCAL_SIZE)) {
+		tagS[i] = NO_TAG;
+	}
+	if (lid < 4u) {
+		ctlS[lid] = 0u;
+	}
+	barrier();
+	uint steps = 0u, at = from, round = 0u;
+	while (at < hi && steps + 2u * uint(LOCAL_SIZE) <= uint(SEGMENT)) {
+		uint i = at + lid;
+		bool pending = i < hi;
+		uint slot = NO_TAG;
+		if (pending) {
+			slot = loadWord(keys, u32Offset(pos_t(i))) - base;
+			valS[lid] = sortedValue(vals, i);
+		}
+		slotS[lid] = slot;
+		foldedS[lid] = 0u;
+		barrier();
+		for (;;) {
+			uint par = round & 1u;
+			uint tag = slot & (B_TAGS - 1u);
+			if (pending) {
+				atomicMin(tagS[tag], lid);
+			}
+			barrier();
+			if (lid == 0u) {
+				// The next round's counters, which every invocation
+				// read before the barrier above.
+				ctlS[par ^ 1u] = 0u;
+				ctlS[2u + (par ^ 1u)] = 0u;
+			}
+			bool wins = pending && tagS[tag] == lid;
+			if (wins) {
+				E_T a = bucketStep(accS[slot], valS[lid]);
+				uint k = lid + 1u;
+				for (; k < uint(LOCAL_SIZE) && slotS[k] == slot; k++) {
+					a = bucketStep(a, valS[k]);
+					foldedS[k] = 1u;
+				}
+				accS[slot] = a;
+				atomicMax(ctlS[2u + par], k - lid);
+			}
+			barrier();
+			if (wins) {
+				tagS[tag] = NO_TAG;
+			}
+			if (wins || foldedS[lid] != 0u) {
+				pending = false;
+			}
+			if (pending) {
+				atomicAdd(ctlS[par], 1u);
+			}
+			barrier();
+			uint left = ctlS[par];
+			steps += 1u + ctlS[2u + par];
+			round++;
+			if (left == 0u) {
+				break;
+			}
+		}
+		at += uint(LOCAL_SIZE);
+	}
+	barrier();
+	for (uint i = lid; i < nslots; i += uint(LOCAL_SIZE)) {
+		storeElem(pos_t(base + i), accS[i]);
+	}
+	if (lid == 0u) {
+		at = min(at, hi);
+		storeWord(prog, u32Offset(pos_t(b)), at);
+		if (seg == 0u && at < hi) {
+			atomicMax(Word(addrAdd(errorAddress(), 4u)).w, uint(SEGMENT) + 2u * (hi - at));
+		}
+	}
+}
+
+void main() {
+	// One workgroup per bucket, every invocation with a position: the
+	// host dispatches LOCAL_SIZE positions per bucket, one each. An error
+	// word set by resolve is set for the whole pass.
+	pos_t p = firstPosition();
+	if (errorSet()) {
+		return;
+	}
+	loadChunks();
+	bucketFold(uint(p) / uint(LOCAL_SIZE));
+}
+#else
 void main() {
 	pos_t p = firstPosition();
 	count_t end = runEnd(p);
@@ -263,3 +417,4 @@ void main() {
 		}
 	}
 }
+#endif

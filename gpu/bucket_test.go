@@ -1,0 +1,216 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// bucketRequest returns a reduction of items updates into a 1-D tensor of
+// targets elements, the targets of the updates given by at (ScatterND
+// with index tuples of one component where nd is set, else
+// ScatterElements), the values random.
+func bucketRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targets, items int, at func(i int) int64) ops.Request {
+	elemOp := "ScatterElements-18"
+	if op == "ScatterElementsUpdate-12" {
+		elemOp = op
+	}
+	req := opstest.ContentionRequest(rng, elemOp, dt, red, targets, 0, nil)
+	upd := opstest.ContentionRequest(rng, elemOp, dt, red, 1, items, nil).Updates
+	shape := []int{items}
+	if op != elemOp {
+		shape = []int{items, 1}
+		req.Op, req.Axis = op, nil
+	}
+	idx, err := tensor.New(tensor.Int64, shape)
+	if err != nil {
+		panic(err)
+	}
+	iv := tensor.View[int64](idx)
+	for i := range iv {
+		iv[i] = at(i)
+	}
+	req.Indices, req.Updates = idx, upd
+	return req
+}
+
+// TestBucketedFoldBitIdentity: the bucketed fold gives the CPU
+// reference's bits for every order-sensitive reduction and element type
+// it takes, on random targets over many buckets, on every update into one
+// element (a run as long as each chunk, and more passes than the first),
+// on alternating targets that share a tag (one item folded per round,
+// the most rounds a chunk can take), on runs of a few targets, on a few
+// updates into a million elements, with index tuples (ScatterND) and
+// negative indices, in an Execute and in a batch; and the 64-bit integer
+// reductions a device without 64-bit atomics folds in order, on the
+// 32-bit baseline too.
+func TestBucketedFoldBitIdentity(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	type pattern struct {
+		name           string
+		targets, items int
+		at             func(i int) int64
+	}
+	runsOf := func(n int) func(int) int64 {
+		// Runs of 1 to 40 updates of one of n targets.
+		var cur int64
+		left := 0
+		return func(int) int64 {
+			if left == 0 {
+				cur, left = int64(rng.Intn(n)), 1+rng.Intn(40)
+			}
+			left--
+			return cur
+		}
+	}
+	patterns := []pattern{
+		{"random, many buckets", 70000, 140000, func(int) int64 { return int64(rng.Intn(70000)) }},
+		{"random, negative", 9000, 30000, func(int) int64 { return int64(rng.Intn(18000) - 9000) }},
+		{"every update into one element", 3000, 2*segment + 300, func(int) int64 { return 1234 }},
+		// Targets 5 and 1029 share a tag (1024 of them) in a bucket of
+		// 2048 targets: every round folds one item of a chunk.
+		{"alternating targets of one tag", 300000, 20000, func(i int) int64 { return int64(5 + 1024*(i%2)) }},
+		{"runs of a few targets", 5000, 40000, runsOf(6)},
+		{"a few updates into a million elements", 1 << 20, 5000, func(int) int64 { return int64(rng.Intn(1 << 20)) }},
+	}
+	type opRed struct{ op, red string }
+	float := []opRed{{"ScatterElements-18", "add"}, {"ScatterND-18", "mul"}, {"ScatterNDUpdate-15", "sub"}, {"ScatterElementsUpdate-12", "sum"}}
+	b := openTest(t, Options{Deterministic: true})
+	check := func(b *Backend, name string, req ops.Request, batch bool) {
+		t.Helper()
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, name)
+		f := b.facts(true)
+		pl, err := f.planCall(p)
+		require.NoError(t, err, name)
+		require.True(t, pl.j.red != nil && pl.j.red.bucket, "%s: not bucketed", name)
+		got, want := runBoth(t, b, p)
+		require.Empty(t, opstest.DiffExact(got, want), name)
+		if batch {
+			res := runResident(t, b, p, req)
+			require.Empty(t, opstest.DiffExact(res, want), name+", batch")
+		}
+	}
+	for _, pt := range patterns {
+		for _, dt := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64} {
+			for k, r := range float {
+				if dt == tensor.Float64 && (pt.targets > 1<<19 || !b.dev.Capabilities().ShaderFloat64) {
+					// Buckets of 8-byte elements hold half as many
+					// targets; float64 arithmetic needs shaderFloat64.
+					continue
+				}
+				name := pt.name + ", " + dt.String() + " " + r.op + " " + r.red
+				check(b, name, bucketRequest(rng, r.op, dt, r.red, pt.targets, pt.items, pt.at), dt == tensor.Float32 && k == 0)
+			}
+		}
+	}
+	// 64-bit integers without 64-bit atomics fold in order, bucketed:
+	// with shaderInt64, and on the 32-bit baseline (element pairs).
+	for _, c := range []struct {
+		name  string
+		knobs knobs.Knobs
+	}{{"no 64-bit atomics", knobs.Knobs{NoInt64Atomics: true}}, {"32-bit baseline", knobs.Knobs{NoShaderInt64: true}}} {
+		bi := openTest(t, Options{}, c.knobs)
+		for _, pt := range patterns[:5] {
+			for _, red := range []string{"add", "max", "mul"} {
+				name := c.name + ", " + pt.name + ", int64 " + red
+				check(bi, name, bucketRequest(rng, "ScatterElements-18", tensor.Int64, red, pt.targets, pt.items, pt.at), false)
+			}
+		}
+	}
+}
+
+// TestBucketedFoldPassesFollowTheData: with the same shapes (four updates
+// per element of 70000, 273 buckets of 256 elements), spreading the
+// updates uniformly folds them in one pass, and putting every update into
+// one element takes the further passes the first pass reports: it folds
+// 62 chunks of 256 (each one round and a run of 256 steps, within
+// SEGMENT), and asks for one further pass per bucketPass items left,
+// ceil((280000 - 62*256) / 8192) = 33. A batch's last call records the
+// same; the results are the CPU reference's bits.
+func TestBucketedFoldPassesFollowTheData(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	b := openTest(t, Options{Deterministic: true})
+	const targets, items = 70000, 4 * 70000
+	for _, c := range []struct {
+		name    string
+		at      func(i int) int64
+		further int
+	}{
+		{"uniformly spread", func(i int) int64 { return int64(i % targets) }, 0},
+		{"every update into one element", func(int) int64 { return 777 }, 33},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", targets, items, c.at)
+			p, err := ops.Prepare(req)
+			require.NoError(t, err)
+			f := b.facts(false)
+			pl, err := f.planCall(p)
+			require.NoError(t, err)
+			require.True(t, pl.j.red.bucket)
+			require.Len(t, pl.more, 34, "the further passes the shapes allow")
+			got, want := runBoth(t, b, p)
+			require.Empty(t, opstest.DiffExact(got, want))
+			dispatches := 0
+			for _, ps := range append(pl.passes, pl.more[:c.further]...) {
+				dispatches += len(ps.dispatches)
+			}
+			assert.Equal(t, dispatches, b.LastStats().Dispatches, "dispatches")
+			res := runResident(t, b, p, req)
+			require.Empty(t, opstest.DiffExact(res, want), "batch")
+			assert.Equal(t, dispatches, b.LastStats().Dispatches, "a batch's last call: dispatches")
+		})
+	}
+}
+
+// TestBucketedFoldCharges: the bucketed plan of a deterministic float
+// sum (16 updates per element of a million, SE-sum-dup's shapes) takes
+// one radix pass and no counts, moves at most 4 times the bytes a single
+// pass must, and charges each further pass for the items and buckets it
+// can still fold, falling pass by pass; the slot-by-slot fold (NoBuckets)
+// takes three radix passes.
+func TestBucketedFoldCharges(t *testing.T) {
+	const n = 1 << 20
+	f := cpuFacts()
+	f.deterministic = true
+	req := elementsReq("add", tensor.Float32, []int{n}, []int{16 * n})
+	pl := planOf(t, f, req)
+	r := pl.j.red
+	require.True(t, r.bucket)
+	assert.Equal(t, 1, r.passes)
+	assert.Zero(t, pl.j.flags&flagCount, "no counts")
+	assert.Zero(t, pl.j.owners, "no owner words")
+	onePass := uint64(16*n*(8+4) + 2*n*4) // indices, updates, data read and written
+	var traffic uint64
+	dispatches := 0
+	for _, ps := range pl.passes {
+		traffic += ps.read + ps.written
+		dispatches += len(ps.dispatches)
+	}
+	assert.LessOrEqual(t, traffic, 4*onePass)
+	assert.Equal(t, 7, dispatches, "resolve, radix count, 3 scans, radix scatter, fold")
+	prev := pl.passes[len(pl.passes)-1].read
+	for s, ps := range pl.more {
+		assert.Equal(t, uint32(s+1), ps.seg)
+		assert.Less(t, ps.read, prev, "further pass %d reads less than the one before", s+1)
+		prev = ps.read
+	}
+	f.noBuckets = true
+	old := planOf(t, f, req)
+	assert.False(t, old.j.red.bucket)
+	assert.Equal(t, 3, old.j.red.passes)
+}
