@@ -51,9 +51,9 @@ func bucketRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targe
 // on alternating targets that share a tag (one item folded per round,
 // the most rounds a chunk can take), on runs of a few targets, on a few
 // updates into a million elements, with index tuples (ScatterND) and
-// negative indices, in an Execute and in a batch; and the 64-bit integer
-// reductions a device without 64-bit atomics folds in order, on the
-// 32-bit baseline too.
+// negative indices, in an Execute and in a batch; in 16-byte chunks and
+// split dispatches; and the 64-bit integer reductions a device without
+// 64-bit atomics folds in order, on the 32-bit baseline too.
 func TestBucketedFoldBitIdentity(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -114,6 +114,24 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 				name := pt.name + ", " + dt.String() + " " + r.op + " " + r.red
 				check(b, name, bucketRequest(rng, r.op, dt, r.red, pt.targets, pt.items, pt.at), dt == tensor.Float32 && k == 0)
 			}
+		}
+	}
+	// The same on other shapes of the device: tensors in 16-byte chunks
+	// (every bucket's elements, slots and values across chunks), and
+	// dispatches split into 2-D and 3-D grids and several dispatches
+	// (buckets found from the workgroup's position); not at -short (as
+	// on SwiftShader, TestSwiftShader).
+	for _, c := range []struct {
+		name  string
+		knobs knobs.Knobs
+	}{{"16-byte chunks", knobs.Knobs{ChunkBytes: 16}}, {"grids", knobs.Knobs{MaxWorkGroups: [3]uint32{1, 2, 65535}}}} {
+		if testing.Short() {
+			break
+		}
+		bs := openTest(t, Options{Deterministic: true}, c.knobs)
+		for _, pt := range []pattern{patterns[0], patterns[2], patterns[4]} {
+			name := c.name + ", " + pt.name
+			check(bs, name, bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", pt.targets, pt.items, pt.at), true)
 		}
 	}
 	// 64-bit integers without 64-bit atomics fold in order, bucketed:
