@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"context"
 	"math/rand"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
@@ -84,6 +86,20 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 		{"alternating targets of one tag", 300000, 20000, func(i int) int64 { return int64(5 + 1024*(i%2)) }},
 		{"runs of a few targets", 5000, 40000, runsOf(6)},
 		{"a few updates into a million elements", 1 << 20, 5000, func(int) int64 { return int64(rng.Intn(1 << 20)) }},
+		// Buckets of 512 targets that take 3 passes (40000 updates into
+		// one element), 2 (20000) and one (10000 alternating between
+		// two targets: 128 rounds a chunk), as the others.
+		{"buckets done in different passes", 70000, 80000, func(i int) int64 {
+			switch {
+			case i < 40000:
+				return 10
+			case i < 60000:
+				return 600
+			case i < 70000:
+				return int64(1030 + i%2)
+			}
+			return int64(rng.Intn(70000))
+		}},
 	}
 	type opRed struct{ op, red string }
 	float := []opRed{{"ScatterElements-18", "add"}, {"ScatterND-18", "mul"}, {"ScatterNDUpdate-15", "sub"}, {"ScatterElementsUpdate-12", "sum"}}
@@ -231,4 +247,67 @@ func TestBucketedFoldCharges(t *testing.T) {
 	old := planOf(t, f, req)
 	assert.False(t, old.j.red.bucket)
 	assert.Equal(t, 3, old.j.red.passes)
+}
+
+// TestBucketedFoldBatch: a batch's first call records every further pass
+// its shapes allow (a later call may read its output), so its lists of
+// unfinished buckets go round through passes with nothing left to fold;
+// both calls give the CPU reference's bits, applied twice.
+func TestBucketedFoldBatch(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	b := openTest(t, Options{Deterministic: true})
+	ctx := context.Background()
+	const targets, items = 70000, 80000
+	req := bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", targets, items, func(i int) int64 {
+		switch {
+		case i < 40000:
+			return 10 // a bucket of 3 passes
+		case i < 60000:
+			return 600 // one of 2
+		}
+		return int64(rng.Intn(targets))
+	})
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	f := b.facts(false)
+	pl, err := f.planCall(p)
+	require.NoError(t, err)
+	require.True(t, pl.j.red.bucket)
+	require.Len(t, pl.more, 9, "the further passes the shapes allow")
+	want := req.Data
+	for range 2 {
+		r := req
+		r.Data = want
+		pk, err := ops.Prepare(r)
+		require.NoError(t, err)
+		out, _ := tensor.New(pk.DType, pk.Shape)
+		require.NoError(t, cpuref.New().Execute(ctx, pk, out))
+		want = out
+	}
+	up := func(x *tensor.Tensor) *Tensor {
+		r, err := b.Upload(ctx, x)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	}
+	data, indices, updates := up(req.Data), up(req.Indices), up(req.Updates)
+	c := Call{Op: req.Op, Data: data, Out: data, Indices: indices, Updates: updates, Reduction: req.Reduction}
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	require.NoError(t, bt.Add(c))
+	s, err := bt.Submit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Wait(ctx))
+	got, err := data.Download(ctx)
+	require.NoError(t, err)
+	require.Empty(t, opstest.DiffExact(got, want))
+	inline := 0
+	for _, ps := range append(pl.passes, pl.more...) {
+		inline += len(ps.dispatches)
+	}
+	// The last call: 40000-15872 items left in its longest bucket, one
+	// further pass per bucketPass of them.
+	assert.Equal(t, inline+inline-len(pl.more)+3, s.Stats().Dispatches, "the first call records every pass, the last the 3 its data needs")
 }

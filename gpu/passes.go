@@ -279,11 +279,16 @@ func (pl *callPlan) bucketed() {
 	pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(r.bshift), argTiles: uint32(r.tiles),
 		argKIn: tNorm, argVIn: tUpd, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
 	buckets := (r.slots-1)>>r.bshift + 1
+	if r.segments > 1 {
+		// The lists of the buckets not yet done start empty.
+		pl.passes = append(pl.passes, pass{kind: passFill, slot: tList, written: 4 * r.listWords})
+	}
 	for seg := uint64(0); seg < r.segments; seg++ {
 		args := []uint32{argPhase: phaseFold, argSeg: uint32(seg), argList: tList, argVals: tV1, argBKeys: tK1,
 			argBTiles: uint32(r.tiles), argBShift: uint32(r.bshift), argBItems: uint32(r.items), argBSlots: uint32(r.slots)}
-		read, written := pl.bucketBytes(seg, buckets)
-		pl.dispatch(pass{label: "fold", key: r.bucketKey(j), n: buckets * groupSize, run: 1, args: args, seg: uint32(seg),
+		groups := bucketsLeft(seg, buckets, r.items)
+		read, written := pl.bucketBytes(seg, groups)
+		pl.dispatch(pass{label: "fold", key: r.bucketKey(j), n: groups * groupSize, run: 1, args: args, seg: uint32(seg),
 			chain: segment, read: read, written: written})
 		if seg > 0 {
 			last := len(pl.passes) - 1
@@ -293,27 +298,39 @@ func (pl *callPlan) bucketed() {
 	}
 }
 
-// bucketBytes returns the device bytes that pass seg of the bucketed fold
-// of so many buckets reads and writes at most: each bucket's bounds (two
-// tile counts) and its next item, the slot and value of every item it
-// folds (all of them in pass 0, those not folded before in a later one),
-// and its elements, read and written back; a later pass only the buckets
-// with items left.
+// bucketsLeft returns the most buckets, of so many over items, that pass
+// seg of the bucketed fold can have to fold: every one in pass 0; in a
+// later pass only those that held more than seg*bucketPass items, since
+// every pass folds at least bucketPass of each.
+func bucketsLeft(seg, buckets, items uint64) uint64 {
+	if seg == 0 {
+		return buckets
+	}
+	return max(1, min(buckets, items/(seg*bucketPass+1)))
+}
+
+// bucketBytes returns the device bytes that pass seg of the bucketed fold,
+// over at most so many buckets, reads and writes at most: each bucket's
+// bounds (two tile counts), in a later pass also the list's count, its
+// entry and its next item; the slot and value of every item it folds (all
+// of them in pass 0, those not folded before in a later one); its
+// elements, read and written back; a listed bucket's next item, and for
+// a bucket left unfinished its next item and its entry in the next list.
 func (pl *callPlan) bucketBytes(seg, buckets uint64) (read, written uint64) {
 	r := pl.j.red
 	e := uint64(pl.j.elemBytes)
 	items, slots := r.items, r.slots
 	if seg > 0 {
-		// A bucket left for pass seg held more than seg*bucketPass items.
-		buckets = min(buckets, items/(seg*bucketPass+1))
 		items -= min(items, seg*bucketPass)
 		slots = min(slots, buckets<<r.bshift)
 	}
 	read = 8*buckets + items*(4+4*r.vwords) + slots*e
+	written = slots*e + 8*bucketsLeft(seg+1, buckets, r.items) + 4 // and a list's count emptied
 	if seg > 0 {
-		read += 4 * buckets
+		read += 4 + 8*buckets
+		written += 4 * buckets // a listed bucket's next item, done or not
 	}
-	return read, slots*e + 4*buckets
+	return read, written
 }
 
 // foldBytes returns the device bytes that segment seg of the in-order fold

@@ -72,8 +72,9 @@ type reduction struct {
 	// digit of the slot, bits bshift and up, so that a bucket of
 	// 1<<bshift slots lies together in index order; then one workgroup
 	// per bucket folds it in workgroup memory (reduce.comp, BUCKET),
-	// segments passes at most, T_LIST holding each bucket's next item
-	// between them (listWords = radixDigits). No counts, no slot starts.
+	// segments passes at most, T_LIST holding the lists of the buckets not
+	// yet done and their next items between them. No counts, no slot
+	// starts.
 	bucket bool
 	bshift uint
 }
@@ -289,7 +290,7 @@ func (f *facts) planBucket(p *ops.Plan, j *job, r *reduction, keyBits int) bool 
 		return false
 	}
 	r.bucket, r.bshift, r.passes = true, uint(shift), 1
-	r.listWords = radixDigits
+	r.listWords = 3*(1+radixDigits) + radixDigits // reduce.comp's B_LIST and B_NEXT
 	r.scanWords = scanScratch(radixDigits*r.tiles, f.scanBlock())
 	r.chain = r.items
 	r.segments = 1 + ceilDiv(r.items-min(r.items, bucketPass), bucketPass)

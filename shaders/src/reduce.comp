@@ -265,10 +265,12 @@ void fold(pos_t p) {
 // A pass folds chunks while the steps its invocations take stay within
 // SEGMENT: each chunk costs its rounds plus the longest run of each round.
 // A bucket that is not done keeps its partial fold in the output, and its
-// next item in word A_LIST[bucket]; pass 0 raises the word after the error
-// word to SEGMENT plus twice the items left, so that the host records
-// enough further passes (A_SEG > 0): each takes at least SEGMENT/2 items
-// of every bucket not yet done.
+// next item and its place in a list in A_LIST (B_LIST); pass 0 raises the
+// word after the error word to SEGMENT plus twice the items left, so that
+// the host records enough further passes (A_SEG > 0): each takes at least
+// SEGMENT/2 items of every bucket not yet done, so that pass s has at most
+// items/(s*SEGMENT/2+1) buckets to fold and the host launches no more
+// workgroups.
 #define B_SLOTS (ELEM_BYTES == 8 ? uint(BUCKET_WORDS) / 2u : uint(BUCKET_WORDS))
 #define B_TAGS 1024u
 #define NO_TAG 0xFFFFFFFFu
@@ -289,22 +291,41 @@ E_T bucketStep(E_T a, E_T x) {
 	return combine(a, x);
 }
 
-void bucketFold(uint b) {
+// T_LIST of the bucketed fold: three lists of the buckets not yet done
+// (a count, then RADIX_DIGITS buckets), then each bucket's next item.
+// Pass s > 0 takes the buckets of list s%3, appends those it leaves
+// unfinished to list (s+1)%3 and empties list (s+2)%3, which pass s+1
+// fills (pass 0 takes every bucket, after the host zeroed T_LIST).
+#define B_LIST(l) ((l) * (1u + uint(RADIX_DIGITS)))
+#define B_NEXT(b) (B_LIST(3u) + (b))
+
+uint listWord(uint list, uint w) {
+	return loadWord(list, u32Offset(pos_t(w)));
+}
+
+void bucketFold(uint g) {
 	uint lid = gl_LocalInvocationID.x;
 	uint tiles = pc.hot[A_BTILES], items = pc.hot[A_BITEMS], shift = pc.hot[A_BSHIFT];
-	uint keys = pc.hot[A_BKEYS], vals = pc.hot[A_VALS], prog = pc.hot[A_LIST], seg = pc.hot[A_SEG];
+	uint keys = pc.hot[A_BKEYS], vals = pc.hot[A_VALS], list = pc.hot[A_LIST], seg = pc.hot[A_SEG];
+	if (g == 0u && lid == 0u) {
+		storeWord(list, u32Offset(pos_t(B_LIST((seg + 2u) % 3u))), 0u);
+	}
+	// Workgroup g takes bucket g in pass 0, else the listed bucket g.
+	uint b = g;
+	if (seg > 0u) {
+		uint l = B_LIST(seg % 3u);
+		if (g >= listWord(list, l)) {
+			return; // the same for every invocation
+		}
+		b = listWord(list, l + 1u + g);
+	}
 	// The bucket's items: from its digit's start in the scanned tile
 	// counts to the next digit's.
 	uint lo = loadWord(T_HIST, u32Offset(pos_t(b * tiles)));
 	uint hi = b + 1u < uint(RADIX_DIGITS) ? loadWord(T_HIST, u32Offset(pos_t((b + 1u) * tiles))) : items;
-	uint from = seg == 0u ? lo : loadWord(prog, u32Offset(pos_t(b)));
+	uint from = seg == 0u ? lo : listWord(list, B_NEXT(b));
 	if (from >= hi) {
-		// The same for every invocation. Pass 0 marks the bucket done
-		// for the further passes.
-		if (seg == 0u && lid == 0u) {
-			storeWord(prog, u32Offset(pos_t(b)), hi);
-		}
-		return;
+		return; // the same for every invocation
 	}
 	uint base = b << shift;
 	uint nslots = min(1u << shift, pc.hot[A_BSLOTS] - base);
@@ -378,10 +399,15 @@ void bucketFold(uint b) {
 	for (uint i = lid; i < nslots; i += uint(LOCAL_SIZE)) {
 		storeElem(pos_t(base + i), accS[i]);
 	}
-	if (lid == 0u) {
-		at = min(at, hi);
-		storeWord(prog, u32Offset(pos_t(b)), at);
-		if (seg == 0u && at < hi) {
+	if (lid == 0u && (seg > 0u || at < hi)) {
+		// A listed bucket's next item, past the end once it is done.
+		storeWord(list, u32Offset(pos_t(B_NEXT(b))), min(at, hi));
+	}
+	if (lid == 0u && at < hi) {
+		uint l = B_LIST((seg + 1u) % 3u);
+		uint k = atomicAdd(Word(addressOf(list, u32Offset(pos_t(l)))).w, 1u);
+		storeWord(list, u32Offset(pos_t(l + 1u + k)), b);
+		if (seg == 0u) {
 			atomicMax(Word(addrAdd(errorAddress(), 4u)).w, uint(SEGMENT) + 2u * (hi - at));
 		}
 	}
