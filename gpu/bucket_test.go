@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
@@ -44,6 +43,16 @@ func bucketRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targe
 	}
 	req.Indices, req.Updates = idx, upd
 	return req
+}
+
+// bucketedPlan returns b's plan of p, which must be bucketed.
+func bucketedPlan(t *testing.T, b *Backend, p *ops.Plan) *callPlan {
+	t.Helper()
+	f := b.facts(false)
+	pl, err := f.planCall(p)
+	require.NoError(t, err)
+	require.True(t, pl.j.red != nil && pl.j.red.bucket, "not bucketed")
+	return pl
 }
 
 // TestBucketedFoldBitIdentity: the bucketed fold gives the CPU
@@ -108,10 +117,7 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 		t.Helper()
 		p, err := ops.Prepare(req)
 		require.NoError(t, err, name)
-		f := b.facts(true)
-		pl, err := f.planCall(p)
-		require.NoError(t, err, name)
-		require.True(t, pl.j.red != nil && pl.j.red.bucket, "%s: not bucketed", name)
+		bucketedPlan(t, b, p)
 		got, want := runBoth(t, b, p)
 		require.Empty(t, opstest.DiffExact(got, want), name)
 		if batch {
@@ -202,10 +208,7 @@ func TestBucketedFoldPassesFollowTheData(t *testing.T) {
 			req := bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", targets, items, c.at)
 			p, err := ops.Prepare(req)
 			require.NoError(t, err)
-			f := b.facts(false)
-			pl, err := f.planCall(p)
-			require.NoError(t, err)
-			require.True(t, pl.j.red.bucket)
+			pl := bucketedPlan(t, b, p)
 			require.Len(t, pl.more, 34, "the further passes the shapes allow")
 			got, want := runBoth(t, b, p)
 			require.Empty(t, opstest.DiffExact(got, want))
@@ -281,29 +284,10 @@ func TestBucketedFoldBatch(t *testing.T) {
 	})
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
-	f := b.facts(false)
-	pl, err := f.planCall(p)
-	require.NoError(t, err)
-	require.True(t, pl.j.red.bucket)
+	pl := bucketedPlan(t, b, p)
 	require.Len(t, pl.more, 9, "the further passes the shapes allow")
-	want := req.Data
-	for range 2 {
-		r := req
-		r.Data = want
-		pk, err := ops.Prepare(r)
-		require.NoError(t, err)
-		out, _ := tensor.New(pk.DType, pk.Shape)
-		require.NoError(t, cpuref.New().Execute(ctx, pk, out))
-		want = out
-	}
-	up := func(x *tensor.Tensor) *Tensor {
-		r, err := b.Upload(ctx, x)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
-		return r
-	}
-	data, indices, updates := up(req.Data), up(req.Indices), up(req.Updates)
-	c := Call{Op: req.Op, Data: data, Out: data, Indices: indices, Updates: updates, Reduction: req.Reduction}
+	want := referenceRepeated(t, req, 2)[2]
+	c, data := inPlaceCall(t, b, req)
 	bt := b.NewBatch()
 	require.NoError(t, bt.Add(c))
 	require.NoError(t, bt.Add(c))

@@ -31,13 +31,12 @@ func longestList(t *testing.T, p *ops.Plan) int {
 	return longest
 }
 
-// runResident runs p as a batch call on resident tensors, in place, and
-// returns the output.
-func runResident(t *testing.T, b *Backend, p *ops.Plan, req ops.Request) *tensor.Tensor {
+// inPlaceCall uploads req's tensors to b (closed when t ends) and returns
+// its call in place on them, and the data tensor.
+func inPlaceCall(t *testing.T, b *Backend, req ops.Request) (Call, *Tensor) {
 	t.Helper()
-	ctx := context.Background()
 	up := func(x *tensor.Tensor) *Tensor {
-		r, err := b.Upload(ctx, x)
+		r, err := b.Upload(context.Background(), x)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = r.Close() })
 		return r
@@ -45,6 +44,33 @@ func runResident(t *testing.T, b *Backend, p *ops.Plan, req ops.Request) *tensor
 	data := up(req.Data)
 	c := CallOf(req)
 	c.Data, c.Out, c.Indices, c.Updates = data, data, up(req.Indices), up(req.Updates)
+	return c, data
+}
+
+// referenceRepeated returns req's data and the CPU reference's results of
+// req applied to it once, twice, ... k times.
+func referenceRepeated(t *testing.T, req ops.Request, k int) []*tensor.Tensor {
+	t.Helper()
+	want := []*tensor.Tensor{req.Data}
+	for i := 0; i < k; i++ {
+		r := req
+		r.Data = want[i]
+		p, err := ops.Prepare(r)
+		require.NoError(t, err)
+		out, err := tensor.New(p.DType, p.Shape)
+		require.NoError(t, err)
+		require.NoError(t, cpuref.New().Execute(context.Background(), p, out))
+		want = append(want, out)
+	}
+	return want
+}
+
+// runResident runs p as a batch call on resident tensors, in place, and
+// returns the output.
+func runResident(t *testing.T, b *Backend, p *ops.Plan, req ops.Request) *tensor.Tensor {
+	t.Helper()
+	ctx := context.Background()
+	c, data := inPlaceCall(t, b, req)
 	require.NoError(t, b.Run(ctx, c))
 	got, err := data.Download(ctx)
 	require.NoError(t, err)
@@ -158,24 +184,8 @@ func TestBatchFoldsBeforeLaterCalls(t *testing.T) {
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
 	// The CPU reference, applied twice and three times.
-	want := []*tensor.Tensor{req.Data}
-	for k := 0; k < 3; k++ {
-		r := req
-		r.Data = want[k]
-		pk, err := ops.Prepare(r)
-		require.NoError(t, err)
-		out, _ := tensor.New(pk.DType, pk.Shape)
-		require.NoError(t, cpuref.New().Execute(ctx, pk, out))
-		want = append(want, out)
-	}
-	up := func(x *tensor.Tensor) *Tensor {
-		r, err := b.Upload(ctx, x)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
-		return r
-	}
-	data, indices, updates := up(req.Data), up(req.Indices), up(req.Updates)
-	c := Call{Op: req.Op, Data: data, Out: data, Indices: indices, Updates: updates, Reduction: req.Reduction}
+	want := referenceRepeated(t, req, 3)
+	c, data := inPlaceCall(t, b, req)
 	bt := b.NewBatch()
 	require.NoError(t, bt.Add(c))
 	require.NoError(t, bt.Add(c))
