@@ -261,11 +261,7 @@ func (pl *callPlan) ordered() {
 		pl.dispatch(pass{label: "fold", key: r.reduceKey(j), n: n, run: 1, args: args, seg: uint32(seg),
 			chain: min(segment, r.chain-seg*segment), read: read, written: written})
 		if seg > 0 {
-			// Only as many further passes as the longest chain the first
-			// fold pass finds needs (call.further): they go to pl.more.
-			last := len(pl.passes) - 1
-			pl.more = append(pl.more, pl.passes[last])
-			pl.passes = pl.passes[:last]
+			pl.deferLast()
 		}
 	}
 }
@@ -291,11 +287,18 @@ func (pl *callPlan) bucketed() {
 		pl.dispatch(pass{label: "fold", key: r.bucketKey(j), n: groups * groupSize, run: 1, args: args, seg: uint32(seg),
 			chain: segment, read: read, written: written})
 		if seg > 0 {
-			last := len(pl.passes) - 1
-			pl.more = append(pl.more, pl.passes[last])
-			pl.passes = pl.passes[:last]
+			pl.deferLast()
 		}
 	}
+}
+
+// deferLast moves the last pass to pl.more: a further fold pass, recorded
+// only as far as the longest chain or bucket the first fold pass finds
+// needs (call.further).
+func (pl *callPlan) deferLast() {
+	last := len(pl.passes) - 1
+	pl.more = append(pl.more, pl.passes[last])
+	pl.passes = pl.passes[:last]
 }
 
 // bucketsLeft returns the most buckets, of so many over items, that pass

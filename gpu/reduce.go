@@ -292,7 +292,6 @@ func (f *facts) planBucket(p *ops.Plan, j *job, r *reduction, keyBits int) bool 
 	r.bucket, r.bshift, r.passes = true, uint(shift), 1
 	r.listWords = 3*(1+radixDigits) + radixDigits // reduce.comp's B_LIST and B_NEXT
 	r.scanWords = scanScratch(radixDigits*r.tiles, f.scanBlock())
-	r.chain = r.items
 	r.segments = 1 + ceilDiv(r.items-min(r.items, bucketPass), bucketPass)
 	return true
 }
