@@ -11,6 +11,8 @@ DEB_PKGS := mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc spirv-tools \
             libonnx-testdata python3-onnx python3-numpy protobuf-compiler
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 30s
+# The -timeout of each test binary in make unit.
+TEST_TIMEOUT ?= 15m
 # gotestsum prints a line per test as it finishes and repeats the failures
 # at the end; deps installs it into bin/.
 GOTESTSUM := gotest.tools/gotestsum@v1.13.0
@@ -90,9 +92,14 @@ vet:
 	$(GO) vet $(PKG)
 	CGO_ENABLED=0 $(GO) vet $(PKG)
 
+## Each pass ends with each test binary's time against TEST_TIMEOUT
+## (internal/testbudget), whether it passed or not: a binary past half of
+## it is marked, since CI's slower machines would be the next to time out.
 unit: swiftshader
-	GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname -- -count=1 -timeout 15m $(PKG)
-	GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname -- -count=1 -short -timeout 15m -skip '$(STAGED_SKIP)' $(STAGED_PKGS)
+	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) $(PKG); \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
+	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
 
 ## qualify: the GPU conformance suite on the default device, quick size.

@@ -218,6 +218,17 @@ func (b *Backend) ValidationMessages() []string {
 // keep theirs.
 func ReleaseInstances() error { return vk.ReleaseInstances() }
 
+// KeepDevices sets whether Close keeps the Vulkan device, with the
+// pipelines it compiled, for the next Open of the same device in this
+// process, which then starts without compiling them again (compilation
+// is most of the cost of a first call). Close still releases every
+// buffer, resident tensor and command pool; ReleaseInstances destroys what
+// is kept. It is off unless a program turns it on: it suits programs that
+// open a Backend after another (test suites, gpuscatter check, a server
+// that opens one per request), not one that wants the driver's
+// per-device resources back when it closes its Backend.
+func KeepDevices(on bool) { vk.KeepDevices(on) }
+
 // Close releases the device when the program is done with it: it waits
 // for work in flight and releases every Vulkan object, the resident
 // tensors included, except the VkInstance, which the next Open reuses
@@ -245,10 +256,9 @@ func (b *Backend) Close() error {
 		errs = append(errs, seq.Close())
 	}
 	b.idleSeqs = nil
-	for k, p := range b.pipes {
-		errs = append(errs, p.Close())
-		delete(b.pipes, k)
-	}
+	// The device's Close destroys the pipelines, or keeps them with the
+	// device for the next Open (KeepDevices).
+	clear(b.pipes)
 	errs = append(errs, b.dev.Close())
 	b.pooled = nil
 	return wrapVK(errors.Join(errs...))

@@ -40,5 +40,8 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 // ReleaseInstances does nothing: this build has no Vulkan.
 func ReleaseInstances() error { return nil }
 
+// KeepDevices does nothing: this build has no Vulkan.
+func KeepDevices(bool) {}
+
 // Close returns ErrClosed.
 func (b *Backend) Close() error { return ErrClosed }

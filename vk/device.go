@@ -341,8 +341,21 @@ func Open(opts Options) (d *Device, err error) {
 		return d, err
 	}
 	d.phys = p
-	if err := d.createDevice(); err != nil {
-		return d, err
+	if k := inst.kept; k != nil {
+		// The device an earlier Close kept on this instance (keep.go):
+		// taken over when it is on the physical device chosen now and
+		// KeepDevices is still on.
+		inst.kept = nil
+		if k.phys == p.handle && keepDevices.Load() {
+			d.adopt(k)
+		} else {
+			k.destroy()
+		}
+	}
+	if d.handle == nil {
+		if err := d.createDevice(); err != nil {
+			return d, err
+		}
 	}
 
 	d.info = p.info
@@ -504,19 +517,25 @@ func (d *Device) teardown() error {
 	d.idle = map[uint64][]*Buffer{}
 	d.mu.Unlock()
 
+	keeping := false
 	if d.handle != nil {
 		r := vulkan.DeviceWaitIdle(d.handle)
 		if r != vulkan.Success && r != vulkan.ErrorDeviceLost {
 			errs = append(errs, check("vkDeviceWaitIdle", r))
 		}
+		// An idle device that is whole and not lost may be kept, with its
+		// pipelines, for the next Open (keep.go).
+		keeping = r == vulkan.Success && keepDevices.Load() && !d.lost.Load()
 	}
 	for _, s := range seqs {
 		s.destroy()
 	}
-	for _, e := range pipes {
-		<-e.ready
-		if e.p != nil {
-			e.p.destroy()
+	if !keeping {
+		for _, e := range pipes {
+			<-e.ready
+			if e.p != nil {
+				e.p.destroy()
+			}
 		}
 	}
 	for _, b := range bufs {
@@ -528,6 +547,18 @@ func (d *Device) teardown() error {
 	if err := d.closePipelineCache(); err != nil {
 		errs = append(errs, err)
 	}
+	var kept *keptDevice
+	if keeping {
+		kept, keeping = d.keep(pipes)
+		if !keeping {
+			for _, e := range pipes {
+				<-e.ready
+				if e.p != nil {
+					e.p.destroy()
+				}
+			}
+		}
+	}
 	if d.handle != nil {
 		vulkan.DestroyDevice(d.handle, nil)
 		d.handle = nil
@@ -535,6 +566,7 @@ func (d *Device) teardown() error {
 		d.track("VkDevice", -1)
 	}
 	if d.inst != nil {
+		d.inst.kept = kept
 		if d.inst.messenger != 0 {
 			d.track("VkDebugUtilsMessengerEXT", -1)
 		}

@@ -60,6 +60,10 @@ type instance struct {
 	// acquireInstance).
 	key     instanceKey
 	created []string
+
+	// kept is the device a Close kept for the next Open on this
+	// instance (keep.go), or nil.
+	kept *keptDevice
 }
 
 // bindOnce points vulkan-go's instance-level function table at the loader's
@@ -251,6 +255,8 @@ func (inst *instance) destroy() {
 	if inst == nil {
 		return
 	}
+	inst.kept.destroy()
+	inst.kept = nil
 	if inst.handle != nil {
 		if inst.messenger != 0 {
 			C.gs_destroy_messenger(unsafe.Pointer(inst.handle), inst.messenger)

@@ -189,6 +189,12 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			fmt.Fprintf(c.stderr, "%s--validate: the Khronos validation layer (VK_LAYER_KHRONOS_validation, Debian package vulkan-validationlayers) is not installed: checking without it\n", prefix)
 		}
 	}
+	// Each path opens its backends anew; they take over the device and
+	// the pipelines the last one closed, so that a pipeline is compiled
+	// once per run, not once per path (compilation is most of a run's
+	// time on lavapipe). They are destroyed at the end of the run.
+	gpu.KeepDevices(true)
+	defer gpu.KeepDevices(false)
 	dev, err := describeCheckDevice(ctx, cfg.Base, cfg.NoShaderFloat64)
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
@@ -228,6 +234,11 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	prog.close()
+	// What the validation layer reports while the kept devices are
+	// destroyed is a failure like a message at any Close.
+	if err := gpu.ReleaseInstances(); err != nil {
+		root.Run("release", func(t opstest.T) { t.Errorf("destroying the kept devices: %v", err) })
+	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Rows = rep.Rows()
 	res.Cases, res.Failed, res.Refused = rep.Totals()

@@ -35,7 +35,18 @@ func TestMain(m *testing.M) {
 			return openVulkan(opts)
 		}
 	}
-	os.Exit(m.Run())
+	// Each backend a test opens takes over the device and pipelines the
+	// last one closed (gpu.KeepDevices), as check's paths do; they are
+	// destroyed at the end, the validation layer silent.
+	gpu.KeepDevices(true)
+	code := m.Run()
+	if err := gpu.ReleaseInstances(); err != nil {
+		fmt.Fprintln(os.Stderr, "ReleaseInstances:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // testGPUOptions returns opts with NoUnifiedMemory set where

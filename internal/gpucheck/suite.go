@@ -291,6 +291,16 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	var opened []*gpu.Backend
 	open := func(t opstest.T) *gpu.Backend {
 		t.Helper()
+		// A suite asks for a backend per group of subtests, one group
+		// after another, and uses it only in its group: the last
+		// group's is closed (and checked) before the next opens, so
+		// that the next takes over its device and the pipelines it
+		// compiled (gpu.KeepDevices) instead of compiling them again
+		// on a device of its own.
+		for _, b := range opened {
+			closeAndCheck(t, b)
+		}
+		opened = opened[:0]
 		b, err := knobs.Open[gpu.Options, *gpu.Backend](opts, k)
 		if err != nil {
 			t.Fatalf("no usable Vulkan device: %v", err)
