@@ -135,6 +135,17 @@ func TestReadmeShellExamples(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, checked, 6, "commands whose output the README shows")
 	dir := t.TempDir()
+	// The device descriptions of gpu/testdata/facts, where the README's
+	// commands, run from the root of a clone, find them.
+	facts, err := filepath.Glob("../../gpu/testdata/facts/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, facts)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "gpu", "testdata", "facts"), 0o755))
+	for _, f := range facts {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "gpu", "testdata", "facts", filepath.Base(f)), b, 0o644))
+	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, c := range cmds {
 		if strings.Contains(c.text, onnxData) && !haveONNX {
