@@ -287,3 +287,28 @@ func TestReadmeBenchProgressExample(t *testing.T) {
 		assert.Equal(t, names[i-1], m[3], "workload %d", i)
 	}
 }
+
+// TestReadmeDebianPackages: the README lists the Debian packages make
+// installs, DEB_PKGS of the Makefile, all of them and in their order.
+func TestReadmeDebianPackages(t *testing.T) {
+	treetests.Require(t)
+	mk, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^DEB_PKGS\s*:=((?:.*\\\n)*.*)$`).FindSubmatch(mk)
+	require.NotNil(t, m, "the Makefile sets DEB_PKGS")
+	want := strings.Fields(strings.ReplaceAll(string(m[1]), "\\\n", " "))
+	require.Greater(t, len(want), 10, "DEB_PKGS: %q", m[1])
+
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, list, ok := strings.Cut(string(md), "`DEB_PKGS` in the Makefile)")
+	require.True(t, ok, "README.md lists DEB_PKGS")
+	list, _, _ = strings.Cut(strings.TrimLeft(list[strings.Index(list, "\n"):], "\n"), "\n\n") // the list after the line
+	var got []string
+	for _, c := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(list, -1) {
+		if regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`).MatchString(c[1]) { // a package name
+			got = append(got, c[1])
+		}
+	}
+	assert.Equal(t, want, got, "README.md's packages, against DEB_PKGS")
+}
