@@ -61,7 +61,7 @@ func TestBatchWorkload(t *testing.T) {
 	assert.Zero(t, rep.Results[0].Submits, "the CPU has no round trips")
 	var b strings.Builder
 	require.NoError(t, rep.WriteTable(&b))
-	assert.Contains(t, b.String(), "inputs resident on the device: 1000 calls in one batch, 2.000 ms per batch, 0.002 ms per call")
+	assert.Contains(t, b.String(), "inputs resident on the device: 1000 calls in one batch, 2.000 ms per batch, 0.0020 ms per call")
 	assert.Contains(t, b.String(), "host round trips per batch: 2001 submits, 2001 waits, 2000 transfer pieces")
 	js, err := json.Marshal(rep)
 	require.NoError(t, err)

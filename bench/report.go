@@ -65,14 +65,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 			floor = ms(time.Duration(float64(x.Bytes) / x.MemcpyGBps))
 		}
 		row := []string{x.Workload, x.Backend, ms(x.Median), ms(x.Min), ms(x.Max), "-",
-			fmt.Sprintf("%.1f", float64(x.Bytes)/1e6), floor,
-			fmt.Sprintf("%.2f", x.GBps), fmt.Sprintf("%.2f", x.MemcpyGBps),
-			fmt.Sprintf("%.0f%%", 100*x.FractionOfMemcpy), "-", verdict(x), diffText(x.Comparison.MaxAbsDiff)}
+			mb(x.Bytes), floor, fixed(x.GBps, 2, 2), fixed(x.MemcpyGBps, 2, 2),
+			fixed(100*x.FractionOfMemcpy, 0, 1) + "%", "-", verdict(x), diffText(x.Comparison.MaxAbsDiff)}
 		if x.DeviceTime > 0 {
 			row[5] = ms(x.DeviceTime)
 		}
 		if x.Speedup > 0 {
-			row[11] = fmt.Sprintf("%.2fx", x.Speedup)
+			row[11] = times(x.Speedup)
 		}
 		if len(x.Phases) > 0 {
 			parts := make([]string, len(x.Phases))
@@ -82,19 +81,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], "phases: "+strings.Join(parts, ", "))
 		}
 		if x.DeviceCopyTime > 0 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("device copy of the same traffic: %s ms; device time is %.2fx that",
-				ms(x.DeviceCopyTime), x.DeviceOverCopy))
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("device copy of the same traffic: %s ms; device time is %s that",
+				ms(x.DeviceCopyTime), times(x.DeviceOverCopy)))
 		}
 		if x.ResidentTime > 0 && x.Calls > 1 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %d calls in one batch, %s ms per batch, %s ms per call, %.2fx the cpu",
-				x.Calls, ms(x.ResidentTime), ms(x.ResidentTime/time.Duration(x.Calls)), r.speedupOf(x.Workload, x.ResidentTime)))
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %d calls in one batch, %s ms per batch, %s ms per call, %s the cpu",
+				x.Calls, ms(x.ResidentTime), ms(x.ResidentTime/time.Duration(x.Calls)), times(r.speedupOf(x.Workload, x.ResidentTime))))
 			if x.Submits > 0 {
 				notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("host round trips per batch: %d submits, %d waits, %d transfer pieces",
 					x.Submits, x.Waits, x.TransferPieces))
 			}
 		} else if x.ResidentTime > 0 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %s ms per call (no host transfers), %.2fx the cpu",
-				ms(x.ResidentTime), r.speedupOf(x.Workload, x.ResidentTime)))
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("in place on inputs resident on the device: %s ms per call (no host transfers), %s the cpu",
+				ms(x.ResidentTime), times(r.speedupOf(x.Workload, x.ResidentTime))))
 		}
 		if x.PlanPasses > 0 {
 			verbs := "passes read and write"
@@ -105,9 +104,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if x.PlanDispatches == 1 {
 				dispatches = "dispatch"
 			}
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %.1f MB on the device in %d %s, %.2fx MB/pass; %.1f MB of device memory",
-				x.PlanPasses, verbs, float64(x.PlanBytes)/1e6, x.PlanDispatches, dispatches,
-				float64(x.PlanBytes)/float64(max(x.Bytes, 1)), float64(x.PlanMemory)/1e6))
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %s MB on the device in %d %s, %s MB/pass; %s MB of device memory",
+				x.PlanPasses, verbs, mb(x.PlanBytes), x.PlanDispatches, dispatches,
+				times(float64(x.PlanBytes)/float64(max(x.Bytes, 1))), mb(x.PlanMemory)))
 		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
@@ -181,7 +180,8 @@ func (r *Report) allSkipped(i int) bool {
 	return true
 }
 
-// ms renders a duration in milliseconds with about four significant digits.
+// ms renders a duration in milliseconds with about four significant
+// digits, and at least two below a millisecond: 0.00025, never 0.000.
 func ms(d time.Duration) string {
 	v := float64(d) / 1e6
 	switch {
@@ -192,7 +192,26 @@ func ms(d time.Duration) string {
 	case v >= 10:
 		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3f", v)
+	return fixed(v, 3, 2)
+}
+
+// mb renders n bytes in MB (10^6 bytes), with at least two significant
+// digits: 0.0031, never 0.0.
+func mb(n int64) string { return fixed(float64(n)/1e6, 1, 2) }
+
+// times renders a ratio such as a speedup: 2.50x, 0.0031x.
+func times(v float64) string { return fixed(v, 2, 2) + "x" }
+
+// fixed renders v with minDec decimals, or with more where those would
+// not show sig significant digits, so that a figure that is not zero
+// never prints as zero (0.000 ms, 0.0 MB) and the table's columns keep
+// their decimals otherwise.
+func fixed(v float64, minDec, sig int) string {
+	dec := minDec
+	if v != 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		dec = max(dec, sig-1-int(math.Floor(math.Log10(math.Abs(v)))))
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
 func verdict(x Result) string {

@@ -220,6 +220,10 @@ func TestPlanMemory(t *testing.T) {
 		{"parameters", minBuffer}}, n.Tensors)
 	assert.Equal(t, uint64(1<<20+4*minBuffer), n.DeviceBytes)
 	assert.Equal(t, uint64(2<<20+10+80), n.HostBytes)
+	assert.Equal(t, uint64(1<<20), n.DataCopyBytes, "data's upload into the output, which no pass counts")
+	for _, ps := range n.Passes {
+		assert.Less(t, ps.Read+ps.Written, uint64(1<<20), "%s: no pass copies data", ps.Name)
+	}
 	assert.NotZero(t, pl.flags&flagOneChunk)
 
 	f.shift = 12

@@ -38,6 +38,13 @@ type PlanNeeds struct {
 	// HostBytes is what moves between host and device: data, updates and
 	// indices up, the output down.
 	HostBytes uint64
+	// DataCopyBytes is data's size on the device, what the output holds
+	// before the passes run. Execute uploads data straight into the
+	// output (part of HostBytes), so for every operator no pass copies it
+	// and TrafficBytes, the passes' device bytes, leaves it out; a
+	// resident call out of place (Run) copies it in a "copy" pass, which
+	// its traffic counts, and one in place copies nothing.
+	DataCopyBytes uint64
 	// Plan describes the call as Execute records it: the path, the
 	// tensors and every pass with its kernel, positions and arguments.
 	Plan string
@@ -115,6 +122,7 @@ func (pl *callPlan) needs() PlanNeeds {
 	n.DeviceBytes += params.Bytes
 	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
 	n.HostBytes = data + upd + idx
+	n.DataCopyBytes = data
 	if pl.j.updates > 0 {
 		n.HostBytes += data
 	}

@@ -32,8 +32,8 @@ func (p *Plan) CheckOutput(out *tensor.Tensor) error {
 		return newError(p.Op.Name, "out", ErrOutput, "out: %v", err)
 	}
 	if out.DType != p.DType || !tensor.SameShape(out.Shape, p.Shape) {
-		return newError(p.Op.Name, "out", ErrOutput, "out is %v%s, want %v%s (the dtype and shape of data)",
-			out.DType, tensor.FormatShape(out.Shape), p.DType, tensor.FormatShape(p.Shape))
+		return newError(p.Op.Name, "out", ErrOutput, "out is %v%s, want %v%s (the dtype and shape of %s)",
+			out.DType, tensor.FormatShape(out.Shape), p.DType, tensor.FormatShape(p.Shape), p.Op.InputName("data"))
 	}
 	return nil
 }

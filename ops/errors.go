@@ -57,8 +57,12 @@ const (
 //
 //	ScatterNDUpdate-15: indices[1,0] = 7 is out of range [-5, 4] for axis 2 of data
 type Error struct {
-	Op    string // operator and version, e.g. "ScatterNDUpdate-15"
-	Input string // the input or attribute at fault: "data", "indices", "axis", ...
+	Op string // operator and version, e.g. "ScatterNDUpdate-15"
+	// Input is the input or attribute at fault: "data", "indices", "axis",
+	// ... (a Request field's name, which Msg gives as the operator's own
+	// name for it: TensorScatter-24's "indices" are its write_indices;
+	// see Op.InputName).
+	Input string
 	Err   error  // the sentinel
 	Msg   string // what is wrong, starting with the input's name
 }

@@ -116,6 +116,18 @@ func TestRegistryMatchesREADME(t *testing.T) {
 		assert.Equal(t, op.Kind == ops.KindAxis || op.Kind == ops.KindElements || op.Kind == ops.KindCache, op.TakesAxis(), op.Name)
 		assert.Equal(t, op.Kind == ops.KindCache, op.TakesMode(), op.Name)
 		assert.Equal(t, op.Kind == ops.KindCache, op.IndicesOptional, op.Name)
+		wantIdx := tensor.Invalid // any integer type
+		if op.Kind == ops.KindCache {
+			wantIdx = tensor.Int64
+		}
+		assert.Equal(t, wantIdx, op.IndicesDType, op.Name)
+		wantNames := []string{"data", "indices", "updates", "axis"}
+		if op.Kind == ops.KindCache {
+			wantNames = []string{"past_cache", "write_indices", "update", "axis"}
+		}
+		for i, in := range []string{"data", "indices", "updates", "axis"} {
+			assert.Equal(t, wantNames[i], op.InputName(in), op.Name)
+		}
 		assert.Equal(t, op.Name == "ScatterElementsUpdate-12", op.TakesUseInitVal(), op.Name)
 		assert.Equal(t, op.Name, op.Family+"-"+itoa(op.Version))
 		if op.AnyDType {
@@ -270,4 +282,27 @@ func TestPrepareShapesAgreesWithPrepare(t *testing.T) {
 		Indices: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}},
 		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}}})
 	require.ErrorIs(t, err, ops.ErrDType)
+}
+
+// TestCheckMode: TensorScatter-24's mode is linear or circular, matched
+// exactly as ONNX attribute strings are; a mode given to another operator
+// is an unexpected attribute.
+func TestCheckMode(t *testing.T) {
+	ts, err := ops.Lookup("TensorScatter-24")
+	require.NoError(t, err)
+	for _, m := range []string{ops.ModeLinear, ops.ModeCircular} {
+		assert.NoError(t, ts.CheckMode(m), m)
+	}
+	for _, m := range []string{"", "Circular", "LINEAR", " linear", "circular ", "ring"} {
+		err := ts.CheckMode(m)
+		require.ErrorIs(t, err, ops.ErrMode, "%q", m)
+		assert.Contains(t, err.Error(), "it takes linear or circular, matched exactly", "%q", m)
+	}
+	assert.Equal(t, `TensorScatter-24: mode "Circular" is not accepted by TensorScatter-24 (did you mean circular?); `+
+		`it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`, ts.CheckMode("Circular").Error())
+	nd, err := ops.Lookup("ScatterND-18")
+	require.NoError(t, err)
+	for _, m := range []string{"", "linear"} {
+		require.ErrorIs(t, nd.CheckMode(m), ops.ErrUnexpectedInput, "%q", m)
+	}
 }

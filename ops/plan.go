@@ -13,13 +13,22 @@ import (
 // attributes. Inputs an operator does not take must be nil.
 type Request struct {
 	// Op is the operator and version, e.g. "ScatterNDUpdate-15"; see All.
-	Op      string
+	Op string
+	// Data, Indices and Updates are the operator's data, indices and
+	// updates; TensorScatter-24 calls them past_cache, write_indices and
+	// update (Op.InputName), and its errors name them so. Indices are
+	// required by every operator but SliceScatter-15, which takes none,
+	// and TensorScatter-24, whose write_indices are optional (nil means
+	// zeros) and must be int64 (Op.IndicesDType); any integer type
+	// otherwise.
 	Data    *tensor.Tensor
-	Indices *tensor.Tensor // every operator but SliceScatter-15
+	Indices *tensor.Tensor
 	Updates *tensor.Tensor
 	// Axis is the axis input of ScatterUpdate-3 and ScatterElementsUpdate
-	// (required), or the axis attribute of the ONNX operators (nil means 0):
-	// an integer scalar or 1-element 1-D tensor; tensor.Scalar builds one.
+	// (required), or the axis attribute of the ONNX operators: nil means
+	// the operator's default (Op.AxisDefault), 0, or -2 for
+	// TensorScatter-24. An integer scalar or 1-element 1-D tensor;
+	// tensor.Scalar builds one.
 	Axis *tensor.Tensor
 	// Start, Stop, Step and the optional Axes are SliceScatter-15's 1-D
 	// integer inputs.
@@ -29,8 +38,9 @@ type Request struct {
 	Reduction string
 	// UseInitVal is ScatterElementsUpdate-12's use_init_val; nil means true.
 	UseInitVal *bool
-	// Mode is TensorScatter-24's mode attribute, "linear" or "circular";
-	// "" means "linear".
+	// Mode is TensorScatter-24's mode attribute, ModeLinear or
+	// ModeCircular, spelled exactly (ONNX attribute strings are
+	// case-sensitive); "" means the attribute is absent: linear.
 	Mode string
 }
 
@@ -158,10 +168,10 @@ func (p *Plan) indexError(pos, dim int, lo, hi int64) error {
 	}
 	val := p.Indices.FormatAt(pos)
 	if p.Kind == KindCache {
-		name = "write_indices[" + strconv.Itoa(pos) + "]"
+		name = p.Op.InputName("indices") + "[" + strconv.Itoa(pos) + "]"
 		return newError(p.Op.Name, "indices", ErrIndexRange,
-			"%s = %s is out of range [0, %d]: in linear mode %s + sequence_length %d must be at most max_sequence_length %d (axis %d of data)",
-			name, val, hi, name, p.J, p.Shape[dim], dim)
+			"%s = %s is out of range [0, %d]: in linear mode %s + sequence_length %d must be at most max_sequence_length %d (axis %d of %s)",
+			name, val, hi, name, p.J, p.Shape[dim], dim, p.Op.InputName("data"))
 	}
 	if hi < lo {
 		return newError(p.Op.Name, "indices", ErrIndexRange,
@@ -265,42 +275,49 @@ func (v validator) inputs(req Request) error {
 		{"axes", req.Axes, v.op.TakesSlice(), false},
 	}
 	for _, x := range list {
+		name := v.op.InputName(x.name) // TensorScatter-24: past_cache, write_indices, update
 		switch {
 		case x.t == nil && x.need:
-			return v.errorf(x.name, ErrMissingInput, "%s is required", x.name)
+			return v.errorf(x.name, ErrMissingInput, "%s is required", name)
 		case x.t == nil:
 			continue
 		case !x.takes:
-			return v.errorf(x.name, ErrUnexpectedInput, "%s is not an input of %s", x.name, v.op.Name)
+			return v.errorf(x.name, ErrUnexpectedInput, "%s is not an input of %s", name, v.op.Name)
 		}
 		check := x.t.Check
 		if v.shapesOnly && (x.name == "data" || x.name == "indices" || x.name == "updates") {
 			check = x.t.CheckShape
 		}
 		if err := check(); err != nil {
-			return &Error{Op: v.op.Name, Input: x.name, Err: ErrInvalidTensor, Msg: x.name + ": " + strings.TrimPrefix(err.Error(), tensor.ErrInvalid.Error()+": ")}
+			return &Error{Op: v.op.Name, Input: x.name, Err: ErrInvalidTensor, Msg: name + ": " + strings.TrimPrefix(err.Error(), tensor.ErrInvalid.Error()+": ")}
 		}
 		if r := x.t.Rank(); r > MaxRank {
-			return v.errorf(x.name, ErrShape, "%s has rank %d; at most %d dimensions are supported", x.name, r, MaxRank)
+			return v.errorf(x.name, ErrShape, "%s has rank %d; at most %d dimensions are supported", name, r, MaxRank)
+		}
+		if x.name == "indices" && v.op.IndicesDType != tensor.Invalid && x.t.DType != v.op.IndicesDType {
+			return v.errorf(x.name, ErrDType, "%s has dtype %v; it must be %v", name, x.t.DType, v.op.IndicesDType)
 		}
 		if x.name != "data" && x.name != "updates" && !x.t.DType.IsInteger() {
-			return v.errorf(x.name, ErrDType, "%s has dtype %v; it must be an integer type (int8 ... uint64)", x.name, x.t.DType)
+			return v.errorf(x.name, ErrDType, "%s has dtype %v; it must be an integer type (int8 ... uint64)", name, x.t.DType)
 		}
 	}
 	if req.UseInitVal != nil && !v.op.TakesUseInitVal() {
 		return v.errorf("use_init_val", ErrUnexpectedInput, "use_init_val is not an attribute of %s", v.op.Name)
 	}
-	if req.Mode != "" && !v.op.TakesMode() {
-		return v.errorf("mode", ErrUnexpectedInput, "mode is not an attribute of %s", v.op.Name)
+	if req.Mode != "" {
+		if err := v.op.CheckMode(req.Mode); err != nil {
+			return err
+		}
 	}
 	dt := req.Data.DType
+	data, updates := v.op.InputName("data"), v.op.InputName("updates")
 	if !v.op.AnyDType && !dt.IsNumeric() {
 		return v.errorf("data", ErrDType, "data has dtype %v; %s takes bool, integer and real floating-point types", dt, v.op.Name)
 	}
 	if req.Updates.DType != dt {
-		return v.errorf("updates", ErrDType, "updates has dtype %v but data has %v; they must match", req.Updates.DType, dt)
+		return v.errorf("updates", ErrDType, "%s has dtype %v but %s has %v; they must match", updates, req.Updates.DType, data, dt)
 	}
-	if req.Data.Rank() < 1 {
+	if req.Data.Rank() < 1 && v.op.Kind != KindCache { // planCache asks for rank >= 2
 		return v.errorf("data", ErrShape, "data has rank 0; %s needs rank >= 1", v.op.Name)
 	}
 	return nil
@@ -347,7 +364,7 @@ func (v validator) axis(t *tensor.Tensor, r int) (int, error) {
 		return 0, err
 	}
 	if !exact || a < int64(-r) || a >= int64(r) {
-		return 0, v.errorf("axis", ErrAxis, "axis = %s is out of range [%d, %d] for data of rank %d", t.FormatAt(0), -r, r-1, r)
+		return 0, v.errorf("axis", ErrAxis, "axis = %s is out of range [%d, %d] for %s of rank %d", t.FormatAt(0), -r, r-1, v.op.InputName("data"), r)
 	}
 	if a < 0 {
 		a += int64(r)
@@ -512,19 +529,19 @@ func (v validator) planSlice(p *Plan, req Request) error {
 	return nil
 }
 
-// planCache: TensorScatter-24 (ONNX opset 24). past_cache (data) and
-// update have the same rank and the same dimensions except along the axis
-// (default -2, never the batch dimension 0), where update's length
-// (sequence_length) is at most data's (max_sequence_length);
-// write_indices, when given, is int64 of shape [batch] (data.shape[0]).
+// planCache: TensorScatter-24 (ONNX opset 24). past_cache (data) has rank
+// >= 2, since the axis may not be the batch dimension 0; update has its rank
+// and its dimensions except along the axis (default -2), where update's
+// length (sequence_length) is at most past_cache's (max_sequence_length);
+// write_indices, when given, is int64 of shape [batch] (past_cache.shape[0];
+// its dtype is checked with the other inputs'). The mode was checked with
+// the inputs (Op.CheckMode).
 func (v validator) planCache(p *Plan, req Request) error {
 	r := len(p.Shape)
-	switch strings.ToLower(strings.TrimSpace(req.Mode)) {
-	case "", "linear":
-	case "circular":
-		p.Circular = true
-	default:
-		return v.errorf("mode", ErrMode, "mode %q is not linear or circular", req.Mode)
+	p.Circular = req.Mode == ModeCircular
+	if r < 2 {
+		return v.errorf("data", ErrShape, "past_cache has rank %d; %s needs rank >= 2: the batch dimension 0, then the sequence axis (never 0)",
+			r, v.op.Name)
 	}
 	axisT := req.Axis
 	if axisT == nil {
@@ -532,40 +549,35 @@ func (v validator) planCache(p *Plan, req Request) error {
 	}
 	axis, err := v.axis(axisT, r)
 	if err != nil {
-		if req.Axis == nil {
-			return v.errorf("axis", ErrAxis, "the default axis %d is out of range for data of rank %d; %s needs rank >= 2", v.op.AxisDefault, r, v.op.Name)
-		}
 		return err
 	}
 	if axis == 0 {
-		return v.errorf("axis", ErrAxis, "axis = %s is the batch dimension 0; %s needs an axis in [1, %d]", axisT.FormatAt(0), v.op.Name, r-1)
+		return v.errorf("axis", ErrAxis, "axis = %s is the batch dimension 0; %s needs an axis in [1, %d] or [%d, -1]",
+			axisT.FormatAt(0), v.op.Name, r-1, 1-r)
 	}
 	p.Axis = axis
 	us := req.Updates.Shape
 	if len(us) != r {
-		return v.errorf("updates", ErrShape, "updates has rank %d but data has rank %d; they must match", len(us), r)
+		return v.errorf("updates", ErrShape, "update has rank %d but past_cache has rank %d; they must match", len(us), r)
 	}
 	for d := range us {
 		if d == axis {
 			if us[d] > p.Shape[d] {
-				return v.errorf("updates", ErrShape, "updates has shape %s: its sequence_length %d (axis %d) is larger than data's max_sequence_length %d",
+				return v.errorf("updates", ErrShape, "update has shape %s: its sequence_length %d (axis %d) is larger than past_cache's max_sequence_length %d",
 					tensor.FormatShape(us), us[d], d, p.Shape[d])
 			}
 			continue
 		}
 		if us[d] != p.Shape[d] {
-			return v.errorf("updates", ErrShape, "updates has shape %s but data has shape %s: dimension %d differs (only axis %d may)",
+			return v.errorf("updates", ErrShape, "update has shape %s but past_cache has shape %s: dimension %d differs (only axis %d may)",
 				tensor.FormatShape(us), tensor.FormatShape(p.Shape), d, axis)
 		}
 	}
 	if req.Indices != nil {
 		is := req.Indices.Shape
 		if len(is) != 1 || is[0] != p.Shape[0] {
-			return v.errorf("indices", ErrShape, "write_indices has shape %s; it must be [batch] = [%d] (data.shape[0])",
+			return v.errorf("indices", ErrShape, "write_indices has shape %s; it must be [batch] = [%d] (past_cache.shape[0])",
 				tensor.FormatShape(is), p.Shape[0])
-		}
-		if req.Indices.DType != tensor.Int64 {
-			return v.errorf("indices", ErrDType, "write_indices has dtype %v; it must be int64", req.Indices.DType)
 		}
 	}
 	p.Outer, p.J, p.Inner = prod(p.Shape[:axis]), us[axis], prod(p.Shape[axis+1:])

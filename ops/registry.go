@@ -4,6 +4,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpuscatter/gpuscatter/internal/suggest"
+	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
 // Kind says how an operator maps update positions to output elements.
@@ -97,10 +100,56 @@ type Op struct {
 	// IndicesOptional: indices may be absent (TensorScatter-24's
 	// write_indices, zeros when absent).
 	IndicesOptional bool
+	// IndicesDType, when not tensor.Invalid, is the one dtype indices may
+	// have (TensorScatter-24's write_indices: int64); otherwise any
+	// integer type.
+	IndicesDType tensor.DType
 	// AnyDType: complex and string data are accepted (ONNX); otherwise only
 	// bool, integers and real floats (OpenVINO's T_NUMERIC).
 	AnyDType bool
 	inputs   int
+	// names maps "data", "indices" and "updates" to the operator's own
+	// names for them, where they differ (TensorScatter-24).
+	names map[string]string
+}
+
+// InputName returns the operator's own name for the Request input field
+// ("data", "indices" or "updates"): TensorScatter-24 calls them
+// past_cache, write_indices and update, and its errors name them so.
+// Any other name is returned as it is.
+func (o *Op) InputName(field string) string {
+	if n, ok := o.names[field]; ok {
+		return n
+	}
+	return field
+}
+
+// TensorScatter-24's modes, spelled as ONNX spells them.
+const (
+	ModeLinear   = "linear"
+	ModeCircular = "circular"
+)
+
+// CheckMode checks a mode attribute that was given: Request.Mode when it
+// is not "", or a mode from a command line or a model's node, where an
+// empty string is a value and not the attribute's absence. Only
+// TensorScatter-24 takes one (else ErrUnexpectedInput), and the mode must
+// be ModeLinear or ModeCircular exactly, as ONNX attribute strings are
+// case-sensitive (else ErrMode, listing both).
+func (o *Op) CheckMode(mode string) error {
+	if !o.TakesMode() {
+		return newError(o.Name, "mode", ErrUnexpectedInput, "mode is not an attribute of %s", o.Name)
+	}
+	if mode == ModeLinear || mode == ModeCircular {
+		return nil
+	}
+	modes := []string{ModeLinear, ModeCircular}
+	hint := suggest.DidYouMean(mode, modes, "")
+	if hint != "" {
+		hint = " (" + hint + ")"
+	}
+	return newError(o.Name, "mode", ErrMode, "mode %q is not accepted by %s%s; it takes %s or %s, matched exactly (ONNX attribute strings are case-sensitive)",
+		mode, o.Name, hint, ModeLinear, ModeCircular)
 }
 
 // TakesAxis reports whether the operator has an axis input or attribute.
@@ -166,7 +215,8 @@ func buildOps() []*Op {
 	// start positions along the axis (checked against the linear range, or
 	// taken modulo the axis in circular mode), not coordinates of data.
 	list = append(list, &Op{Name: "TensorScatter-24", Kind: KindCache, Reductions: onlyNone, AxisDefault: -2,
-		IndicesOptional: true, AnyDType: true, inputs: inIndices | inAxis | inMode})
+		IndicesOptional: true, IndicesDType: tensor.Int64, AnyDType: true, inputs: inIndices | inAxis | inMode,
+		names: map[string]string{"data": "past_cache", "indices": "write_indices", "updates": "update"}})
 	for _, o := range list {
 		dash := strings.LastIndexByte(o.Name, '-')
 		o.Family = o.Name[:dash]

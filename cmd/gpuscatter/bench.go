@@ -135,7 +135,7 @@ func newBenchFlags() *benchFlags {
 // (but --out), which the usage line sums up as "[--op NAME ...]";
 // --device and --deterministic set g.
 func (f *benchFlags) specs(g *gpuSettings) []flagSpec {
-	quick := f.quick.spec().with("", "a small size (scale 1/256) that runs in seconds", false)
+	quick := f.quick.spec().with("", "a small size (scale 1/256), for a quick look rather than for figures", false)
 	quick.boolean = true // --quick alone means --quick=true
 	specs := []flagSpec{
 		f.workloads.spec().with("LIST", "a comma list of the workloads above (case-insensitive); all of them by default", false),

@@ -134,7 +134,7 @@ func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 	}
 	return []flagSpec{
 		deviceSpec(g),
-		boolSpec("quick", &f.quick, "about a tenth of the random requests (under a minute on lavapipe on two cores)"),
+		boolSpec("quick", &f.quick, "about a tenth of the random requests, at smaller sizes"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
 		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident", false),

@@ -141,7 +141,7 @@ func TestOpsListsEveryOperator(t *testing.T) {
 		case op.TakesSlice():
 			assert.Contains(t, row, " Python slices ")
 		case op.TakesMode():
-			assert.Contains(t, row, " circular: wrap ", op.Name)
+			assert.Contains(t, row, " linear: rejected, circular: wrap ", op.Name)
 		case op.NegativeIndices:
 			assert.Contains(t, row, " [-s, s-1] ", op.Name)
 		default:
@@ -149,6 +149,14 @@ func TestOpsListsEveryOperator(t *testing.T) {
 		}
 	}
 	assert.Contains(t, notes, "numeric: bool int8")
+	// TensorScatter-24's linear-mode rule, which its row has no room for.
+	assert.Contains(t, notes, "except TensorScatter-24's write_indices (below)")
+	at := strings.Index(notes, "\nTensorScatter-24: ")
+	require.GreaterOrEqual(t, at, 0, notes)
+	rule := strings.Join(strings.Fields(notes[at:]), " ")
+	assert.Contains(t, rule, "TensorScatter-24: write_indices (--indices) are int64 [batch], zeros when absent.")
+	assert.Contains(t, rule, "linear mode (the default): 0 <= write_indices[b] and write_indices[b] + sequence_length <= max_sequence_length")
+	assert.Contains(t, rule, "else an error and nothing is written; circular mode: any int64, each position taken modulo max_sequence_length.")
 
 	// --json: the same, for tools.
 	code, stdout, _ = runCLI(t, "ops", "--json")
@@ -160,7 +168,13 @@ func TestOpsListsEveryOperator(t *testing.T) {
 		assert.Equal(t, op.Name, infos[i].Name)
 		assert.Equal(t, op.ReductionNames(), infos[i].Reductions)
 		assert.Equal(t, op.AnyDType, slices.Contains(infos[i].DTypes, "string"), op.Name)
-		assert.Contains(t, infos[i].IndexDTypes, "uint64")
+		if op.TakesMode() {
+			assert.Equal(t, []string{"int64"}, infos[i].IndexDTypes, op.Name)
+			assert.Equal(t, cacheIndexRule, infos[i].IndexRule, op.Name)
+		} else {
+			assert.Contains(t, infos[i].IndexDTypes, "uint64", op.Name)
+			assert.Empty(t, infos[i].IndexRule, op.Name)
+		}
 	}
 }
 

@@ -24,10 +24,12 @@ var examplesCommand = &command{
 		return f.specs(new(gpuSettings))
 	},
 	details: `Runs every example printed in the operator specs (with the errata of
-specs/README.md corrected) the way 'gpuscatter run' runs an operator: the
-inputs are written as .npy files into a temporary directory, run is called
-with the matching flags, and its output file is read back and compared with
-the spec's output. Prints each example's inputs, output and verdict.
+specs/README.md corrected), and TensorScatter-24's, whose ONNX text prints
+none, from the node tests ONNX ships with it, the way 'gpuscatter run'
+runs an operator: the inputs are written as .npy files into a temporary
+directory, run is called with the matching flags, and its output file is
+read back and compared with the spec's output. Prints each example's
+inputs, output and verdict.
 
 Exit status: 0 when every example matches, 1 when any does not.
 `,

@@ -20,8 +20,10 @@ var opsCommand = &command{
 	flags:   func() []flagSpec { return []flagSpec{jsonListSpec(new(bool))} },
 	details: `Prints a table of every operator version gpuscatter runs: where it comes
 from, the inputs run takes for it, the reductions it accepts, how it treats
-negative indices and the element types of its data. --json prints the same
-as a JSON array, with every dtype spelled out.
+negative indices and the element types of its data, then the rules the
+table has no room for (TensorScatter-24's write_indices). --json prints the
+same as a JSON array, with every dtype spelled out and each index rule in
+index_rule.
 `,
 	run: opsMain,
 }
@@ -44,7 +46,16 @@ type opInfo struct {
 	Negative    string   `json:"negative_indices"`
 	DTypes      []string `json:"dtypes"`
 	IndexDTypes []string `json:"index_dtypes"`
+	// IndexRule states the rule for index values where one line of the
+	// table cannot (TensorScatter-24's modes).
+	IndexRule string `json:"index_rule,omitempty"`
 }
+
+// cacheIndexRule is TensorScatter-24's rule for its write_indices, as ops
+// checks them (ops.Plan.IndexRange, ops.Plan.IndexAt).
+const cacheIndexRule = "write_indices (--indices) are int64 [batch], zeros when absent. linear mode (the default): " +
+	"0 <= write_indices[b] and write_indices[b] + sequence_length <= max_sequence_length (the axis's size in past_cache), " +
+	"else an error and nothing is written; circular mode: any int64, each position taken modulo max_sequence_length"
 
 // describeOp returns what the ops command prints for op.
 func describeOp(op *ops.Op) opInfo {
@@ -53,7 +64,8 @@ func describeOp(op *ops.Op) opInfo {
 	case op.TakesSlice():
 		info.Negative = "Python slices"
 	case op.TakesMode():
-		info.Negative = "circular: wrap"
+		info.Negative = "linear: rejected, circular: wrap"
+		info.IndexRule = cacheIndexRule
 	case op.NegativeIndices:
 		info.Negative = "[-s, s-1]"
 	default:
@@ -63,7 +75,7 @@ func describeOp(op *ops.Op) opInfo {
 		if dt.IsNumeric() || op.AnyDType {
 			info.DTypes = append(info.DTypes, dt.String())
 		}
-		if dt.IsInteger() {
+		if dt.IsInteger() && (op.IndicesDType == tensor.Invalid || dt == op.IndicesDType) {
 			info.IndexDTypes = append(info.IndexDTypes, dt.String())
 		}
 	}
@@ -83,6 +95,7 @@ func opsMain(_ context.Context, c *cli, args []string) error {
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // index_rule's <= as it is
 		return enc.Encode(infos)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
@@ -114,11 +127,22 @@ func opsMain(_ context.Context, c *cli, args []string) error {
 Inputs in brackets are optional ([axis=0]: the axis defaults to 0); each is
 a flag of run. [-s, s-1]: an index may count from the end of its axis, of
 size s. Indices, axis, start, stop, step and axes may have any integer
-dtype. --json lists the same.
+dtype, except TensorScatter-24's write_indices (below). --json lists the
+same.
 numeric: %s
 all:     numeric, complex64, complex128, string (reduction none only)
 `, strings.Join(numeric, " "))
-	return err
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.IndexRule != "" {
+			if _, err := fmt.Fprintf(c.stdout, "\n%s\n", wrapWords(in.Name+":", strings.Fields(in.IndexRule+"."), 3)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // opInputs lists op's inputs and attributes as the run command takes them

@@ -230,6 +230,12 @@ func nodeAttributes(node *onnx.Node, op *ops.Op) (ops.Request, error) {
 			req.Reduction = a.S
 		case name == "mode" && op.TakesMode():
 			want = onnxpb.AttributeProto_STRING
+			if a.Type == want {
+				// An empty attribute string is a mode, not the attribute's absence.
+				if err := op.CheckMode(a.S); err != nil {
+					return ops.Request{}, err
+				}
+			}
 			req.Mode = a.S
 		default:
 			return ops.Request{}, fmt.Errorf("%s: the node has attribute %q, which %s does not take", op.Name, name, op.Name)

@@ -194,10 +194,14 @@ func TestOnnxRunModelErrors(t *testing.T) {
 			`TensorScatter-24: attribute "mode" is of type INT; want STRING`},
 		{"TensorScatter bad mode", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "ring")}, map[string]*tensor.Tensor{
 			"data": f32([]int{1, 2, 1}, 1, 2), "indices": f32([]int{1, 1, 1}, 5), "updates": i64([]int{1}, 0)}), nil,
-			`TensorScatter-24: mode "ring" is not linear or circular`},
+			`TensorScatter-24: mode "ring" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
+		{"TensorScatter mode in capitals", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "LINEAR")}, nil), nil,
+			`TensorScatter-24: mode "LINEAR" is not accepted by TensorScatter-24 (did you mean linear?); it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
+		{"TensorScatter empty mode", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "")}, nil), nil,
+			`TensorScatter-24: mode "" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
 		{"TensorScatter linear overflow in an initializer", model("TensorScatter", 24, nil, map[string]*tensor.Tensor{
 			"data": f32([]int{1, 2, 1}, 1, 2), "indices": f32([]int{1, 1, 1}, 5), "updates": i64([]int{1}, 2)}), nil,
-			"TensorScatter-24: write_indices[0] = 2 is out of range [0, 1]: in linear mode write_indices[0] + sequence_length 1 must be at most max_sequence_length 2 (axis 1 of data)"},
+			"TensorScatter-24: write_indices[0] = 2 is out of range [0, 1]: in linear mode write_indices[0] + sequence_length 1 must be at most max_sequence_length 2 (axis 1 of past_cache)"},
 		{"two nodes", two, nil, "the graph holds 2 nodes (ScatterND, Relu); want exactly one"},
 		{"no opset", noOpset, nil, "the model imports no opset for the default domain (ai.onnx) of its ScatterND node"},
 		{"too old an opset", model("ScatterND", 10, nil, nil), nil, "the model imports opset 10, where ScatterND does not exist yet (its first version is ScatterND-11)"},

@@ -45,8 +45,14 @@ plans deterministic mode.
 --json prints an object instead: op, device, device_type, deterministic,
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
-device_memory_bytes, host_bytes (moved between host and device), tensors
-(each with name and bytes) and plan (the passes as recorded).
+device_memory_bytes, host_bytes (moved between host and device),
+data_copy_bytes, tensors (each with name and bytes) and plan (the passes as
+recorded); for TensorScatter-24 also axis and mode.
+
+The traffic is the passes' device bytes. It leaves out, for every
+operator, the output's starting copy of data (data_copy_bytes): run
+uploads data straight into the output, which is host traffic, and a call
+in place on tensors resident on the device copies nothing.
 
 Exit status: 0 on success; 1 for invalid input, for a call the device
 cannot run, and without a Vulkan device and without --facts, with one
@@ -257,6 +263,8 @@ type planJSON struct {
 	Device            string       `json:"device"`
 	DeviceType        string       `json:"device_type"`
 	Deterministic     bool         `json:"deterministic"`
+	Axis              *int         `json:"axis,omitempty"` // TensorScatter-24's, normalised
+	Mode              string       `json:"mode,omitempty"` // TensorScatter-24's
 	Path              string       `json:"path"`
 	Passes            []passJSON   `json:"passes"`
 	Dispatches        int          `json:"dispatches"`
@@ -264,6 +272,7 @@ type planJSON struct {
 	OnePassBytes      uint64       `json:"one_pass_bytes"`
 	DeviceMemoryBytes uint64       `json:"device_memory_bytes"`
 	HostBytes         uint64       `json:"host_bytes"`
+	DataCopyBytes     uint64       `json:"data_copy_bytes"`
 	Tensors           []tensorJSON `json:"tensors"`
 	Plan              string       `json:"plan"`
 }
@@ -284,7 +293,10 @@ type tensorJSON struct {
 func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) planJSON {
 	j := planJSON{Op: p.Op.Name, Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
-		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
+		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
+	if p.Op.TakesMode() {
+		j.Axis, j.Mode = &p.Axis, cacheMode(p)
+	}
 	for _, ps := range n.Passes {
 		j.Passes = append(j.Passes, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written})
 	}
@@ -305,6 +317,9 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 	if p.Reduction != ops.None {
 		red = " reduction " + p.Reduction.String()
 	}
+	if p.Op.TakesMode() {
+		red += fmt.Sprintf(" axis %d mode %s", p.Axis, cacheMode(p))
+	}
 	fmt.Fprintf(&b, "%s %v%s%s on %q (%s%s): path %s\n", p.Op.Name, p.DType, tensor.FormatShape(p.Shape), red, info.Name, info.Type, mode, n.Path)
 	if len(n.Passes) > 0 {
 		fmt.Fprintf(&b, "  %3s %-13s %10s %12s %14s %14s\n", "#", "pass", "dispatches", "invocations", "read bytes", "written bytes")
@@ -318,6 +333,10 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 		fmt.Fprintf(&b, "; %.2fx that", float64(n.TrafficBytes)/float64(n.OnePassBytes))
 	}
 	b.WriteString("\n")
+	if n.DataCopyBytes > 0 {
+		fmt.Fprintf(&b, "  not in the traffic: data's %d bytes, uploaded into the output before the passes run (on resident tensors in place, no copy)\n",
+			n.DataCopyBytes)
+	}
 	fmt.Fprintf(&b, "device memory: %d bytes", n.DeviceBytes)
 	if n.DeviceBytes >= 1<<20 {
 		fmt.Fprintf(&b, " (%s)", mib(n.DeviceBytes))
@@ -325,4 +344,12 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "as recorded:\n  %s\n", strings.ReplaceAll(n.Plan, "\n", "\n  "))
 	return b.String()
+}
+
+// cacheMode returns the mode of a TensorScatter-24 plan.
+func cacheMode(p *ops.Plan) string {
+	if p.Circular {
+		return ops.ModeCircular
+	}
+	return ops.ModeLinear
 }

@@ -135,6 +135,17 @@ func TestReadmeShellExamples(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, checked, 6, "commands whose output the README shows")
 	dir := t.TempDir()
+	// The device descriptions of gpu/testdata/facts, where the README's
+	// commands, run from the root of a clone, find them.
+	facts, err := filepath.Glob("../../gpu/testdata/facts/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, facts)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "gpu", "testdata", "facts"), 0o755))
+	for _, f := range facts {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "gpu", "testdata", "facts", filepath.Base(f)), b, 0o644))
+	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, c := range cmds {
 		if strings.Contains(c.text, onnxData) && !haveONNX {
@@ -275,4 +286,29 @@ func TestReadmeBenchProgressExample(t *testing.T) {
 	if assert.True(t, i >= 1 && i <= len(names), m[0]) {
 		assert.Equal(t, names[i-1], m[3], "workload %d", i)
 	}
+}
+
+// TestReadmeDebianPackages: the README lists the Debian packages make
+// installs, DEB_PKGS of the Makefile, all of them and in their order.
+func TestReadmeDebianPackages(t *testing.T) {
+	treetests.Require(t)
+	mk, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^DEB_PKGS\s*:=((?:.*\\\n)*.*)$`).FindSubmatch(mk)
+	require.NotNil(t, m, "the Makefile sets DEB_PKGS")
+	want := strings.Fields(strings.ReplaceAll(string(m[1]), "\\\n", " "))
+	require.Greater(t, len(want), 10, "DEB_PKGS: %q", m[1])
+
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, list, ok := strings.Cut(string(md), "`DEB_PKGS` in the Makefile)")
+	require.True(t, ok, "README.md lists DEB_PKGS")
+	list, _, _ = strings.Cut(strings.TrimLeft(list[strings.Index(list, "\n"):], "\n"), "\n\n") // the list after the line
+	var got []string
+	for _, c := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(list, -1) {
+		if regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`).MatchString(c[1]) { // a package name
+			got = append(got, c[1])
+		}
+	}
+	assert.Equal(t, want, got, "README.md's packages, against DEB_PKGS")
 }

@@ -99,7 +99,8 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 			"the ONNX operators default to 0, TensorScatter-24 to -2", false),
 		f.reduction.spec().with("R", "none (the default) or a reduction the operator version takes (sum, prod, add, mul, min, max, ...)", false),
 		f.useInitVal.spec().with("=B", "use_init_val of ScatterElementsUpdate-12: true (the default) or false", false),
-		f.mode.spec().with("M", "mode of TensorScatter-24: linear (the default) or circular", false),
+		f.mode.spec().with("M", "mode of TensorScatter-24: linear (the default when the flag is absent) or circular, "+
+			"matched exactly (ONNX attribute strings are case-sensitive)", false),
 		f.start.spec().with("L", "SliceScatter-15's start: "+list, false),
 		f.stop.spec().with("L", "SliceScatter-15's stop, likewise", false),
 		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
@@ -176,10 +177,23 @@ func runMain(ctx context.Context, c *cli, args []string) error {
 }
 
 // missingFor returns a usage error naming the flags op requires that are
-// not given: --indices (every operator but SliceScatter-15), --axis
-// (ScatterUpdate-3, ScatterElementsUpdate-3/-12), --start, --stop and
-// --step (SliceScatter-15).
+// not given: --indices (every operator but SliceScatter-15 and
+// TensorScatter-24), --axis (ScatterUpdate-3, ScatterElementsUpdate-3/-12),
+// --start, --stop and --step (SliceScatter-15). Then, a --mode that is
+// given is checked as ops checks it (op.CheckMode): an empty --mode is a
+// mode that is not linear or circular, not the flag's absence.
 func (f *runFlags) missingFor(op *ops.Op) error {
+	if err := f.missing(op); err != nil {
+		return err
+	}
+	if f.mode.given {
+		return op.CheckMode(f.mode.value)
+	}
+	return nil
+}
+
+// missing is missingFor's usage error, without the check of --mode.
+func (f *runFlags) missing(op *ops.Op) error {
 	var missing []string
 	need := func(a *tensorArg, required bool) {
 		if required && !a.given {

@@ -48,6 +48,9 @@ func exampleCLIArgs(t *testing.T, dir string, req ops.Request, out string) []str
 	if req.UseInitVal != nil {
 		args = append(args, fmt.Sprintf("--use-init-val=%t", *req.UseInitVal))
 	}
+	if req.Mode != "" {
+		args = append(args, "--mode="+req.Mode)
+	}
 	return args
 }
 

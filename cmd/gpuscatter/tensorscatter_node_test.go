@@ -13,6 +13,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/internal/treetests"
 	"github.com/gpuscatter/gpuscatter/onnx"
+	"github.com/gpuscatter/gpuscatter/ops/examples"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -32,57 +33,24 @@ type tensorScatterNodeTest struct {
 	presentCache                    *tensor.Tensor
 }
 
-// rows4 is the 4x5 block both 4-D tests start from.
-var rows4 = []float32{1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 4, 3, 2, 1, 0}
-
-func repeat(n int, v ...float32) []float32 {
-	var out []float32
-	for range n {
-		out = append(out, v...)
-	}
-	return out
-}
-
-func join(parts ...[]float32) []float32 {
-	var out []float32
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
+// tensorScatterNodeTests returns the node tests from the spec examples
+// that hold their values (ops/examples), so that the examples and
+// testdata/node cannot differ.
 func tensorScatterNodeTests() []tensorScatterNodeTest {
-	rows3 := []float32{1, 2, 3, 4, 5, 6, 5, 6, 7, 8, 9, 10, 8, 7, 6, 5, 4, 3, 5, 4, 3, 2, 1, 0}
-	return []tensorScatterNodeTest{
-		{
-			name: "test_tensorscatter", mode: "linear",
-			pastCache:    f32([]int{2, 1, 4, 5}, repeat(2, rows4...)...),
-			update:       f32([]int{2, 1, 1, 5}, join(repeat(5, 5), repeat(5, 1))...),
-			writeIndices: i64([]int{2}, 1, 2),
-			presentCache: f32([]int{2, 1, 4, 5},
-				1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 8, 7, 6, 5, 4, 4, 3, 2, 1, 0,
-				1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 4, 3, 2, 1, 0),
-		},
-		{
-			name: "test_tensorscatter_circular", mode: "circular",
-			pastCache:    f32([]int{2, 1, 4, 5}, repeat(2, rows4...)...),
-			update:       f32([]int{2, 1, 2, 5}, join(repeat(5, 5), repeat(5, 6), repeat(5, 1), repeat(5, 2))...),
-			writeIndices: i64([]int{2}, 1, 3),
-			presentCache: f32([]int{2, 1, 4, 5},
-				1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 4, 3, 2, 1, 0,
-				2, 2, 2, 2, 2, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 1, 1, 1, 1, 1),
-		},
-		{
-			name:         "test_tensorscatter_3d",
-			pastCache:    f32([]int{3, 4, 6}, repeat(3, rows3...)...),
-			update:       f32([]int{3, 2, 6}, join(repeat(6, 4), repeat(6, 5), repeat(6, 6), repeat(6, 7), repeat(6, 2), repeat(6, 3))...),
-			writeIndices: i64([]int{3}, 1, 2, 0),
-			presentCache: f32([]int{3, 4, 6}, join(
-				rows3[:6], repeat(6, 4), repeat(6, 5), rows3[18:],
-				rows3[:12], repeat(6, 6), repeat(6, 7),
-				repeat(6, 2), repeat(6, 3), rows3[12:])...),
-		},
+	names := map[string]string{"TensorScatter-24/onnx-linear": "test_tensorscatter",
+		"TensorScatter-24/onnx-circular": "test_tensorscatter_circular", "TensorScatter-24/onnx-3d": "test_tensorscatter_3d"}
+	var out []tensorScatterNodeTest
+	for _, ex := range examples.All() {
+		if name, ok := names[ex.Name]; ok {
+			r := ex.Request
+			out = append(out, tensorScatterNodeTest{name: name, mode: r.Mode, pastCache: r.Data, update: r.Updates,
+				writeIndices: r.Indices, presentCache: ex.Want})
+		}
 	}
+	if len(out) != len(names) {
+		panic("tensorScatterNodeTests: an example of ops/examples is missing")
+	}
+	return out
 }
 
 // valueInfo describes a graph input or output of x's dtype and shape.

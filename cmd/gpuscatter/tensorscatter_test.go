@@ -127,8 +127,11 @@ func TestRunTensorScatter(t *testing.T) {
 // naming it, exit 1, and --out (an existing file) untouched, on every
 // backend.
 func TestRunTensorScatterErrors(t *testing.T) {
-	const lin = "TensorScatter-24: write_indices[%d] = %s is out of range [0, 4]: in linear mode write_indices[%d] + sequence_length 2 must be at most max_sequence_length 6 (axis 2 of data)"
+	const lin = "TensorScatter-24: write_indices[%d] = %s is out of range [0, 4]: in linear mode write_indices[%d] + sequence_length 2 must be at most max_sequence_length 6 (axis 2 of past_cache)"
+	const badMode = "TensorScatter-24: mode %q is not accepted by TensorScatter-24%s; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)"
 	base := func() ops.Request { return cacheRequest(2, 3, 6, 2, 4, []int64{1, 4}, "", "") }
+	rank1 := ops.Request{Op: "TensorScatter-24", Data: tensor.MustFromSlice([]int{4}, make([]float32, 4)),
+		Updates: tensor.MustFromSlice([]int{2}, make([]float32, 2))}
 	tests := []struct {
 		name  string
 		req   ops.Request
@@ -140,27 +143,39 @@ func TestRunTensorScatterErrors(t *testing.T) {
 			fmt.Sprintf(lin, 0, "9223372036854775807", 0)},
 		{"negative linear index", cacheRequest(2, 3, 6, 2, 4, []int64{0, -1}, "", ""), nil, fmt.Sprintf(lin, 1, "-1", 1)},
 		{"axis 0", cacheRequest(2, 3, 6, 2, 4, []int64{0, 0}, "0", ""), nil,
-			"TensorScatter-24: axis = 0 is the batch dimension 0; TensorScatter-24 needs an axis in [1, 3]"},
+			"TensorScatter-24: axis = 0 is the batch dimension 0; TensorScatter-24 needs an axis in [1, 3] or [-3, -1]"},
 		{"axis -4, the batch dimension", cacheRequest(2, 3, 6, 2, 4, []int64{0, 0}, "-4", ""), nil,
-			"TensorScatter-24: axis = -4 is the batch dimension 0; TensorScatter-24 needs an axis in [1, 3]"},
+			"TensorScatter-24: axis = -4 is the batch dimension 0; TensorScatter-24 needs an axis in [1, 3] or [-3, -1]"},
+		{"past_cache of rank 1", rank1, []string{"--axis", "0"},
+			"TensorScatter-24: past_cache has rank 1; TensorScatter-24 needs rank >= 2: the batch dimension 0, then the sequence axis (never 0)"},
+		{"past_cache of rank 1, the default axis", rank1, nil,
+			"TensorScatter-24: past_cache has rank 1; TensorScatter-24 needs rank >= 2: the batch dimension 0, then the sequence axis (never 0)"},
 		{"update too long", cacheRequest(2, 3, 6, 7, 4, []int64{0, 0}, "", ""), nil,
-			"TensorScatter-24: updates has shape [2,3,7,4]: its sequence_length 7 (axis 2) is larger than data's max_sequence_length 6"},
+			"TensorScatter-24: update has shape [2,3,7,4]: its sequence_length 7 (axis 2) is larger than past_cache's max_sequence_length 6"},
 		{"a mismatched dimension", func() ops.Request {
 			r := base()
 			r.Updates = tensor.MustFromSlice([]int{2, 2, 2, 4}, make([]float32, 32))
 			return r
-		}(), nil, "TensorScatter-24: updates has shape [2,2,2,4] but data has shape [2,3,6,4]: dimension 1 differs (only axis 2 may)"},
+		}(), nil, "TensorScatter-24: update has shape [2,2,2,4] but past_cache has shape [2,3,6,4]: dimension 1 differs (only axis 2 may)"},
 		{"write_indices of the wrong length", func() ops.Request {
 			r := base()
 			r.Indices = tensor.MustFromSlice([]int{3}, []int64{0, 1, 2})
 			return r
-		}(), nil, "TensorScatter-24: write_indices has shape [3]; it must be [batch] = [2] (data.shape[0])"},
+		}(), nil, "TensorScatter-24: write_indices has shape [3]; it must be [batch] = [2] (past_cache.shape[0])"},
 		{"write_indices of the wrong type", func() ops.Request {
 			r := base()
 			r.Indices = tensor.MustFromSlice([]int{2}, []int32{0, 1})
 			return r
 		}(), nil, "TensorScatter-24: write_indices has dtype int32; it must be int64"},
-		{"an unknown mode", base(), []string{"--mode", "ring"}, `TensorScatter-24: mode "ring" is not linear or circular`},
+		{"write_indices of a float type", func() ops.Request {
+			r := base()
+			r.Indices = tensor.MustFromSlice([]int{2}, []float64{0, 1})
+			return r
+		}(), nil, "TensorScatter-24: write_indices has dtype float64; it must be int64"},
+		{"an unknown mode", base(), []string{"--mode", "ring"}, fmt.Sprintf(badMode, "ring", "")},
+		{"mode strings match exactly", base(), []string{"--mode", "Circular"}, fmt.Sprintf(badMode, "Circular", " (did you mean circular?)")},
+		{"an empty mode is not linear", base(), []string{"--mode", ""}, fmt.Sprintf(badMode, "", "")},
+		{"an empty mode after =", base(), []string{"--mode="}, fmt.Sprintf(badMode, "", "")},
 		{"a reduction", base(), []string{"--reduction", "add"}, `TensorScatter-24: reduction "add" is not accepted by TensorScatter-24; it takes none`},
 	}
 	for _, be := range tensorScatterBackends {

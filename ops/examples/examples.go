@@ -26,6 +26,7 @@ func All() []Example {
 	all = append(all, scatterNDUpdate15()...)
 	all = append(all, sliceScatter15()...)
 	all = append(all, onnxScatter()...)
+	all = append(all, tensorScatter24()...)
 	return all
 }
 
@@ -279,4 +280,82 @@ func onnxScatter() []Example {
 		out = append(out, ex1, ex2)
 	}
 	return out
+}
+
+// repeat returns v n times over.
+func repeat(n int, v ...float32) []float32 {
+	var out []float32
+	for range n {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// join concatenates parts.
+func join(parts ...[]float32) []float32 {
+	var out []float32
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// tensorScatter24: TensorScatter-24 (ONNX opset 24). Its operator text
+// states the rule (a pseudocode loop over the prefixes before the axis,
+// linear and circular modes) with no values; the values are those of the
+// three node tests ONNX ships with it
+// (onnx/backend/test/case/node/tensorscatter.py), which
+// cmd/gpuscatter/testdata/node holds as ONNX node tests too.
+func tensorScatter24() []Example {
+	const from = "ONNX TensorScatter-24, whose operator text gives no values: the values of its node test "
+	const dtypes = ": float32 past_cache (--data) and update (--updates), int64 write_indices (--indices)"
+	rows4 := []float32{1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 4, 3, 2, 1, 0}
+	rows3 := []float32{1, 2, 3, 4, 5, 6, 5, 6, 7, 8, 9, 10, 8, 7, 6, 5, 4, 3, 5, 4, 3, 2, 1, 0}
+	return []Example{
+		{
+			Name: "TensorScatter-24/onnx-linear",
+			Source: from + "test_tensorscatter (mode linear, axis -2 by default: one new position per sequence, " +
+				"written at 1 and 2)" + dtypes,
+			Request: ops.Request{
+				Op:      "TensorScatter-24",
+				Data:    f32([]int{2, 1, 4, 5}, repeat(2, rows4...)...),
+				Indices: i64([]int{2}, 1, 2),
+				Updates: f32([]int{2, 1, 1, 5}, join(repeat(5, 5), repeat(5, 1))...),
+				Mode:    ops.ModeLinear,
+			},
+			Want: f32([]int{2, 1, 4, 5},
+				1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 8, 7, 6, 5, 4, 4, 3, 2, 1, 0,
+				1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 4, 3, 2, 1, 0),
+		},
+		{
+			Name: "TensorScatter-24/onnx-circular",
+			Source: from + "test_tensorscatter_circular (mode circular: two new positions per sequence, the second " +
+				"sequence's written at 3 and wrapped to 0)" + dtypes,
+			Request: ops.Request{
+				Op:      "TensorScatter-24",
+				Data:    f32([]int{2, 1, 4, 5}, repeat(2, rows4...)...),
+				Indices: i64([]int{2}, 1, 3),
+				Updates: f32([]int{2, 1, 2, 5}, join(repeat(5, 5), repeat(5, 6), repeat(5, 1), repeat(5, 2))...),
+				Mode:    ops.ModeCircular,
+			},
+			Want: f32([]int{2, 1, 4, 5},
+				1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 4, 3, 2, 1, 0,
+				2, 2, 2, 2, 2, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 1, 1, 1, 1, 1),
+		},
+		{
+			Name: "TensorScatter-24/onnx-3d",
+			Source: from + "test_tensorscatter_3d (no mode attribute, so linear; axis -2 of a 3-D cache is 1: two new " +
+				"positions per sequence, written at 1, 2 and 0)" + dtypes,
+			Request: ops.Request{
+				Op:      "TensorScatter-24",
+				Data:    f32([]int{3, 4, 6}, repeat(3, rows3...)...),
+				Indices: i64([]int{3}, 1, 2, 0),
+				Updates: f32([]int{3, 2, 6}, join(repeat(6, 4), repeat(6, 5), repeat(6, 6), repeat(6, 7), repeat(6, 2), repeat(6, 3))...),
+			},
+			Want: f32([]int{3, 4, 6}, join(
+				rows3[:6], repeat(6, 4), repeat(6, 5), rows3[18:],
+				rows3[:12], repeat(6, 6), repeat(6, 7),
+				repeat(6, 2), repeat(6, 3), rows3[12:])...),
+		},
+	}
 }

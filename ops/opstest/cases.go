@@ -3,6 +3,7 @@ package opstest
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -579,8 +580,17 @@ func cacheCases() []ValidationCase {
 			Indices: i64s(1, 3), Updates: tens(tensor.Float32, []int{2, 2, 2, 3})}
 	}
 	axis := func(v int64) func(r *ops.Request) { return func(r *ops.Request) { r.Axis = tensor.Scalar(v) } }
-	const lin = "TensorScatter-24: write_indices[%d] = %s is out of range [0, 3]: in linear mode write_indices[%d] + sequence_length 2 must be at most max_sequence_length 5 (axis 2 of data)"
+	const lin = "TensorScatter-24: write_indices[%d] = %s is out of range [0, 3]: in linear mode write_indices[%d] + sequence_length 2 must be at most max_sequence_length 5 (axis 2 of past_cache)"
 	msg := func(pos int, val string) string { return fmt.Sprintf(lin, pos, val, pos) }
+	withMsg := func(c ValidationCase, msg string) ValidationCase { c.Msg = msg; return c }
+	mode := func(m string) func(r *ops.Request) { return func(r *ops.Request) { r.Mode = m } }
+	rank1 := func(a *tensor.Tensor) func(r *ops.Request) {
+		return func(r *ops.Request) {
+			r.Data, r.Updates, r.Indices, r.Axis = tens(tensor.Float32, []int{4}), tens(tensor.Float32, []int{4}), nil, a
+		}
+	}
+	const rank1Msg = "TensorScatter-24: past_cache has rank 1; TensorScatter-24 needs rank >= 2: the batch dimension 0, then the sequence axis (never 0)"
+	const modeMsg = "TensorScatter-24: mode %q is not accepted by TensorScatter-24%s; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)"
 	return []ValidationCase{
 		accept(op+"the axis defaults to -2", b()),
 		accept(op+"the axis given positive", with(b, axis(2))),
@@ -590,7 +600,8 @@ func cacheCases() []ValidationCase {
 		})),
 		accept(op+"write_indices absent are zeros", with(b, func(r *ops.Request) { r.Indices = nil })),
 		accept(op+"mode linear is accepted", with(b, func(r *ops.Request) { r.Mode = "linear" })),
-		accept(op+"mode circular is accepted", with(b, func(r *ops.Request) { r.Mode = "Circular" })),
+		accept(op+"mode circular is accepted", with(b, mode("circular"))),
+		accept(op+"mode absent is linear", with(b, mode(""))),
 		accept(op+"a write that ends exactly at the end", with(b, func(r *ops.Request) { r.Indices = i64s(3, 0) })),
 		accept(op+"a sequence as long as the cache", with(b, func(r *ops.Request) {
 			r.Indices, r.Updates = i64s(0, 0), tens(tensor.Float32, []int{2, 2, 5, 3})
@@ -604,18 +615,34 @@ func cacheCases() []ValidationCase {
 		reject(op+"axis 0 is the batch dimension", with(b, axis(0)), ops.ErrAxis, "axis"),
 		reject(op+"axis -4 is the batch dimension", with(b, axis(-4)), ops.ErrAxis, "axis"),
 		reject(op+"axis out of range", with(b, axis(4)), ops.ErrAxis, "axis"),
-		reject(op+"data of rank 1 has no default axis", with(b, func(r *ops.Request) {
-			r.Data, r.Updates, r.Indices = tens(tensor.Float32, []int{4}), tens(tensor.Float32, []int{4}), nil
-		}), ops.ErrAxis, "axis"),
-		reject(op+"update longer than the cache", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 6, 3}) }), ops.ErrShape, "updates"),
+		withMsg(reject(op+"past_cache of rank 1 has no axis but the batch", with(b, rank1(nil)), ops.ErrShape, "data"), rank1Msg),
+		withMsg(reject(op+"past_cache of rank 1 with axis 0", with(b, rank1(tensor.Scalar(0))), ops.ErrShape, "data"), rank1Msg),
+		withMsg(reject(op+"past_cache of rank 1 with axis -1", with(b, rank1(tensor.Scalar(-1))), ops.ErrShape, "data"), rank1Msg),
+		withMsg(reject(op+"past_cache of rank 0", with(b, func(r *ops.Request) {
+			r.Data, r.Updates, r.Indices = tens(tensor.Float32, []int{}), tens(tensor.Float32, []int{}), nil
+		}), ops.ErrShape, "data"), strings.Replace(rank1Msg, "rank 1", "rank 0", 1)),
+		withMsg(reject(op+"axis 0 of rank 2 is the batch dimension", with(b, func(r *ops.Request) {
+			r.Data, r.Updates, r.Indices, r.Axis = tens(tensor.Float32, []int{2, 5}), tens(tensor.Float32, []int{2, 2}), nil, tensor.Scalar(-2)
+		}), ops.ErrAxis, "axis"), "TensorScatter-24: axis = -2 is the batch dimension 0; TensorScatter-24 needs an axis in [1, 1] or [-1, -1]"),
+		withMsg(reject(op+"update longer than the cache", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 6, 3}) }), ops.ErrShape, "updates"),
+			"TensorScatter-24: update has shape [2,2,6,3]: its sequence_length 6 (axis 2) is larger than past_cache's max_sequence_length 5"),
 		reject(op+"update with a mismatched dimension", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 2, 4}) }), ops.ErrShape, "updates"),
 		reject(op+"update of another rank", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float32, []int{2, 2, 2}) }), ops.ErrShape, "updates"),
 		reject(op+"update of another dtype", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float16, r.Updates.Shape) }), ops.ErrDType, "updates"),
 		reject(op+"write_indices of the wrong length", with(b, func(r *ops.Request) { r.Indices = i64s(1, 2, 3) }), ops.ErrShape, "indices"),
 		reject(op+"write_indices of rank 2", with(b, func(r *ops.Request) { r.Indices = ints(tensor.Int64, []int{2, 1}, 1, 2) }), ops.ErrShape, "indices"),
 		reject(op+"write_indices of type int32", with(b, func(r *ops.Request) { r.Indices = ints(tensor.Int32, []int{2}, 1, 2) }), ops.ErrDType, "indices"),
-		reject(op+"write_indices of type float32", with(b, func(r *ops.Request) { r.Indices = tens(tensor.Float32, []int{2}) }), ops.ErrDType, "indices"),
-		reject(op+"mode other than linear and circular", with(b, func(r *ops.Request) { r.Mode = "ring" }), ops.ErrMode, "mode"),
+		withMsg(reject(op+"write_indices of type float64", with(b, func(r *ops.Request) { r.Indices = tens(tensor.Float64, []int{2}) }), ops.ErrDType, "indices"),
+			"TensorScatter-24: write_indices has dtype float64; it must be int64"),
+		withMsg(reject(op+"update of another dtype is named update", with(b, func(r *ops.Request) { r.Updates = tens(tensor.Float64, r.Updates.Shape) }),
+			ops.ErrDType, "updates"), "TensorScatter-24: update has dtype float64 but past_cache has float32; they must match"),
+		withMsg(reject(op+"past_cache is required", with(b, func(r *ops.Request) { r.Data = nil }), ops.ErrMissingInput, "data"),
+			"TensorScatter-24: past_cache is required"),
+		withMsg(reject(op+"mode other than linear and circular", with(b, mode("ring")), ops.ErrMode, "mode"), fmt.Sprintf(modeMsg, "ring", "")),
+		withMsg(reject(op+"mode strings match exactly: Circular", with(b, mode("Circular")), ops.ErrMode, "mode"),
+			fmt.Sprintf(modeMsg, "Circular", " (did you mean circular?)")),
+		reject(op+"mode strings match exactly: LINEAR", with(b, mode("LINEAR")), ops.ErrMode, "mode"),
+		reject(op+"mode strings match exactly: linear with a space", with(b, mode(" linear")), ops.ErrMode, "mode"),
 		reject(op+"no reduction", with(b, func(r *ops.Request) { r.Reduction = "add" }), ops.ErrReduction, "reduction"),
 		reject("ScatterND-18/mode is not an attribute", ops.Request{Op: "ScatterND-18", Data: tens(tensor.Int32, []int{8}),
 			Indices: ints(tensor.Int64, []int{1, 1}, 4), Updates: tens(tensor.Int32, []int{1}), Mode: "circular"}, ops.ErrUnexpectedInput, "mode"),
@@ -626,7 +653,7 @@ func cacheCases() []ValidationCase {
 		}), msg(1, "9223372036854775807")),
 		badIndexCase(op+"linear write past the end with no update rows", with(b, func(r *ops.Request) {
 			r.Indices, r.Updates = i64s(9, 0), tens(tensor.Float32, []int{2, 2, 0, 3})
-		}), "TensorScatter-24: write_indices[0] = 9 is out of range [0, 5]: in linear mode write_indices[0] + sequence_length 0 must be at most max_sequence_length 5 (axis 2 of data)"),
+		}), "TensorScatter-24: write_indices[0] = 9 is out of range [0, 5]: in linear mode write_indices[0] + sequence_length 0 must be at most max_sequence_length 5 (axis 2 of past_cache)"),
 	}
 }
 

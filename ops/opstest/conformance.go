@@ -249,14 +249,19 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 
 // RequireCaseError asserts that err is what validation case c expects: it
 // wraps c.Err, is an *ops.Error whose Input is c.Input, names that input in
-// its message, and has exactly the text c.Msg when that is set.
+// its message by the operator's name for it (ops.Op.InputName), and has
+// exactly the text c.Msg when that is set.
 func RequireCaseError(t TB, c ValidationCase, err error) {
 	t.Helper()
 	require.ErrorIs(t, err, c.Err, "%s\nrequest: %s", c.Name, Describe(c.Request))
 	var e *ops.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, c.Input, e.Input, "the error names the wrong input: %v", err)
-	assert.True(t, strings.Contains(e.Msg, c.Input), "the message does not name %q: %v", c.Input, err)
+	name := c.Input
+	if op, lerr := ops.Lookup(c.Request.Op); lerr == nil {
+		name = op.InputName(c.Input)
+	}
+	assert.True(t, strings.Contains(e.Msg, name), "the message does not name %q: %v", name, err)
 	if c.Msg != "" {
 		assert.Equal(t, c.Msg, err.Error())
 	}

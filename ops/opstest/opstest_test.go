@@ -95,7 +95,7 @@ func TestPlanBackendMatchesNaive(t *testing.T) {
 
 func TestNaiveGivesEverySpecExample(t *testing.T) {
 	all := examples.All()
-	require.Len(t, all, 28)
+	require.Len(t, all, 31)
 	names := map[string]bool{}
 	for _, ex := range all {
 		assert.False(t, names[ex.Name], "duplicate example name %s", ex.Name)
@@ -106,7 +106,8 @@ func TestNaiveGivesEverySpecExample(t *testing.T) {
 		assert.Empty(t, DiffExact(got, ex.Want), ex.Name)
 	}
 	for _, want := range []string{"ScatterNDUpdate-15/xml-2-sum", "ScatterNDUpdate-15/xml-4-prod", "ScatterUpdate-3/xml-2",
-		"ScatterNDUpdate-3/text-2", "SliceScatter-15/xml-3", "Scatter-9/onnx-2", "ScatterElementsUpdate-12/onnx-1"} {
+		"ScatterNDUpdate-3/text-2", "SliceScatter-15/xml-3", "Scatter-9/onnx-2", "ScatterElementsUpdate-12/onnx-1",
+		"TensorScatter-24/onnx-linear", "TensorScatter-24/onnx-circular", "TensorScatter-24/onnx-3d"} {
 		assert.True(t, names[want], want)
 	}
 }
