@@ -39,8 +39,12 @@ memory the call allocates, and the passes as recorded, with their kernels.
 The plan is the Vulkan device's (--device), or, with --facts FILE, that of
 the device FILE describes: one element of what 'gpuscatter devices --json'
 prints on the machine with that device (an array of one element is taken
-too), so that a plan for any GPU can be read without it. --deterministic
-plans deterministic mode.
+too), so that a plan for any GPU can be read without it. Every limit
+planning reads must be there and be one a device can have (deviceLocalMemory,
+maxMemoryAllocationSize, maxComputeWorkGroupCount, maxComputeWorkGroupSize,
+maxComputeWorkGroupInvocations, maxComputeSharedMemorySize): a file that
+lacks one, or gives 0 or a value no device has, is an error naming the
+field. --deterministic plans deterministic mode.
 
 --json prints an object instead: op, device, device_type, deterministic,
 path, passes (each with name, dispatches, invocations, read_bytes and

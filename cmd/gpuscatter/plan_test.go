@@ -147,6 +147,77 @@ func TestPlanForFacts(t *testing.T) {
 	}
 }
 
+// TestPlanFactsLimits: a description missing a limit that planning reads,
+// or with one 0 or out of the range a device can have, is one line naming
+// the file and the field (exit 1), never a plan: without its workgroup
+// memory the in-order fold's sort would seem to fit any device.
+func TestPlanFactsLimits(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 64, 5000)
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	// edit returns a copy of the description with f applied to its
+	// object and to that of its capabilities, written to a file.
+	n := 0
+	edit := func(f func(dev, caps map[string]any)) string {
+		var dev map[string]any
+		require.NoError(t, json.Unmarshal(raw, &dev))
+		f(dev, dev["capabilities"].(map[string]any))
+		b, err := json.Marshal(dev)
+		require.NoError(t, err)
+		n++
+		path := filepath.Join(dir, "facts"+itoa(n)+".json")
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		return path
+	}
+	for _, c := range []struct {
+		field  string // the JSON key, in capabilities unless top-level
+		top    bool
+		absurd any
+		want   string // what the absurd value's error says
+	}{
+		{"deviceLocalMemory", true, 1 << 60, "deviceLocalMemory is 1152921504606846976, more than any device has"},
+		{"maxMemoryAllocationSize", false, 4096, "capabilities.maxMemoryAllocationSize is 4096, less than any device has"},
+		{"maxComputeWorkGroupCount", false, []int{65535, 1, 65535}, "capabilities.maxComputeWorkGroupCount[1] is 1, less than any device has"},
+		{"maxComputeWorkGroupSize", false, []int{1024, 1024, 1}, "capabilities.maxComputeWorkGroupSize[2] is 1, less than any device has"},
+		{"maxComputeWorkGroupInvocations", false, 32, "capabilities.maxComputeWorkGroupInvocations is 32, less than any device has"},
+		{"maxComputeSharedMemorySize", false, 1 << 30, "capabilities.maxComputeSharedMemorySize is 1073741824, more than any device has"},
+	} {
+		name := c.field
+		if !c.top {
+			name = "capabilities." + c.field
+		}
+		zero := any(0)
+		if _, isList := c.absurd.([]int); isList {
+			zero, name = []int{0, 0, 0}, name+"[0]"
+		}
+		set := func(v any) func(dev, caps map[string]any) {
+			return func(dev, caps map[string]any) {
+				m := caps
+				if c.top {
+					m = dev
+				}
+				if v == nil {
+					delete(m, c.field)
+				} else {
+					m[c.field] = v
+				}
+			}
+		}
+		for _, v := range []struct {
+			value any
+			want  string
+		}{{nil, name + " is 0 or missing"}, {zero, name + " is 0 or missing"}, {c.absurd, c.want}} {
+			facts := edit(set(v.value))
+			for _, det := range []string{"--deterministic=false", "--deterministic"} {
+				code, stdout, stderr := runCLI(t, append([]string{"plan", "--facts", facts, det}, args...)...)
+				requireInputError(t, code, stdout, stderr, "--facts "+facts+": "+v.want)
+			}
+		}
+	}
+}
+
 // TestPlanReadsNoPayload: the shapes come from the headers: a data file
 // of 4 GiB whose payload is a hole, and indices in a .pb file, plan
 // without being read.
