@@ -216,7 +216,8 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // (one element of vk.Devices, as 'gpuscatter devices --json' prints it),
 // so no device is needed. It fails with an error wrapping
 // ops.ErrUnsupported where Open would refuse the device, and with
-// Execute's error for a plan the device cannot run.
+// Execute's error for a plan the device cannot run; whether the device
+// has the memory for the call is CheckFitsFor's answer.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	caps := info.Capabilities
 	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {

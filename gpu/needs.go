@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // PlanNeeds is what one Execute of a plan needs of the device, worked out
@@ -138,6 +139,29 @@ func (pl *callPlan) needs() PlanNeeds {
 	return n
 }
 
+// CheckFits returns the error Execute of p, which needs n (Needs), would
+// give before any work for lack of device memory: one wrapping
+// ops.ErrOutOfMemory when the device has less memory free now than n
+// takes; nil when the call fits.
+func (b *Backend) CheckFits(p *ops.Plan, n PlanNeeds) error {
+	if b == nil {
+		return closedPlanError(p)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return closedPlanError(p)
+	}
+	return b.checkFits(p, n)
+}
+
+// CheckFitsFor is CheckFits on the device that info describes (PlanFor),
+// opened afresh: the memory free is its largest device-local heap, as on a
+// device that holds nothing yet.
+func CheckFitsFor(info vk.DeviceInfo, p *ops.Plan, n PlanNeeds) error {
+	return fits(p, n, vk.Memory{Heap: info.DeviceLocalMemory}.Free())
+}
+
 // checkFits fails with an error wrapping ops.ErrOutOfMemory when the
 // device has less free memory than n needs; b.mu is held.
 func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
@@ -145,6 +169,12 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 	if b.budget != 0 {
 		free = min(free, b.budget)
 	}
+	return fits(p, n, free)
+}
+
+// fits is the rule of checkFits: a call fits when its device bytes are at
+// most free.
+func fits(p *ops.Plan, n PlanNeeds, free uint64) error {
 	if n.DeviceBytes <= free {
 		return nil
 	}

@@ -50,11 +50,18 @@ field. --deterministic plans deterministic mode.
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device), tensors
-(each with name and bytes) and plan (the passes as recorded).
+(each with name and bytes), plan (the passes as recorded) and, where run
+would refuse the call, refused.
+
+A call that needs more device memory than the device has free (with
+--facts: its largest device-local heap) is planned, and the plan says, on
+a line "refused: ..." and in --json's refused, that run --backend gpu would
+refuse it before any work, and why, in run's words; plan then exits 1, as
+run does.
 
 Exit status: 0 on success; 1 for invalid input, for a call the device
-cannot run, and without a Vulkan device and without --facts, with one
-line on stderr; 2 for a malformed command line.
+cannot run or has not the memory for, and without a Vulkan device and
+without --facts, with one line on stderr; 2 for a malformed command line.
 `,
 	run: planMain,
 }
@@ -118,16 +125,21 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, info, err := f.plan(ctx, c, p)
+	n, info, refused, err := f.plan(ctx, c, p)
 	if err != nil {
 		return err
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n))
+		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n, refused))
+	} else {
+		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n, refused))
 	}
-	_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n))
+	if err == nil && refused != nil {
+		// The plan is printed; the status is run's.
+		return fmt.Errorf("run --backend gpu would refuse this call: %w", refused)
+	}
 	return err
 }
 
@@ -168,40 +180,45 @@ func (f *planFlags) callShapes(req *ops.Request) error {
 
 // plan works out p's plan for the device --facts describes, or else for
 // the Vulkan device --device selects, and returns it with the device's
-// description.
-func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (gpu.PlanNeeds, vk.DeviceInfo, error) {
+// description, and, as refused, the error run would refuse it with
+// before any work for lack of device memory (the backend's own rule,
+// gpu.Backend.CheckFits), or nil.
+func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNeeds, info vk.DeviceInfo, refused, err error) {
 	// As run opens the backend for its one call.
 	opts := gpu.Options{Deterministic: c.gpu.deterministic, MaxPoolBytes: -1}
 	if f.facts.given {
 		b, err := os.ReadFile(f.facts.value)
 		if err != nil {
-			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fileError("facts", f.facts.value, err)
+			return n, info, nil, fileError("facts", f.facts.value, err)
 		}
 		info, err := vk.ParseDeviceInfo(b)
 		if err != nil {
-			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("--facts %s: %w", f.facts.value, err)
+			return n, info, nil, fmt.Errorf("--facts %s: %w", f.facts.value, err)
 		}
 		n, err := gpu.PlanFor(info, opts, p)
-		return n, info, err
+		if err != nil {
+			return n, info, nil, err
+		}
+		return n, info, gpu.CheckFitsFor(info, p, n), nil
 	}
 	b, err := newGPUBackend(ctx, c.gpu, true)
 	if errors.Is(err, ops.ErrNoDevice) {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
+		return n, info, nil, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
 			"one element of 'gpuscatter devices --json' from the machine with the device", err)
 	}
 	if err != nil {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+		return n, info, nil, err
 	}
 	defer b.Close()
 	g, ok := b.(*gpu.Backend)
 	if !ok {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("backend %s does not plan its calls", b.Name())
+		return n, info, nil, fmt.Errorf("backend %s does not plan its calls", b.Name())
 	}
-	n, err := g.Needs(p)
-	if err != nil {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+	if n, err = g.Needs(p); err != nil {
+		return n, info, nil, err
 	}
-	return n, gpubench.Of(g).Device().Info(), g.Close()
+	refused = g.CheckFits(p, n)
+	return n, gpubench.Of(g).Device().Info(), refused, g.Close()
 }
 
 // shapes returns op's call on f's inputs with data, indices and updates
@@ -270,6 +287,9 @@ type planJSON struct {
 	HostBytes         uint64       `json:"host_bytes"`
 	Tensors           []tensorJSON `json:"tensors"`
 	Plan              string       `json:"plan"`
+	// Refused is why run would refuse the call before any work (more
+	// device memory than the device has free); absent when it would not.
+	Refused string `json:"refused,omitempty"`
 }
 
 type passJSON struct {
@@ -285,10 +305,13 @@ type tensorJSON struct {
 	Bytes uint64 `json:"bytes"`
 }
 
-func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) planJSON {
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) planJSON {
 	j := planJSON{Op: p.Op.Name, Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
+	if refused != nil {
+		j.Refused = refused.Error()
+	}
 	for _, ps := range n.Passes {
 		j.Passes = append(j.Passes, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written})
 	}
@@ -299,7 +322,7 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.Plan
 }
 
 // planText is what plan prints without --json.
-func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) string {
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) string {
 	var b strings.Builder
 	mode := ""
 	if deterministic {
@@ -327,6 +350,9 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 		fmt.Fprintf(&b, " (%s)", mib(n.DeviceBytes))
 	}
 	b.WriteString("\n")
+	if refused != nil {
+		fmt.Fprintf(&b, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): %v\n", refused)
+	}
 	fmt.Fprintf(&b, "as recorded:\n  %s\n", strings.ReplaceAll(n.Plan, "\n", "\n  "))
 	return b.String()
 }

@@ -247,6 +247,81 @@ func TestPlanReadsNoPayload(t *testing.T) {
 	assert.Less(t, got.TrafficBytes, uint64(1<<20), "three updates move a few bytes")
 }
 
+// TestPlanSaysRunWouldRefuse: a call that needs more device memory than
+// the device has is planned, and the plan says that run would refuse it and
+// why, in the text and in --json's refused, with run's message (the
+// backend's own rule, Backend.CheckFits) and run's exit status 1; a call
+// that fits says nothing of it.
+func TestPlanSaysRunWouldRefuse(t *testing.T) {
+	treetests.Require(t) // the device descriptions in gpu/testdata
+	dir := t.TempDir()
+	// 4 GiB of data, a hole, and three updates: more than lavapipe's 2 GiB.
+	const m = 1 << 30
+	data := filepath.Join(dir, "data.npy")
+	f, err := os.Create(data)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{m}))
+	at, err := f.Seek(0, 1)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(at+4*m))
+	require.NoError(t, f.Close())
+	args := []string{"--op", "ScatterND-18", "--data", data,
+		"--indices", writeNPY(t, dir, "i.npy", i64([]int{3, 1}, 0, m-1, 5)), "--updates", writeNPY(t, dir, "u.npy", f32([]int{3}, 1, 2, 3))}
+	p, err := ops.PrepareShapes(ops.Request{Op: "ScatterND-18", Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{m}},
+		Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{3, 1}}, Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{3}}})
+	require.NoError(t, err)
+
+	// requireRefused runs plan with flags, as text and as JSON, and
+	// checks that it says run would refuse the call with want, or, for
+	// want "", that it does not.
+	requireRefused := func(what string, flags []string, want string) {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, append([]string{"plan", "--json"}, flags...)...)
+		var got planJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got), "%s: %s", what, stderr)
+		assert.Equal(t, want, got.Refused, what)
+		textCode, text, textStderr := runCLI(t, append([]string{"plan"}, flags...)...)
+		assert.Contains(t, text, "device memory: "+u64toa(got.DeviceMemoryBytes)+" bytes", what)
+		if want == "" {
+			assert.Equal(t, exitOK, code, "%s: %s", what, stderr)
+			assert.Equal(t, exitOK, textCode, "%s: %s", what, textStderr)
+			assert.NotContains(t, text, "refused", what)
+			return
+		}
+		for _, out := range []struct {
+			code   int
+			stderr string
+		}{{code, stderr}, {textCode, textStderr}} {
+			requireInputError(t, out.code, "", out.stderr, "run --backend gpu would refuse this call: "+want)
+		}
+		assert.Contains(t, text, "\nrefused: run --backend gpu would refuse this call before any work "+
+			"(--backend auto runs it on the CPU): "+want+"\n", what)
+	}
+
+	// The device a file describes, holding nothing yet.
+	for _, c := range []struct {
+		facts string
+		want  string
+	}{
+		{"../../gpu/testdata/facts/lavapipe.json", "ScatterND-18: vulkan: needs 4097 MiB of device memory; the device has 2048 MiB free"},
+		{discreteFacts, ""},
+	} {
+		requireRefused(c.facts, append([]string{"--facts", c.facts}, args...), c.want)
+	}
+
+	// This machine's device, as run would find it.
+	b, err := gpu.Open(testGPUOptions(t, gpu.Options{MaxPoolBytes: -1}))
+	require.NoError(t, err)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	want := ""
+	if refused := b.CheckFits(p, n); refused != nil {
+		want = refused.Error()
+	}
+	require.NoError(t, b.Close())
+	requireRefused("this device", args, want)
+}
+
 // TestPlanErrors: every failure is one line naming the input at fault
 // (exit 1) or a usage error (exit 2).
 func TestPlanErrors(t *testing.T) {
