@@ -25,8 +25,9 @@ var planCommand = &command{
 	flags:   func() []flagSpec { return newPlanFlags().specs(new(gpuSettings)) },
 	details: `Prints the plan the Vulkan backend makes for run's call on these inputs,
 without running it and without reading the payloads of --data, --indices
-and --updates (their dtypes and shapes come from the .npy headers, or from
-the .pb files with their raw_data skipped; with --model, the call is the
+and --updates (their dtypes and shapes come from the .npy headers, which
+may be files of the header alone, or from the .pb files with their
+raw_data skipped; with --model, the call is the
 model's node as for run, the inputs not given its initializers): the path
 it takes, every pass with its compute dispatches, the invocations that
 have work in them, and
@@ -250,9 +251,9 @@ func (f *runFlags) shapes(op *ops.Op) (ops.Request, error) {
 }
 
 // loadShape returns the flag's tensor without its payload: the dtype and
-// shape of the .npy header, or of the .pb file read without its
-// raw_data; nil when the flag was not given. A file error names the flag
-// and the path.
+// shape of the .npy header (read alone: the payload may be missing), or
+// of the .pb file read without its raw_data; nil when the flag was not
+// given. A file error names the flag and the path.
 func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
 	if !a.given {
 		return nil, nil
@@ -264,11 +265,10 @@ func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
 		}
 		return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
 	}
-	h, err := npy.OpenFile(a.path)
+	h, err := npy.ReadHeaderFile(a.path)
 	if err != nil {
 		return nil, fileError(a.name, a.path, err)
 	}
-	defer h.Close()
 	return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
 }
 

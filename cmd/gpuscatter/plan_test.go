@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -145,6 +146,46 @@ func TestPlanForFacts(t *testing.T) {
 			assert.Equal(t, "discrete", got.DeviceType)
 		}
 	}
+}
+
+// TestPlanReadsHeadersAlone: plan reads only the .npy headers, so files
+// of the header alone, or whose payload is short or too long, plan as the
+// whole files do; run still needs the payloads.
+func TestPlanReadsHeadersAlone(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 64, 5000)
+	code, want, stderr := runCLI(t, append([]string{"plan", "--json", "--facts", discreteFacts}, args...)...)
+	require.Equal(t, exitOK, code, stderr)
+	// cut rewrites each input file with keep(payload) after its header.
+	cut := func(name string, keep func(payload []byte) []byte) []string {
+		out := append([]string(nil), args...)
+		for i := 1; i < len(out); i += 2 {
+			if !strings.HasSuffix(out[i], ".npy") {
+				continue
+			}
+			raw, err := os.ReadFile(out[i])
+			require.NoError(t, err)
+			h, err := npy.ReadHeader(bytes.NewReader(raw))
+			require.NoError(t, err)
+			path := filepath.Join(dir, name+"-"+filepath.Base(out[i]))
+			require.NoError(t, os.WriteFile(path, append(raw[:h.Offset:h.Offset], keep(raw[h.Offset:])...), 0o644))
+			out[i] = path
+		}
+		return out
+	}
+	headers := cut("header", func([]byte) []byte { return nil })
+	for name, files := range map[string][]string{
+		"header only": headers,
+		"short":       cut("short", func(b []byte) []byte { return b[:len(b)/2] }),
+		"trailing":    cut("trailing", func(b []byte) []byte { return append(b, 1, 2, 3) }),
+	} {
+		code, got, stderr := runCLI(t, append([]string{"plan", "--json", "--facts", discreteFacts}, files...)...)
+		require.Equal(t, exitOK, code, "%s: %s", name, stderr)
+		assert.Equal(t, want, got, name)
+	}
+	code, stdout, stderr := runCLI(t, append([]string{"run", "--backend", "cpu", "--out", filepath.Join(dir, "out.npy")}, headers...)...)
+	requireInputError(t, code, stdout, stderr, "--data ", "only 0 bytes follow")
 }
 
 // TestPlanFactsLimits: a description missing a limit that planning reads,
@@ -336,10 +377,7 @@ func TestPlanErrors(t *testing.T) {
 	raw, err := os.ReadFile(discreteFacts)
 	require.NoError(t, err)
 	noBDA := write("nobda.json", strings.Replace(string(raw), `"bufferDeviceAddress": true`, `"bufferDeviceAddress": false`, 1))
-	truncated := writeNPY(t, dir, "short.npy", f32([]int{64}, make([]float32, 64)...))
-	st, err := os.Stat(truncated)
-	require.NoError(t, err)
-	require.NoError(t, os.Truncate(truncated, st.Size()-4))
+	notNPY := write("text.npy", "x,y\n1,2\n")
 	badUpdates := writeNPY(t, dir, "bad.npy", f32([]int{99}, make([]float32, 99)...))
 	with := func(extra ...string) []string { return append(append([]string{"plan"}, args...), extra...) }
 	replace := func(flag, value string) []string {
@@ -377,7 +415,7 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"ScatterElements-18: vulkan: reduction add on float64 data needs shaderFloat64"}},
 		{"the sort in 16 KiB of workgroup memory", with("--deterministic", "--facts", "../../gpu/testdata/facts/lavapipe-16KiB-shared.json"),
 			[]string{"ScatterElements-18: vulkan: the in-order fold's sort takes 27712 bytes of workgroup memory; the device's maxComputeSharedMemorySize is 16384"}},
-		{"truncated data", replace("--data", truncated), []string{"--data " + truncated, "only 252 bytes follow"}},
+		{"data not .npy", replace("--data", notNPY), []string{"--data " + notNPY, "not an .npy file"}},
 		{"updates of the wrong shape", replace("--updates", badUpdates), []string{"ScatterElements-18", "updates"}},
 	} {
 		code, stdout, stderr := runCLI(t, c.args...)
