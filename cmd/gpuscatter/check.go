@@ -190,7 +190,9 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	dev, err := describeCheckDevice(ctx, cfg.Base, cfg.NoShaderFloat64)
-	if err != nil {
+	if err = selectorOf(c.gpu, err); isSelectorError(err) {
+		return err
+	} else if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
 	res.Device = dev

@@ -406,7 +406,7 @@ func TestPlanErrors(t *testing.T) {
 		args  []string
 		parts []string
 	}{
-		{"no device and no facts", with("--device", "no-such-device"), []string{"no Vulkan device to plan for", "give --facts FILE"}},
+		{"a device selector that selects none", with("--device", "no-such-device"), []string{`--device "no-such-device" matches no device name (devices: `}},
 		{"missing facts file", with("--facts", filepath.Join(dir, "none.json")), []string{"--facts", "none.json: open: no such file or directory"}},
 		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
 		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
