@@ -55,7 +55,9 @@ A call the device cannot run for lack of a feature it needs (float64 sum,
 sub, prod and mean without shaderFloat64) is refused by the backend with
 ops.ErrUnsupported, which --backend auto answers by running it on the CPU:
 such a case counts as refused, in its own column, neither passed nor failed,
-and a line under the table names the features.
+and a line under the table names the features and what withholds each:
+the device, or the paths that withhold it on purpose from a device that
+has it (the 32-bit baseline paths, noInt64..., withhold shaderInt64).
 
 Exit status: 0 when every case passes or is refused, 1 when any fails (or
 the device cannot be opened), 2 for a malformed command line.
@@ -85,10 +87,13 @@ type checkResult struct {
 	Failed     int            `json:"failed"`
 	Paths      []checkPath    `json:"paths"`
 	Rows       []gpucheck.Row `json:"rows"`
-	// Refused counts the cases the device cannot run for lack of a
-	// feature (RefusedFor names them): neither passed nor failed.
-	Refused    int      `json:"refused"`
-	RefusedFor []string `json:"refused_for,omitempty"`
+	// Refused counts the cases refused for lack of a feature: neither
+	// passed nor failed. RefusedFor names the features the device lacks;
+	// Withheld, the features that paths withhold on purpose although the
+	// device has them (gpucheck.Path.Withholds), each with those paths.
+	Refused    int                 `json:"refused"`
+	RefusedFor []string            `json:"refused_for,omitempty"`
+	Withheld   map[string][]string `json:"withheld,omitempty"`
 }
 
 // checkDevice describes the device in check's header.
@@ -233,13 +238,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	res.Seconds = time.Since(start).Seconds()
 	res.Rows = rep.Rows()
 	res.Cases, res.Failed, res.Refused = rep.Totals()
-	for _, row := range res.Rows {
-		for _, f := range strings.Split(row.RefusedFor, ", ") {
-			if f != "" && !slices.Contains(res.RefusedFor, f) {
-				res.RefusedFor = append(res.RefusedFor, f)
-			}
-		}
-	}
+	res.refusals(paths)
 	printCheckRows(c.stdout, res)
 	if jsonF.value != "" {
 		err := bench.WriteFileAtomic(jsonF.value, func(w io.Writer) error {
@@ -255,6 +254,60 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 		return fmt.Errorf("check: %d of %d cases failed on %s", res.Failed, res.Cases, res.Device.Name)
 	}
 	return nil
+}
+
+// refusals sets r.RefusedFor and r.Withheld from the refused rows: a
+// feature the row's path withholds on purpose while the device has it
+// (one of the header's features) is the path's doing; any other, the
+// device's.
+func (r *checkResult) refusals(paths []gpucheck.Path) {
+	byName := map[string]gpucheck.Path{}
+	for _, p := range paths {
+		byName[p.Name] = p
+	}
+	for _, row := range r.Rows {
+		for _, f := range strings.Split(row.RefusedFor, ", ") {
+			switch {
+			case f == "":
+			case byName[row.Path].Withholds(f) && slices.Contains(r.Device.Features, f):
+				if r.Withheld == nil {
+					r.Withheld = map[string][]string{}
+				}
+				if !slices.Contains(r.Withheld[f], row.Path) {
+					r.Withheld[f] = append(r.Withheld[f], row.Path)
+				}
+			case !slices.Contains(r.RefusedFor, f):
+				r.RefusedFor = append(r.RefusedFor, f)
+			}
+		}
+	}
+}
+
+// refusedCauses says why the refused cases were refused: "the device
+// lacks F" for RefusedFor, and for each feature withheld, "the paths A, B
+// and N more withhold F on purpose".
+func (r checkResult) refusedCauses() string {
+	var causes []string
+	if len(r.RefusedFor) > 0 {
+		causes = append(causes, "the device lacks "+strings.Join(r.RefusedFor, ", "))
+	}
+	features := make([]string, 0, len(r.Withheld))
+	for f := range r.Withheld {
+		features = append(features, f)
+	}
+	slices.Sort(features)
+	for _, f := range features {
+		ps := r.Withheld[f]
+		switch {
+		case len(ps) == 1:
+			causes = append(causes, fmt.Sprintf("the path %s withholds %s on purpose", ps[0], f))
+		case len(ps) <= 3:
+			causes = append(causes, fmt.Sprintf("the paths %s and %s withhold %s on purpose", strings.Join(ps[:len(ps)-1], ", "), ps[len(ps)-1], f))
+		default:
+			causes = append(causes, fmt.Sprintf("the paths %s, %s and %d more withhold %s on purpose", ps[0], ps[1], len(ps)-2, f))
+		}
+	}
+	return strings.Join(causes, ", and ")
 }
 
 // describeCheckDevice opens the device once to describe it: its
@@ -406,8 +459,8 @@ func printCheckRows(w io.Writer, r checkResult) {
 				rows++
 			}
 		}
-		fmt.Fprintf(w, "\nREFUSED %d cases in %d rows: the device lacks %s, which they need; the backend refuses them "+
-			"with ops.ErrUnsupported (--backend auto runs them on the CPU)\n", r.Refused, rows, strings.Join(r.RefusedFor, ", "))
+		fmt.Fprintf(w, "\nREFUSED %d cases in %d rows: %s, which they need; the backend refuses them "+
+			"with ops.ErrUnsupported (--backend auto runs them on the CPU)\n", r.Refused, rows, r.refusedCauses())
 	}
 	verdict := "PASS"
 	if r.Failed > 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,4 +189,82 @@ func TestCheckReportsRefusedRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, res.Refused, refused)
+}
+
+// TestCheckBlamesWhatWithholdsTheFeature: the refusals of a path that
+// withholds shaderInt64 on purpose (the 32-bit baseline) are the path's,
+// named as such under the table and in --json's withheld, on a device that
+// has shaderInt64; only where the device lacks it is the device blamed.
+func TestCheckBlamesWhatWithholdsTheFeature(t *testing.T) {
+	const path = "reduce/noInt64Chunks16B/atomics"
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr := runCLI(t, "check", "--quick", "--match", path, "--json", out)
+	t.Logf("check %s:\n%s%s", path, stdout, stderr)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.Positive(t, res.Refused, "float64 sums on the 32-bit baseline are refused")
+	if slices.Contains(res.Device.Features, "shaderInt64") {
+		assert.Contains(t, stdout, "\nREFUSED "+itoa(res.Refused)+" cases in ")
+		assert.Contains(t, stdout, ": the path "+path+" withholds shaderInt64 on purpose, which they need; ")
+		assert.NotContains(t, stdout, "the device lacks")
+		assert.Equal(t, map[string][]string{"shaderInt64": {path}}, res.Withheld)
+		assert.Empty(t, res.RefusedFor)
+	} else {
+		assert.Contains(t, stdout, ": the device lacks shaderInt64, which they need; ")
+		assert.Equal(t, []string{"shaderInt64"}, res.RefusedFor)
+		assert.Empty(t, res.Withheld)
+	}
+}
+
+// TestCheckRefusedCauses: each refused row is put down to its path where
+// the path withholds the feature and the device has it, else to the
+// device, and the line under the table names each cause once.
+func TestCheckRefusedCauses(t *testing.T) {
+	paths := gpucheck.Paths()
+	var baseline []string // paths that withhold shaderInt64
+	for _, p := range paths {
+		if p.Withholds("shaderInt64") {
+			baseline = append(baseline, p.Name)
+		}
+	}
+	require.Greater(t, len(baseline), 4)
+	rows := func(feature string, names ...string) []gpucheck.Row {
+		var out []gpucheck.Row
+		for _, n := range names {
+			out = append(out, gpucheck.Row{Path: n, Op: "ScatterND-18", Refused: 1, RefusedFor: feature})
+		}
+		return out
+	}
+	has := []string{"int64 atomics", "shaderInt64", "shaderFloat64"}
+	for _, c := range []struct {
+		name     string
+		features []string
+		rows     []gpucheck.Row
+		want     string
+		lacks    []string
+		withheld map[string][]string
+	}{
+		{"one path withholds", has, rows("shaderInt64", baseline[0]),
+			"the path " + baseline[0] + " withholds shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:1]}},
+		{"two paths withhold", has, rows("shaderInt64", baseline[:2]...),
+			"the paths " + baseline[0] + " and " + baseline[1] + " withhold shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:2]}},
+		{"many paths withhold", has, rows("shaderInt64", baseline[:5]...),
+			"the paths " + baseline[0] + ", " + baseline[1] + " and 3 more withhold shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:5]}},
+		{"the device lacks it too", has[:1], rows("shaderInt64", baseline[0], "default"),
+			"the device lacks shaderInt64", []string{"shaderInt64"}, nil},
+		{"a path that does not withhold it", has, rows("shaderInt64", "default"),
+			"the device lacks shaderInt64", []string{"shaderInt64"}, nil},
+		{"both", has[:2], append(rows("shaderFloat64", "cas"), rows("shaderInt64", baseline[0])...),
+			"the device lacks shaderFloat64, and the path " + baseline[0] + " withholds shaderInt64 on purpose",
+			[]string{"shaderFloat64"}, map[string][]string{"shaderInt64": baseline[:1]}},
+	} {
+		r := checkResult{Device: checkDevice{Features: c.features}, Rows: c.rows}
+		r.refusals(paths)
+		assert.Equal(t, c.want, r.refusedCauses(), c.name)
+		assert.Equal(t, c.lacks, r.RefusedFor, c.name)
+		assert.Equal(t, c.withheld, r.Withheld, c.name)
+	}
 }

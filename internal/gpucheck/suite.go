@@ -117,6 +117,21 @@ type Path struct {
 	FullOnly bool
 }
 
+// Withholds reports whether the path withholds feature from the backend
+// on purpose, so that its calls that need it are refused on a device that
+// has it: shaderInt64 on the paths of the 32-bit baseline
+// (knobs.Knobs.NoShaderInt64), shaderFloat64 where a path's knobs set
+// NoShaderFloat64. (Config.NoShaderFloat64 acts as the device lacking it.)
+func (p Path) Withholds(feature string) bool {
+	switch feature {
+	case "shaderInt64":
+		return p.Knobs.NoShaderInt64
+	case "shaderFloat64":
+		return p.Knobs.NoShaderFloat64
+	}
+	return false
+}
+
 var (
 	chunked    = knobs.Knobs{MaxAllocationBytes: testChunk}
 	chunkPaths = knobs.Knobs{ChunkBytes: 16}
