@@ -96,6 +96,22 @@ func tensorBytes(size uint64, shift uint) uint64 {
 var tensorNames = [numTensors]string{"output", "updates", "indices", "normalised indices", "owner words",
 	"accumulators", "keys", "values", "keys 2", "values 2", "histograms", "scan", "list"}
 
+// tensorNeeds returns the call's device tensors with the bytes each
+// takes, its parameter buffer last; none where Execute copies data on the
+// host. needs and the plan's description both list them from here.
+func (pl *callPlan) tensorNeeds() []TensorNeed {
+	if pl.hostOnly() {
+		return nil
+	}
+	var ts []TensorNeed
+	for i, size := range pl.sizes {
+		if size > 0 {
+			ts = append(ts, TensorNeed{tensorNames[i], tensorBytes(size, pl.shift)})
+		}
+	}
+	return append(ts, TensorNeed{"parameters", tensorBytes(pl.paramBytes(), pl.f.maxShift)})
+}
+
 // needs works out PlanNeeds from the call's plan: its tensors, parameter
 // buffer and passes as the recorder lowers them.
 func (pl *callPlan) needs() PlanNeeds {
@@ -103,17 +119,10 @@ func (pl *callPlan) needs() PlanNeeds {
 	if pl.hostOnly() {
 		return n // Execute copies data on the host
 	}
-	for i, size := range pl.sizes {
-		if size == 0 {
-			continue
-		}
-		t := TensorNeed{tensorNames[i], tensorBytes(size, pl.shift)}
-		n.Tensors = append(n.Tensors, t)
+	n.Tensors = pl.tensorNeeds()
+	for _, t := range n.Tensors {
 		n.DeviceBytes += t.Bytes
 	}
-	params := TensorNeed{"parameters", tensorBytes(pl.paramBytes(), pl.f.maxShift)}
-	n.Tensors = append(n.Tensors, params)
-	n.DeviceBytes += params.Bytes
 	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
 	n.HostBytes = data + upd + idx
 	if pl.j.updates > 0 {

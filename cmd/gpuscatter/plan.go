@@ -35,7 +35,9 @@ the device bytes it reads and writes (at most what the shapes allow; the
 index values decide how many targets an update meets), the dispatches and
 the traffic in all against the one-pass bytes (indices and updates read,
 each update's target written: the least any plan moves), the device
-memory the call allocates, and the passes as recorded, with their kernels.
+memory the call allocates, the bytes it moves between host and device,
+and the passes as recorded, with their kernels and the device bytes of
+each tensor. The text and --json print each figure as one value.
 
 The plan is the Vulkan device's (--device), or, with --facts FILE, that of
 the device FILE describes: one element of what 'gpuscatter devices --json'
@@ -350,6 +352,7 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 		fmt.Fprintf(&b, " (%s)", mib(n.DeviceBytes))
 	}
 	b.WriteString("\n")
+	fmt.Fprintf(&b, "host transfers: %d bytes\n", n.HostBytes)
 	if refused != nil {
 		fmt.Fprintf(&b, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): %v\n", refused)
 	}

@@ -5,9 +5,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -485,4 +488,135 @@ func TestPlanModel(t *testing.T) {
 	requireUsageError(t, code, stdout, stderr, "--reduction cannot be combined with --model")
 	code, stdout, stderr = runCLI(t, "plan", "--facts", discreteFacts, "--model", m)
 	requireInputError(t, code, stdout, stderr, "--model "+m, `input 0 ("data")`, "give --data")
+}
+
+// parsePlanText reads back every figure of plan's text, in the form plan
+// --json prints them: the header (operator, device, type, mode, path), the
+// passes, the totals, the device memory, the host transfers, the refusal
+// and the passes as recorded, whose tensors line gives the tensors. The
+// ratio to the one-pass bytes and the device memory in MiB, which only the
+// text prints, are checked against the figures they come from.
+func parsePlanText(t *testing.T, text string) planJSON {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	var got planJSON
+	m := regexp.MustCompile(`^(\S+) \S+(?: reduction \S+)? on (".*") \((\w+)(, deterministic)?\): path (\S+)$`).FindStringSubmatch(lines[0])
+	require.NotNil(t, m, "header %q", lines[0])
+	device, err := strconv.Unquote(m[2])
+	require.NoError(t, err)
+	got.Op, got.Device, got.DeviceType, got.Deterministic, got.Path = m[1], device, m[3], m[4] != "", m[5]
+	num := func(s string) uint64 {
+		n, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, s)
+		return n
+	}
+	got.Passes, got.Tensors = []passJSON{}, []tensorJSON{}
+	row := regexp.MustCompile(`^ +(\d+) (\S+) +(\d+) +(\d+) +(\d+) +(\d+)$`)
+	var passes int
+	var ratio string
+	i := 1
+	for ; i < len(lines) && lines[i] != "as recorded:"; i++ {
+		l := lines[i]
+		if m := row.FindStringSubmatch(l); m != nil {
+			assert.Equal(t, uint64(len(got.Passes)+1), num(m[1]), l)
+			got.Passes = append(got.Passes, passJSON{m[2], int(num(m[3])), num(m[4]), num(m[5]), num(m[6])})
+			continue
+		}
+		if m := regexp.MustCompile(`^passes: (\d+), dispatches: (\d+)$`).FindStringSubmatch(l); m != nil {
+			passes, got.Dispatches = int(num(m[1])), int(num(m[2]))
+			continue
+		}
+		if m := regexp.MustCompile(`^traffic: (\d+) bytes read and written; one pass: (\d+) bytes(?:; (\S+)x that)?$`).FindStringSubmatch(l); m != nil {
+			got.TrafficBytes, got.OnePassBytes, ratio = num(m[1]), num(m[2]), m[3]
+			continue
+		}
+		if m := regexp.MustCompile(`^device memory: (\d+) bytes(?: \((.*)\))?$`).FindStringSubmatch(l); m != nil {
+			got.DeviceMemoryBytes = num(m[1])
+			if got.DeviceMemoryBytes >= 1<<20 {
+				assert.Equal(t, mib(got.DeviceMemoryBytes), m[2], l)
+			}
+			continue
+		}
+		if m := regexp.MustCompile(`^host transfers: (\d+) bytes$`).FindStringSubmatch(l); m != nil {
+			got.HostBytes = num(m[1])
+			continue
+		}
+		if reason, ok := strings.CutPrefix(l, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): "); ok {
+			got.Refused = reason
+			continue
+		}
+		if strings.HasPrefix(l, "    # pass ") {
+			continue
+		}
+		t.Errorf("a line of the plan's text that says nothing the JSON says: %q", l)
+	}
+	assert.Equal(t, len(got.Passes), passes, "passes: N")
+	if got.OnePassBytes > 0 {
+		assert.Equal(t, fmt.Sprintf("%.2f", float64(got.TrafficBytes)/float64(got.OnePassBytes)), ratio)
+	}
+	require.Less(t, i, len(lines), "no 'as recorded:'")
+	var rec []string
+	for _, l := range lines[i+1:] {
+		require.True(t, strings.HasPrefix(l, "  "), "%q", l)
+		rec = append(rec, l[2:])
+	}
+	got.Plan = strings.Join(rec, "\n")
+	for _, l := range rec {
+		if list, ok := strings.CutPrefix(l, "  tensors: "); ok && list != "none" {
+			for _, tn := range strings.Split(strings.TrimSuffix(list, " bytes"), ", ") {
+				at := strings.LastIndexByte(tn, ' ')
+				got.Tensors = append(got.Tensors, tensorJSON{tn[:at], num(tn[at+1:])})
+			}
+		}
+	}
+	return got
+}
+
+// TestPlanTextAndJSONAgree: plan's text and plan --json print every figure
+// they both print as one value, for plans of several operators, paths and
+// devices, the discrete GPU's among them, and a plan run would refuse.
+func TestPlanTextAndJSONAgree(t *testing.T) {
+	treetests.Require(t) // the device descriptions in gpu/testdata
+	dir := t.TempDir()
+	const facts = "../../gpu/testdata/facts/"
+	se, _ := planInputs(t, dir, 64, 5000)
+	nd := []string{"--op", "ScatterND-18", "--data", writeNPY(t, dir, "nd-d.npy", f32([]int{300, 7}, make([]float32, 2100)...)),
+		"--indices", writeNPY(t, dir, "nd-i.npy", i64([]int{40, 1}, make([]int64, 40)...)),
+		"--updates", writeNPY(t, dir, "nd-u.npy", f32([]int{40, 7}, make([]float32, 280)...))}
+	empty := []string{"--op", "ScatterND-18", "--data", writeNPY(t, dir, "e-d.npy", f32([]int{5}, 1, 2, 3, 4, 5)),
+		"--indices", writeNPY(t, dir, "e-i.npy", i64([]int{0, 1})), "--updates", writeNPY(t, dir, "e-u.npy", f32([]int{0}))}
+	slice := []string{"--op", "SliceScatter-15", "--data", writeNPY(t, dir, "s-d.npy", f32([]int{64, 64}, make([]float32, 4096)...)),
+		"--updates", writeNPY(t, dir, "s-u.npy", f32([]int{32, 64}, make([]float32, 2048)...)), "--start", "0", "--stop", "64", "--step", "2"}
+	big := filepath.Join(dir, "big.npy")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{1 << 30}))
+	require.NoError(t, f.Close())
+	refused := []string{"--op", "ScatterND-18", "--data", big, "--indices", writeNPY(t, dir, "b-i.npy", i64([]int{3, 1}, 0, 1, 2)),
+		"--updates", writeNPY(t, dir, "b-u.npy", f32([]int{3}, 1, 2, 3))}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"discrete add", append([]string{"--facts", discreteFacts}, se...)},
+		{"discrete add deterministic", append([]string{"--facts", discreteFacts, "--deterministic"}, se...)},
+		{"discrete none", append([]string{"--facts", discreteFacts}, nd...)},
+		{"discrete slice", append([]string{"--facts", discreteFacts}, slice...)},
+		{"lavapipe add", append([]string{"--facts", facts + "lavapipe.json"}, se...)},
+		{"lavapipe none", append([]string{"--facts", facts + "lavapipe.json"}, nd...)},
+		{"16 KiB of workgroup memory", append([]string{"--facts", facts + "lavapipe-16KiB-shared.json"}, se...)},
+		{"no updates", append([]string{"--facts", discreteFacts}, empty...)},
+		{"refused", append([]string{"--facts", facts + "lavapipe.json"}, refused...)},
+		{"this device", se},
+		{"this device deterministic", append([]string{"--deterministic"}, se...)},
+	} {
+		code, stdout, stderr := runCLI(t, append([]string{"plan", "--json"}, c.args...)...)
+		var want planJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &want), "%s: %s", c.name, stderr)
+		textCode, text, textStderr := runCLI(t, append([]string{"plan"}, c.args...)...)
+		assert.Equal(t, code, textCode, c.name)
+		assert.Equal(t, stderr, textStderr, c.name)
+		assert.Equal(t, want, parsePlanText(t, text), "%s:\n%s", c.name, text)
+	}
 }
