@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -47,8 +48,8 @@ func (pl *callPlan) String() string {
 	var sb strings.Builder
 	p, j := pl.p, pl.j
 	fmt.Fprintf(&sb, "%s %v%s", p.Op.Name, p.DType, tensor.FormatShape(p.Shape))
-	if p.Reduction.String() != "none" {
-		fmt.Fprintf(&sb, " reduction %v", p.Reduction)
+	if p.Reduction != ops.None {
+		fmt.Fprintf(&sb, " reduction %s", p.ReductionName())
 	}
 	fmt.Fprintf(&sb, ": %s, ", pl.path())
 	switch {

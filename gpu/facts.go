@@ -359,10 +359,6 @@ func (f *facts) planWalk(j *job) {
 // it is, in words): an *ops.Error naming the operator, the reduction and
 // the dtype, wrapping a FeatureError.
 func lacks(p *ops.Plan, feature, what string) error {
-	red, ok := p.Op.ReductionName(p.Reduction)
-	if !ok {
-		red = p.Reduction.String()
-	}
 	return &ops.Error{Op: p.Op.Name, Input: "reduction", Err: &FeatureError{Feature: feature},
-		Msg: fmt.Sprintf("vulkan: reduction %s on %v data needs %s (%s), which the device lacks", red, p.DType, feature, what)}
+		Msg: fmt.Sprintf("vulkan: reduction %s on %v data needs %s (%s), which the device lacks", p.ReductionName(), p.DType, feature, what)}
 }

@@ -49,7 +49,8 @@ maxComputeWorkGroupInvocations, maxComputeSharedMemorySize): a file that
 lacks one, or gives 0 or a value no device has, is an error naming the
 field. --deterministic plans deterministic mode.
 
---json prints an object instead: op, device, device_type, deterministic,
+--json prints an object instead: op, reduction (as the operator spells
+it, as the text does), device, device_type, deterministic,
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device), tensors
@@ -276,7 +277,10 @@ func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
 
 // planJSON is what plan --json prints.
 type planJSON struct {
-	Op                string       `json:"op"`
+	Op string `json:"op"`
+	// Reduction is the call's reduction as the operator spells it ("add"
+	// for ONNX's sum), "none" for none.
+	Reduction         string       `json:"reduction"`
 	Device            string       `json:"device"`
 	DeviceType        string       `json:"device_type"`
 	Deterministic     bool         `json:"deterministic"`
@@ -308,7 +312,7 @@ type tensorJSON struct {
 }
 
 func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) planJSON {
-	j := planJSON{Op: p.Op.Name, Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
+	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
 	if refused != nil {
@@ -332,7 +336,7 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 	}
 	red := ""
 	if p.Reduction != ops.None {
-		red = " reduction " + p.Reduction.String()
+		red = " reduction " + p.ReductionName()
 	}
 	fmt.Fprintf(&b, "%s %v%s%s on %q (%s%s): path %s\n", p.Op.Name, p.DType, tensor.FormatShape(p.Shape), red, info.Name, info.Type, mode, n.Path)
 	if len(n.Passes) > 0 {

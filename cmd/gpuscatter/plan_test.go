@@ -102,11 +102,12 @@ func TestPlanIsTheDevicesPlan(t *testing.T) {
 		got := requirePlanJSON(t, stdout, want, "json")
 		assert.Equal(t, info.Name, got.Device)
 		assert.Equal(t, det, got.Deterministic)
+		assert.Equal(t, "add", got.Reduction, "the reduction as ScatterElements-18 spells it")
 
 		code, stdout, stderr = runCLI(t, flags...)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Empty(t, stderr)
-		assert.Contains(t, stdout, "ScatterElements-18 float32[64] reduction sum on "+`"`+info.Name+`"`)
+		assert.Contains(t, stdout, "ScatterElements-18 float32[64] reduction add on "+`"`+info.Name+`"`)
 		assert.Contains(t, stdout, "path "+want.Path+"\n")
 		for i, ps := range want.Passes {
 			assert.Regexp(t, `\n +`+itoa(i+1)+` `+ps.Name+` +`+itoa(ps.Dispatches)+` +`+u64toa(ps.Invocations)+` +`+u64toa(ps.Read)+` +`+u64toa(ps.Written)+`\n`, stdout)
@@ -501,11 +502,14 @@ func parsePlanText(t *testing.T, text string) planJSON {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	require.NotEmpty(t, lines)
 	var got planJSON
-	m := regexp.MustCompile(`^(\S+) \S+(?: reduction \S+)? on (".*") \((\w+)(, deterministic)?\): path (\S+)$`).FindStringSubmatch(lines[0])
+	m := regexp.MustCompile(`^(\S+) \S+(?: reduction (\S+))? on (".*") \((\w+)(, deterministic)?\): path (\S+)$`).FindStringSubmatch(lines[0])
 	require.NotNil(t, m, "header %q", lines[0])
-	device, err := strconv.Unquote(m[2])
+	device, err := strconv.Unquote(m[3])
 	require.NoError(t, err)
-	got.Op, got.Device, got.DeviceType, got.Deterministic, got.Path = m[1], device, m[3], m[4] != "", m[5]
+	got.Op, got.Reduction, got.Device, got.DeviceType, got.Deterministic, got.Path = m[1], m[2], device, m[4], m[5] != "", m[6]
+	if got.Reduction == "" {
+		got.Reduction = "none"
+	}
 	num := func(s string) uint64 {
 		n, err := strconv.ParseUint(s, 10, 64)
 		require.NoError(t, err, s)
