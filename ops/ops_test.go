@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"errors"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -270,4 +271,31 @@ func TestPrepareShapesAgreesWithPrepare(t *testing.T) {
 		Indices: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}},
 		Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{1}}})
 	require.ErrorIs(t, err, ops.ErrDType)
+}
+
+// TestSpecInputs: each operator names its inputs and attributes as its
+// spec does, each carried by a field of Request; TensorScatter-24's
+// past_cache, update and write_indices are data, updates and indices.
+func TestSpecInputs(t *testing.T) {
+	fields := map[string]bool{}
+	rt := reflect.TypeOf(ops.Request{})
+	for i := 0; i < rt.NumField(); i++ {
+		fields[rt.Field(i).Name] = true
+	}
+	for _, op := range ops.All() {
+		for _, in := range op.SpecInputs() {
+			assert.True(t, fields[in.Field], "%s's %s: Request has no field %s", op.Name, in.Name, in.Field)
+		}
+	}
+	for name, want := range map[string][]ops.SpecInput{
+		"TensorScatter-24": {{"past_cache", "Data"}, {"update", "Updates"}, {"write_indices", "Indices"}, {"axis", "Axis"}, {"mode", "Mode"}},
+		"ScatterElementsUpdate-12": {{"data", "Data"}, {"indices", "Indices"}, {"updates", "Updates"}, {"axis", "Axis"},
+			{"reduction", "Reduction"}, {"use_init_val", "UseInitVal"}},
+		"SliceScatter-15": {{"data", "Data"}, {"updates", "Updates"}, {"start", "Start"}, {"stop", "Stop"}, {"step", "Step"}, {"axes", "Axes"}},
+		"ScatterND-11":    {{"data", "Data"}, {"indices", "Indices"}, {"updates", "Updates"}},
+	} {
+		op, err := ops.Lookup(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, op.SpecInputs(), name)
+	}
 }

@@ -527,7 +527,11 @@ func (v validator) planCache(p *Plan, req Request) error {
 	case "circular":
 		p.Circular = true
 	default:
-		return v.errorf("mode", ErrMode, "mode %q is not linear or circular", req.Mode)
+		hint := suggest.DidYouMean(strings.TrimSpace(req.Mode), []string{"linear", "circular"}, "")
+		if hint != "" {
+			hint = " (" + hint + ")"
+		}
+		return v.errorf("mode", ErrMode, "mode %q is not linear or circular%s", req.Mode, hint)
 	}
 	axisT := req.Axis
 	if axisT == nil {
