@@ -59,6 +59,13 @@ and a line under the table names the features and what withholds each:
 the device, or the paths that withhold it on purpose from a device that
 has it (the 32-bit baseline paths, noInt64..., withhold shaderInt64).
 
+--match TEXT keeps the paths whose name contains TEXT; where no path's
+name does and TEXT names an operator version (ScatterElements-18) or an
+operator (TensorScatter, every version), every path runs with that
+operator's cases alone. --list prints the paths --match keeps, each with
+what it forces, one a line, and runs nothing (--json FILE: the same as a
+JSON array of name and doc).
+
 Exit status: 0 when every case passes or is refused, 1 when any fails (or
 the device cannot be opened), 2 for a malformed command line.
 `,
@@ -77,10 +84,13 @@ var checkNoShaderFloat64 bool
 
 // checkResult is what check --json writes.
 type checkResult struct {
-	Device     checkDevice    `json:"device"`
-	Size       string         `json:"size"`
-	Seed       int64          `json:"seed"`
-	Match      string         `json:"match,omitempty"`
+	Device checkDevice `json:"device"`
+	Size   string      `json:"size"`
+	Seed   int64       `json:"seed"`
+	Match  string      `json:"match,omitempty"`
+	// Operators names the operator versions whose cases alone ran, where
+	// --match names an operator rather than paths.
+	Operators  []string       `json:"operators,omitempty"`
 	Validation string         `json:"validation"` // "on", "off" or "not installed"
 	Seconds    float64        `json:"seconds"`
 	Cases      int            `json:"cases"`
@@ -117,8 +127,8 @@ type checkPath struct {
 
 // checkFlags holds the parsed flags of the check command.
 type checkFlags struct {
-	quick, full, validate bool
-	seed, match, jsonF    stringArg
+	quick, full, validate, list bool
+	seed, match, jsonF          stringArg
 }
 
 func newCheckFlags() *checkFlags {
@@ -142,7 +152,10 @@ func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 		boolSpec("quick", &f.quick, "about a tenth of the random requests (under a minute on lavapipe on two cores)"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
-		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident", false),
+		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident; "+
+			"or, where no path's name does, an operator version or operator (ScatterElements-18, TensorScatter): its cases alone, on every path", false),
+		boolSpec("list", &f.list, "print the paths, each with what it forces, one a line (those --match selects), and run nothing; "+
+			"with --json FILE, write them there as a JSON array"),
 		boolSpec("validate", &f.validate, "enable the Khronos validation layer and count each of its messages as a failure; "+
 			"when the layer is not installed a line says so and the run goes on without it"),
 		f.jsonF.spec().with("FILE", "write the device, the paths and the rows as JSON (atomically)", false),
@@ -169,19 +182,25 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	if seed.given {
 		cfg.Seed, _ = strconv.ParseInt(seed.value, 10, 64)
 	}
+	if len(listedPaths(cfg)) == 0 {
+		return usagef("--match %q selects no path and names no operator (run 'gpuscatter check --list' for the paths)", match.value)
+	}
 	paths := cfg.Selected()
-	if len(paths) == 0 {
-		return usagef("--match %q selects no path (see the rows of a full run for their names)", match.value)
+	if len(paths) == 0 && !f.list {
+		return usagef("--match %q selects only paths of --full", match.value)
 	}
 	if jsonF.value != "" {
 		if err := checkOutPath("json", jsonF.value); err != nil {
 			return err
 		}
 	}
+	if f.list {
+		return listCheckPaths(c.stdout, cfg, jsonF.value)
+	}
 	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
 	cfg.Fault = checkFault
 	cfg.NoShaderFloat64 = checkNoShaderFloat64
-	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
+	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Operators: cfg.Operators(), Validation: "off"}
 	if validate {
 		ok, err := vk.ValidationAvailable()
 		if err != nil {
@@ -207,6 +226,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	printCheckHeader(c.stdout, res)
 
 	rep := gpucheck.NewReport()
+	rep.Ops = res.Operators
 	var prog *progressLine
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "check", func() string {
@@ -308,6 +328,47 @@ func (r checkResult) refusedCauses() string {
 		}
 	}
 	return strings.Join(causes, ", and ")
+}
+
+// listedPaths returns the paths check --list prints: those --match
+// selects whatever the size, the paths of --full included.
+func listedPaths(cfg gpucheck.Config) []gpucheck.Path {
+	cfg.Size = gpucheck.Full
+	return cfg.Selected()
+}
+
+// listCheckPaths is check --list: each path cfg selects, with what it
+// forces, one a line, and with jsonFile, the same as a JSON array of
+// checkPath there.
+func listCheckPaths(w io.Writer, cfg gpucheck.Config, jsonFile string) error {
+	paths := listedPaths(cfg)
+	width := 0
+	for _, p := range paths {
+		width = max(width, len(p.Name))
+	}
+	list := []checkPath{}
+	for _, p := range paths {
+		doc := p.Doc
+		if p.FullOnly {
+			doc += " (--full only)"
+		}
+		list = append(list, checkPath{Name: p.Name, Doc: doc})
+		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width, p.Name, doc); err != nil {
+			return err
+		}
+	}
+	if jsonFile == "" {
+		return nil
+	}
+	err := bench.WriteFileAtomic(jsonFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	})
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", jsonFile, err)
+	}
+	return nil
 }
 
 // describeCheckDevice opens the device once to describe it: its
@@ -416,7 +477,11 @@ func printCheckHeader(w io.Writer, r checkResult) {
 	for _, f := range d.Families {
 		fmt.Fprintf(w, "  %-16s %s\n", f, d.Reductions[f])
 	}
-	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths\n\n", r.Size, r.Seed, r.Validation, len(r.Paths))
+	only := ""
+	if len(r.Operators) > 0 {
+		only = ", the cases of " + strings.Join(r.Operators, ", ") + " alone"
+	}
+	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths%s\n\n", r.Size, r.Seed, r.Validation, len(r.Paths), only)
 }
 
 // printCheckRows writes the table, the first failure of each failing row

@@ -268,3 +268,91 @@ func TestCheckRefusedCauses(t *testing.T) {
 		assert.Equal(t, c.withheld, r.Withheld, c.name)
 	}
 }
+
+// TestCheckList: check --list prints every path with what it forces, one
+// a line, those --match selects, and with --json FILE writes them there;
+// it runs nothing and needs no device.
+func TestCheckList(t *testing.T) {
+	withGPU(t, nil) // no device: the list does not open one
+	code, stdout, stderr := runCLI(t, "check", "--list")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	all := gpucheck.Paths()
+	require.Len(t, lines, len(all))
+	for i, p := range all {
+		name, doc, _ := strings.Cut(lines[i], "  ")
+		assert.Equal(t, p.Name, name)
+		want := p.Doc
+		if p.FullOnly {
+			want += " (--full only)"
+		}
+		assert.Equal(t, want, strings.TrimSpace(doc))
+	}
+
+	out := filepath.Join(t.TempDir(), "paths.json")
+	code, stdout, stderr = runCLI(t, "check", "--list", "--match", "CAS", "--json", out)
+	require.Equal(t, exitOK, code, stderr)
+	var listed []checkPath
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &listed))
+	require.NotEmpty(t, listed)
+	for _, p := range listed {
+		assert.Contains(t, strings.ToLower(p.Name), "cas")
+		assert.Contains(t, stdout, p.Name+" ")
+	}
+	assert.Equal(t, len(listed), strings.Count(stdout, "\n"))
+
+	// An operator's name selects every path.
+	code, stdout, _ = runCLI(t, "check", "--list", "--match", "TensorScatter")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, len(all), strings.Count(stdout, "\n"))
+}
+
+// TestCheckMatchOperator: --match with an operator version, or an operator
+// (every version), where it is no path's name, runs every path with that
+// operator's cases alone.
+func TestCheckMatchOperator(t *testing.T) {
+	for _, c := range []struct {
+		match string
+		want  []string
+	}{
+		{"ScatterElements-18", []string{"ScatterElements-18"}},
+		{"scatterelements-18", []string{"ScatterElements-18"}},
+		{"ScatterND", []string{"ScatterND-11", "ScatterND-13", "ScatterND-16", "ScatterND-18"}},
+		{"TensorScatter", []string{"TensorScatter-24"}},
+		{"cas", nil},
+		{"none/", nil},
+		{"Gather", nil},
+	} {
+		cfg := gpucheck.Config{Size: gpucheck.Quick, Match: c.match}
+		assert.Equal(t, c.want, cfg.Operators(), c.match)
+		if c.want != nil {
+			assert.Equal(t, gpucheck.Config{Size: gpucheck.Quick}.Selected(), cfg.Selected(), "%s selects every path", c.match)
+		}
+	}
+	code, stdout, stderr := runCLI(t, "check", "--match", "Gather-13")
+	requireUsageError(t, code, stdout, stderr, `--match "Gather-13" selects no path and names no operator`)
+
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr = runCLI(t, "check", "--quick", "--match", "TensorScatter", "--json", out)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	assert.Contains(t, stdout, ", the cases of TensorScatter-24 alone\n")
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, []string{"TensorScatter-24"}, res.Operators)
+	assert.Len(t, res.Paths, len(gpucheck.Config{Size: gpucheck.Quick}.Selected()))
+	paths := map[string]bool{}
+	for _, row := range res.Rows {
+		if row.Op != "-" {
+			assert.Equal(t, "TensorScatter-24", row.Op, "%+v", row)
+		}
+		paths[row.Path] = true
+	}
+	assert.Greater(t, len(paths), 10, "the cases of many paths")
+	assert.Positive(t, res.Cases)
+	assert.Zero(t, res.Failed)
+}

@@ -14,7 +14,7 @@
 //	gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
 //	                 [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
 //	gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT]
-//	                 [--validate] [--json FILE]
+//	                 [--list] [--validate] [--json FILE]
 //	gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] DIR...
 //	gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
 //	gpuscatter ops
