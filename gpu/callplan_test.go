@@ -251,11 +251,15 @@ func TestPlanMemory(t *testing.T) {
 func TestPlanDescribes(t *testing.T) {
 	pl := planOf(t, cpuFacts(), elementsReq("add", tensor.Float32, []int{200}, []int{1000}))
 	s := pl.String()
-	for _, want := range []string{"ScatterElements-18 float32[200] reduction sum: ordered", "owner words 804,",
+	for _, want := range []string{"ScatterElements-18 float32[200] reduction add: ordered", "owner words 832,",
 		"resolve", "radix-scatter", "fold", "segment 0 of at most 1000 steps"} {
 		assert.Contains(t, s, want)
 	}
 	assert.Len(t, labels(pl), len(pl.passes), "every pass is timed")
+	// The tensors with the bytes Needs gives them.
+	for _, tn := range pl.needs().Tensors {
+		assert.Contains(t, s, fmt.Sprintf(" %s %d", tn.Name, tn.Bytes))
+	}
 	t.Log("\n" + s)
 }
 

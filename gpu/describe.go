@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -47,8 +48,8 @@ func (pl *callPlan) String() string {
 	var sb strings.Builder
 	p, j := pl.p, pl.j
 	fmt.Fprintf(&sb, "%s %v%s", p.Op.Name, p.DType, tensor.FormatShape(p.Shape))
-	if p.Reduction.String() != "none" {
-		fmt.Fprintf(&sb, " reduction %v", p.Reduction)
+	if p.Reduction != ops.None {
+		fmt.Fprintf(&sb, " reduction %s", p.ReductionName())
 	}
 	fmt.Fprintf(&sb, ": %s, ", pl.path())
 	switch {
@@ -62,13 +63,17 @@ func (pl *callPlan) String() string {
 		sb.WriteString("32-bit baseline (no shaderInt64), ")
 	}
 	fmt.Fprintf(&sb, "%d-byte units, chunks of 2^%d bytes, flags %#x\n", j.elemBytes, pl.shift, pl.flags)
-	sb.WriteString("  tensors:")
-	for i, size := range pl.sizes {
-		if size > 0 {
-			fmt.Fprintf(&sb, " %s %d,", tensorNames[i], size)
-		}
+	// The bytes each tensor takes on the device, as PlanNeeds.Tensors
+	// lists them.
+	var ts []string
+	for _, t := range pl.tensorNeeds() {
+		ts = append(ts, fmt.Sprintf("%s %d", t.Name, t.Bytes))
 	}
-	fmt.Fprintf(&sb, " parameters %d bytes\n", pl.paramBytes())
+	if len(ts) == 0 {
+		sb.WriteString("  tensors: none\n")
+	} else {
+		fmt.Fprintf(&sb, "  tensors: %s bytes\n", strings.Join(ts, ", "))
+	}
 	for i := range pl.passes {
 		fmt.Fprintf(&sb, "  %2d %s\n", i+1, pl.passes[i].String())
 	}

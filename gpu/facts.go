@@ -216,7 +216,8 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // (one element of vk.Devices, as 'gpuscatter devices --json' prints it),
 // so no device is needed. It fails with an error wrapping
 // ops.ErrUnsupported where Open would refuse the device, and with
-// Execute's error for a plan the device cannot run.
+// Execute's error for a plan the device cannot run; whether the device
+// has the memory for the call is CheckFitsFor's answer.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	caps := info.Capabilities
 	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
@@ -358,10 +359,6 @@ func (f *facts) planWalk(j *job) {
 // it is, in words): an *ops.Error naming the operator, the reduction and
 // the dtype, wrapping a FeatureError.
 func lacks(p *ops.Plan, feature, what string) error {
-	red, ok := p.Op.ReductionName(p.Reduction)
-	if !ok {
-		red = p.Reduction.String()
-	}
 	return &ops.Error{Op: p.Op.Name, Input: "reduction", Err: &FeatureError{Feature: feature},
-		Msg: fmt.Sprintf("vulkan: reduction %s on %v data needs %s (%s), which the device lacks", red, p.DType, feature, what)}
+		Msg: fmt.Sprintf("vulkan: reduction %s on %v data needs %s (%s), which the device lacks", p.ReductionName(), p.DType, feature, what)}
 }

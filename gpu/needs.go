@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // PlanNeeds is what one Execute of a plan needs of the device, worked out
@@ -102,6 +103,22 @@ func tensorBytes(size uint64, shift uint) uint64 {
 var tensorNames = [numTensors]string{"output", "updates", "indices", "normalised indices", "owner words",
 	"accumulators", "keys", "values", "keys 2", "values 2", "histograms", "scan", "list"}
 
+// tensorNeeds returns the call's device tensors with the bytes each
+// takes, its parameter buffer last; none where Execute copies data on the
+// host. needs and the plan's description both list them from here.
+func (pl *callPlan) tensorNeeds() []TensorNeed {
+	if pl.hostOnly() {
+		return nil
+	}
+	var ts []TensorNeed
+	for i, size := range pl.sizes {
+		if size > 0 {
+			ts = append(ts, TensorNeed{tensorNames[i], tensorBytes(size, pl.shift)})
+		}
+	}
+	return append(ts, TensorNeed{"parameters", tensorBytes(pl.paramBytes(), pl.f.maxShift)})
+}
+
 // needs works out PlanNeeds from the call's plan: its tensors, parameter
 // buffer and passes as the recorder lowers them.
 func (pl *callPlan) needs() PlanNeeds {
@@ -109,17 +126,10 @@ func (pl *callPlan) needs() PlanNeeds {
 	if pl.hostOnly() {
 		return n // Execute copies data on the host
 	}
-	for i, size := range pl.sizes {
-		if size == 0 {
-			continue
-		}
-		t := TensorNeed{tensorNames[i], tensorBytes(size, pl.shift)}
-		n.Tensors = append(n.Tensors, t)
+	n.Tensors = pl.tensorNeeds()
+	for _, t := range n.Tensors {
 		n.DeviceBytes += t.Bytes
 	}
-	params := TensorNeed{"parameters", tensorBytes(pl.paramBytes(), pl.f.maxShift)}
-	n.Tensors = append(n.Tensors, params)
-	n.DeviceBytes += params.Bytes
 	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
 	n.HostBytes = data + upd + idx
 	n.DataCopyBytes = data
@@ -146,6 +156,29 @@ func (pl *callPlan) needs() PlanNeeds {
 	return n
 }
 
+// CheckFits returns the error Execute of p, which needs n (Needs), would
+// give before any work for lack of device memory: one wrapping
+// ops.ErrOutOfMemory when the device has less memory free now than n
+// takes; nil when the call fits.
+func (b *Backend) CheckFits(p *ops.Plan, n PlanNeeds) error {
+	if b == nil {
+		return closedPlanError(p)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return closedPlanError(p)
+	}
+	return b.checkFits(p, n)
+}
+
+// CheckFitsFor is CheckFits on the device that info describes (PlanFor),
+// opened afresh: the memory free is its largest device-local heap, as on a
+// device that holds nothing yet.
+func CheckFitsFor(info vk.DeviceInfo, p *ops.Plan, n PlanNeeds) error {
+	return fits(p, n, vk.Memory{Heap: info.DeviceLocalMemory}.Free())
+}
+
 // checkFits fails with an error wrapping ops.ErrOutOfMemory when the
 // device has less free memory than n needs; b.mu is held.
 func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
@@ -153,6 +186,12 @@ func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
 	if b.budget != 0 {
 		free = min(free, b.budget)
 	}
+	return fits(p, n, free)
+}
+
+// fits is the rule of checkFits: a call fits when its device bytes are at
+// most free.
+func fits(p *ops.Plan, n PlanNeeds, free uint64) error {
 	if n.DeviceBytes <= free {
 		return nil
 	}

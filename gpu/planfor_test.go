@@ -67,6 +67,50 @@ func TestPlanForRefusesWhatOpenRefuses(t *testing.T) {
 	}
 }
 
+// TestCheckFitsIsExecutes: a call that needs more device memory than the
+// device has free is refused by Execute before any work with the error
+// CheckFits gives for its Needs, and CheckFitsFor gives the same on the
+// device's description where the device holds nothing; a call that fits
+// passes both.
+func TestCheckFitsIsExecutes(t *testing.T) {
+	b := openTest(t, Options{MaxPoolBytes: -1}, knobs.Knobs{MemoryBudget: 1 << 20})
+	info := b.device().Info()
+	// ScatterElements-18 of 4 updates into m elements, every index 0.
+	req := func(m int) ops.Request {
+		data, err := tensor.New(tensor.Float32, []int{m})
+		require.NoError(t, err)
+		return ops.Request{Op: "ScatterElements-18", Data: data, Indices: tensor.MustFromSlice([]int{4}, make([]int64, 4)),
+			Updates: tensor.MustFromSlice([]int{4}, make([]float32, 4))}
+	}
+	small, large := req(16), req(1<<19)
+	for _, c := range []struct {
+		req  ops.Request
+		fits bool
+	}{{small, true}, {large, false}} {
+		p, err := ops.Prepare(c.req)
+		require.NoError(t, err)
+		n, err := b.Needs(p)
+		require.NoError(t, err)
+		refused := b.CheckFits(p, n)
+		out, err := tensor.New(p.DType, p.Shape)
+		require.NoError(t, err)
+		err = b.Execute(context.Background(), p, out)
+		if c.fits {
+			require.NoError(t, refused)
+			require.NoError(t, err)
+			require.NoError(t, CheckFitsFor(info, p, n))
+			continue
+		}
+		require.ErrorIs(t, refused, ops.ErrOutOfMemory)
+		require.ErrorIs(t, err, ops.ErrOutOfMemory)
+		assert.Equal(t, refused.Error(), err.Error())
+		assert.Contains(t, refused.Error(), "needs 3 MiB of device memory; the device has 1 MiB free")
+		// The description's whole heap is free: a heap of the budget's size.
+		info.DeviceLocalMemory = 1 << 20
+		assert.Equal(t, refused, CheckFitsFor(info, p, n))
+	}
+}
+
 // TestFoldChargesTheSlotsItFolds: a deterministic sum whose targets may
 // hold several segments of updates folds in one pass per segment; the
 // first is charged for every update, each later one only for the slots

@@ -46,6 +46,22 @@ func ReadHeader(r io.Reader) (Header, error) {
 	return l.exported(), nil
 }
 
+// ReadHeaderFile reads the header of the .npy file at path and returns
+// what it says, without looking at the payload: a file that holds the
+// header alone, or whose payload is short or has trailing bytes, reads as
+// a file whose payload is whole, for a program that needs only the dtype
+// and the shape. A malformed or unsupported header, and a file that cannot
+// be opened or read, fail as OpenFile fails for them, naming path.
+func ReadHeaderFile(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, withPath(path, err)
+	}
+	defer f.Close()
+	h, err := ReadHeader(f)
+	return h, withPath(path, err)
+}
+
 // File is an .npy file opened at its payload (OpenFile), for reading the
 // payload straight into memory that is not a Go slice of its own, such
 // as a device's.

@@ -125,6 +125,51 @@ func TestOpenFileErrorsAreReadFiles(t *testing.T) {
 	assert.Equal(t, want.Error(), err.Error())
 }
 
+// TestReadHeaderFile: the header alone is read: a file with a short,
+// missing or overlong payload gives the header a whole file gives, and a
+// header that OpenFile refuses is refused with OpenFile's error.
+func TestReadHeaderFile(t *testing.T) {
+	dir := t.TempDir()
+	good := npyFile(1, dict("<i4", false, "(2,)"), le32s(1, 2))
+	whole := filepath.Join(dir, "whole.npy")
+	require.NoError(t, os.WriteFile(whole, good, 0o644))
+	f, err := OpenFile(whole)
+	require.NoError(t, err)
+	want := f.Header
+	require.NoError(t, f.Close())
+	for name, file := range map[string][]byte{
+		"header only": good[:want.Offset],
+		"short":       good[:len(good)-1],
+		"trailing":    append(append([]byte{}, good...), 0, 0, 0),
+		"whole":       good,
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".npy")
+		require.NoError(t, os.WriteFile(path, file, 0o644))
+		h, err := ReadHeaderFile(path)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, h, name)
+	}
+	refused := 0
+	for _, c := range errorCases() {
+		path := filepath.Join(dir, "bad_"+strings.ReplaceAll(c.name, " ", "_")+".npy")
+		require.NoError(t, os.WriteFile(path, c.file, 0o644))
+		_, openErr := OpenFile(path)
+		_, err := ReadHeaderFile(path)
+		if err == nil {
+			// A flaw in the payload, which the header alone does not show.
+			continue
+		}
+		refused++
+		require.Error(t, openErr, c.name)
+		assert.Equal(t, openErr.Error(), err.Error(), c.name)
+		assert.ErrorIs(t, err, c.is, c.name)
+	}
+	assert.Greater(t, refused, 10, "the malformed headers")
+	_, err = ReadHeaderFile(filepath.Join(dir, "missing.npy"))
+	_, want2 := OpenFile(filepath.Join(dir, "missing.npy"))
+	assert.Equal(t, want2.Error(), err.Error())
+}
+
 // TestFileReadChangingFile: a file that shrinks or grows after OpenFile
 // checked its size fails as ReadFile would.
 func TestFileReadChangingFile(t *testing.T) {

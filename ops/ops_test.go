@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"errors"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -304,5 +305,32 @@ func TestCheckMode(t *testing.T) {
 	require.NoError(t, err)
 	for _, m := range []string{"", "linear"} {
 		require.ErrorIs(t, nd.CheckMode(m), ops.ErrUnexpectedInput, "%q", m)
+	}
+}
+
+// TestSpecInputs: each operator names its inputs and attributes as its
+// spec does, each carried by a field of Request; TensorScatter-24's
+// past_cache, update and write_indices are data, updates and indices.
+func TestSpecInputs(t *testing.T) {
+	fields := map[string]bool{}
+	rt := reflect.TypeOf(ops.Request{})
+	for i := 0; i < rt.NumField(); i++ {
+		fields[rt.Field(i).Name] = true
+	}
+	for _, op := range ops.All() {
+		for _, in := range op.SpecInputs() {
+			assert.True(t, fields[in.Field], "%s's %s: Request has no field %s", op.Name, in.Name, in.Field)
+		}
+	}
+	for name, want := range map[string][]ops.SpecInput{
+		"TensorScatter-24": {{"past_cache", "Data"}, {"update", "Updates"}, {"write_indices", "Indices"}, {"axis", "Axis"}, {"mode", "Mode"}},
+		"ScatterElementsUpdate-12": {{"data", "Data"}, {"indices", "Indices"}, {"updates", "Updates"}, {"axis", "Axis"},
+			{"reduction", "Reduction"}, {"use_init_val", "UseInitVal"}},
+		"SliceScatter-15": {{"data", "Data"}, {"updates", "Updates"}, {"start", "Start"}, {"stop", "Stop"}, {"step", "Step"}, {"axes", "Axes"}},
+		"ScatterND-11":    {{"data", "Data"}, {"indices", "Indices"}, {"updates", "Updates"}},
+	} {
+		op, err := ops.Lookup(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, op.SpecInputs(), name)
 	}
 }

@@ -327,7 +327,10 @@ func (v validator) reduction(name string, dt tensor.DType) (Reduction, error) {
 	r, ok := v.op.ParseReduction(name)
 	if !ok {
 		names := v.op.ReductionNames()
-		hint := suggest.DidYouMean(strings.TrimSpace(name), names, "")
+		hint := reductionHint(v.op, name)
+		if hint == "" {
+			hint = suggest.DidYouMean(strings.TrimSpace(name), names, "")
+		}
 		if hint != "" {
 			hint = " (" + hint + ")"
 		}

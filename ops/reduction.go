@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -137,4 +138,84 @@ func (o *Op) ReductionName(r Reduction) (name string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// ReductionName returns the plan's reduction as its operator spells it:
+// "add" for the sum of an ONNX operator, "sum" for OpenVINO's. Whatever
+// prints a plan's reduction prints this, the name the call was made with.
+func (p *Plan) ReductionName() string {
+	if name, ok := p.Op.ReductionName(p.Reduction); ok {
+		return name
+	}
+	return p.Reduction.String()
+}
+
+// reductionHint says what a reduction name that op does not take may mean,
+// where it is a name some operator takes: the name op gives the same
+// reduction ("did you mean add? ONNX spells sum add"), or else the
+// operators that take it: the other versions of op ("ScatterElements-18
+// takes max"), else the operators of its kind, else, where one or two
+// operators alone take it, those ("ScatterElementsUpdate-12 takes mean").
+// It is "" otherwise.
+func reductionHint(op *Op, name string) string {
+	var r Reduction
+	known := false
+	for _, o := range All() {
+		if x, ok := o.ParseReduction(name); ok {
+			r, known = x, true
+			break
+		}
+	}
+	if !known {
+		return ""
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if own, ok := op.ReductionName(r); ok {
+		return fmt.Sprintf("did you mean %s? %s spells %s %s", own, op.Source, name, own)
+	}
+	// The operators that take r, each with its name for it.
+	type taker struct{ op, as string }
+	var family, kind, any []taker
+	for _, o := range All() {
+		as, ok := o.ReductionName(r)
+		if !ok {
+			continue
+		}
+		t := taker{o.Name, as}
+		switch {
+		case o.Family == op.Family:
+			family = append(family, t)
+		case o.Kind == op.Kind:
+			kind = append(kind, t)
+		}
+		any = append(any, t)
+	}
+	takers := family
+	if len(takers) == 0 {
+		takers = kind
+	}
+	if len(takers) == 0 && len(any) <= 2 {
+		takers = any
+	}
+	if len(takers) == 1 {
+		if t := takers[0]; t.as != name {
+			return fmt.Sprintf("%s takes it as %s", t.op, t.as)
+		}
+		return takers[0].op + " takes " + name
+	}
+	var names []string
+	for _, t := range takers {
+		if t.as != name {
+			t.op += " (as " + t.as + ")"
+		}
+		names = append(names, t.op)
+	}
+	switch n := len(names); {
+	case n == 0:
+		return ""
+	case n <= 3:
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1] + " take " + name
+	default:
+		return fmt.Sprintf("%s, %s and %d more take %s", names[0], names[1], n-2, name)
+	}
 }

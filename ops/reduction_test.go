@@ -112,23 +112,57 @@ func TestReductionDTypeErrors(t *testing.T) {
 
 // TestReductionNameSuggestions: a misspelt reduction name gets a "did you
 // mean" naming the reductions a few typing mistakes away, as operators and
-// flags do in the command-line tool; a name near none gets only the list.
+// flags do in the command-line tool; a name another operator spells its
+// way gets this operator's name for it (ONNX add and mul, OpenVINO sum and
+// prod), and a reduction this version lacks names the versions, else the
+// operators, that have it; a name near none gets only the list.
 func TestReductionNameSuggestions(t *testing.T) {
 	for _, c := range []struct{ op, red, want string }{
 		{"ScatterElements-18", "ad", `ScatterElements-18: reduction "ad" is not accepted by ScatterElements-18 (did you mean add?); it takes none, add, mul, min, max`},
 		{"ScatterElements-18", "maxx", `ScatterElements-18: reduction "maxx" is not accepted by ScatterElements-18 (did you mean max?); it takes none, add, mul, min, max`},
 		{"ScatterElementsUpdate-12", " Prd ", `ScatterElementsUpdate-12: reduction " Prd " is not accepted by ScatterElementsUpdate-12 (did you mean prod?); it takes none, sum, prod, min, max, mean`},
 		{"ScatterElementsUpdate-12", "man", `ScatterElementsUpdate-12: reduction "man" is not accepted by ScatterElementsUpdate-12 (did you mean min, max or mean?); it takes none, sum, prod, min, max, mean`},
-		{"ScatterElements-16", "max", `ScatterElements-16: reduction "max" is not accepted by ScatterElements-16; it takes none, add, mul`},
+		{"ScatterElements-16", "max", `ScatterElements-16: reduction "max" is not accepted by ScatterElements-16 (ScatterElements-18 takes max); it takes none, add, mul`},
+		{"ScatterND-16", " MIN", `ScatterND-16: reduction " MIN" is not accepted by ScatterND-16 (ScatterND-18 takes min); it takes none, add, mul`},
+		{"ScatterElements-18", "sum", `ScatterElements-18: reduction "sum" is not accepted by ScatterElements-18 (did you mean add? ONNX spells sum add); it takes none, add, mul, min, max`},
+		{"ScatterND-16", "prod", `ScatterND-16: reduction "prod" is not accepted by ScatterND-16 (did you mean mul? ONNX spells prod mul); it takes none, add, mul`},
+		{"ScatterNDUpdate-15", "mul", `ScatterNDUpdate-15: reduction "mul" is not accepted by ScatterNDUpdate-15 (did you mean prod? OpenVINO spells mul prod); it takes none, sum, sub, prod, min, max`},
+		{"ScatterElementsUpdate-12", "Add", `ScatterElementsUpdate-12: reduction "Add" is not accepted by ScatterElementsUpdate-12 (did you mean sum? OpenVINO spells add sum); it takes none, sum, prod, min, max, mean`},
+		{"ScatterElements-18", "mean", `ScatterElements-18: reduction "mean" is not accepted by ScatterElements-18 (ScatterElementsUpdate-12 takes mean); it takes none, add, mul, min, max`},
+		{"ScatterND-18", "mean", `ScatterND-18: reduction "mean" is not accepted by ScatterND-18 (ScatterElementsUpdate-12 takes mean); it takes none, add, mul, min, max`},
+		{"ScatterElements-18", "sub", `ScatterElements-18: reduction "sub" is not accepted by ScatterElements-18 (ScatterNDUpdate-15 takes sub); it takes none, add, mul, min, max`},
+		{"ScatterNDUpdate-3", "add", `ScatterNDUpdate-3: reduction "add" is not accepted by ScatterNDUpdate-3 (ScatterNDUpdate-15 takes it as sum); it takes none`},
+		{"Scatter-11", "max", `Scatter-11: reduction "max" is not accepted by Scatter-11 (ScatterElementsUpdate-12 and ScatterElements-18 take max); it takes none`},
 		{"ScatterElements-16", "average", `ScatterElements-16: reduction "average" is not accepted by ScatterElements-16; it takes none, add, mul`},
 		{"ScatterUpdate-3", "sum", `ScatterUpdate-3: reduction "sum" is not accepted by ScatterUpdate-3; it takes none`},
 	} {
 		data, _ := tensor.New(tensor.Float32, []int{2})
 		upd, _ := tensor.New(tensor.Float32, []int{1})
-		_, err := ops.Prepare(ops.Request{Op: c.op, Reduction: c.red, Data: data, Updates: upd,
-			Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)})
+		req := ops.Request{Op: c.op, Reduction: c.red, Data: data, Updates: upd, Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)}
+		if op, err := ops.Lookup(c.op); err == nil && op.Kind == ops.KindND {
+			req.Indices, req.Axis = index([]int{1, 1}, 0), nil
+		}
+		_, err := ops.Prepare(req)
 		require.ErrorIs(t, err, ops.ErrReduction, "%s %q", c.op, c.red)
 		assert.Equal(t, c.want, err.Error(), "%s %q", c.op, c.red)
+	}
+}
+
+// TestPlanReductionName: a plan's reduction is printed as its operator
+// spells it, the name the call was made with.
+func TestPlanReductionName(t *testing.T) {
+	for _, c := range []struct{ op, red, want string }{
+		{"ScatterElements-18", "ADD", "add"}, {"ScatterElements-18", "mul", "mul"}, {"ScatterNDUpdate-15", "sum", "sum"},
+		{"ScatterNDUpdate-15", "prod", "prod"}, {"ScatterElementsUpdate-12", "mean", "mean"}, {"ScatterND-18", "", "none"},
+	} {
+		data, _ := tensor.New(tensor.Float32, []int{2})
+		upd, _ := tensor.New(tensor.Float32, []int{1})
+		p, err := ops.Prepare(ops.Request{Op: c.op, Reduction: c.red, Data: data, Updates: upd, Indices: index([]int{1, 1}, 0)})
+		if err != nil {
+			p, err = ops.Prepare(ops.Request{Op: c.op, Reduction: c.red, Data: data, Updates: upd, Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)})
+		}
+		require.NoError(t, err, "%s %s", c.op, c.red)
+		assert.Equal(t, c.want, p.ReductionName(), "%s %s", c.op, c.red)
 	}
 }
 

@@ -178,6 +178,43 @@ func (o *Op) ReductionNames() []string {
 	return names
 }
 
+// SpecInput is one input or attribute of an operator as its spec names it
+// ("past_cache"), with the Request field that carries it ("Data").
+type SpecInput struct {
+	Name, Field string
+}
+
+// SpecInputs returns the operator's inputs, in the spec's order, then its
+// attributes, as the spec names them, each with its Request field: data,
+// indices, updates and axis (OpenVINO's axis is an input, ONNX's an
+// attribute), start, stop, step and axes for SliceScatter-15, reduction,
+// use_init_val; and TensorScatter-24's past_cache, update and
+// write_indices, which are data, updates and indices, with its axis and
+// mode.
+func (o *Op) SpecInputs() []SpecInput {
+	if o.Kind == KindCache {
+		return []SpecInput{{"past_cache", "Data"}, {"update", "Updates"}, {"write_indices", "Indices"}, {"axis", "Axis"}, {"mode", "Mode"}}
+	}
+	in := []SpecInput{{"data", "Data"}}
+	if o.TakesIndices() {
+		in = append(in, SpecInput{"indices", "Indices"})
+	}
+	in = append(in, SpecInput{"updates", "Updates"})
+	if o.TakesAxis() {
+		in = append(in, SpecInput{"axis", "Axis"})
+	}
+	if o.TakesSlice() {
+		in = append(in, SpecInput{"start", "Start"}, SpecInput{"stop", "Stop"}, SpecInput{"step", "Step"}, SpecInput{"axes", "Axes"})
+	}
+	if len(o.Reductions) > 1 {
+		in = append(in, SpecInput{"reduction", "Reduction"})
+	}
+	if o.TakesUseInitVal() {
+		in = append(in, SpecInput{"use_init_val", "UseInitVal"})
+	}
+	return in
+}
+
 var (
 	onlyNone   = map[string]Reduction{"none": None}
 	ovND15     = map[string]Reduction{"none": None, "sum": Sum, "sub": Sub, "prod": Prod, "min": Min, "max": Max}

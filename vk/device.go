@@ -268,7 +268,7 @@ func selectDevice(phys []*physical, sel string) (*physical, error) {
 		candidates = phys
 	} else if idx, err := strconv.Atoi(sel); err == nil {
 		if idx < 0 || idx >= len(phys) {
-			return nil, fmt.Errorf("%w: selector %q: index out of range (devices: %s)", ErrNoDevice, sel, deviceList(phys))
+			return nil, &SelectorError{Selector: sel, Reason: ": index out of range", Devices: deviceList(phys)}
 		}
 		candidates = []*physical{phys[idx]}
 	} else {
@@ -279,7 +279,7 @@ func selectDevice(phys []*physical, sel string) (*physical, error) {
 			}
 		}
 		if len(candidates) == 0 {
-			return nil, fmt.Errorf("%w: selector %q matches no device name (devices: %s)", ErrNoDevice, sel, deviceList(phys))
+			return nil, &SelectorError{Selector: sel, Reason: " matches no device name", Devices: deviceList(phys)}
 		}
 	}
 	sorted := append([]*physical(nil), candidates...)

@@ -173,16 +173,23 @@ func TestOpenSelector(t *testing.T) {
 		require.ErrorIs(t, err, ErrNoDevice)
 		assert.Contains(t, err.Error(), `"no-such-gpu-9000"`)
 		assert.Contains(t, err.Error(), last.Name, "the message lists the devices")
+		var se *SelectorError
+		require.ErrorAs(t, err, &se, "a selector that selects nothing says so")
+		assert.Equal(t, "no-such-gpu-9000", se.Selector)
 	})
 	t.Run("bad index", func(t *testing.T) {
 		_, err := Open(Options{Selector: strconv.Itoa(len(devs) + 3), PipelineCacheDir: "off"})
 		require.ErrorIs(t, err, ErrNoDevice)
 		assert.Contains(t, err.Error(), "out of range")
+		var se *SelectorError
+		require.ErrorAs(t, err, &se)
 	})
 	t.Run("bad env", func(t *testing.T) {
 		t.Setenv(EnvDevice, "no-such-gpu-9000")
 		_, err := Open(Options{PipelineCacheDir: "off"})
 		require.ErrorIs(t, err, ErrNoDevice)
+		var se *SelectorError
+		require.ErrorAs(t, err, &se)
 	})
 }
 

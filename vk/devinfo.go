@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ParseDeviceInfo reads the description of one device as DeviceInfo
@@ -15,8 +16,8 @@ import (
 // a device can be planned for where it is not installed. Fields it does
 // not know are ignored. It fails, with one line saying what is wrong, for
 // JSON of another shape, a device type it does not know, and a device
-// that cannot be planned for: no name, no memory allocation size, or a
-// workgroup count of 0.
+// that cannot be planned for: no name, or a limit that planning reads
+// (planLimits) missing, 0 or out of the range a device can have.
 func ParseDeviceInfo(b []byte) (DeviceInfo, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
@@ -36,19 +37,72 @@ func ParseDeviceInfo(b []byte) (DeviceInfo, error) {
 	if err := json.Unmarshal(b, &info); err != nil {
 		return DeviceInfo{}, fmt.Errorf("not a device description: %w", err)
 	}
-	caps := info.Capabilities
 	switch {
 	case info.Name == "":
 		return DeviceInfo{}, errors.New("the device has no name")
 	case info.Type.rank() == 4 && info.Type != DeviceOther:
 		return DeviceInfo{}, fmt.Errorf("type %q is not a device type; want discrete, integrated, virtual, cpu or other", info.Type)
-	case caps.MaxMemoryAllocationSize == 0:
-		return DeviceInfo{}, errors.New("capabilities.maxMemoryAllocationSize is 0 or missing")
 	}
-	for i, n := range caps.MaxComputeWorkGroupCount {
-		if n == 0 {
-			return DeviceInfo{}, fmt.Errorf("capabilities.maxComputeWorkGroupCount[%d] is 0 or missing", i)
+	for _, l := range planLimits(info) {
+		if err := l.check(); err != nil {
+			return DeviceInfo{}, err
 		}
 	}
 	return info, nil
+}
+
+// limit is one limit of a device description with the range a device can
+// have: at least least (the least Vulkan requires of every device, where
+// it states one), at most most (where a larger value would make planning
+// take a kernel or a call to fit that does not).
+type limit struct {
+	field       string // its JSON path: "capabilities.maxComputeSharedMemorySize"
+	value       uint64
+	least, most uint64
+}
+
+// The range of the memory sizes: from 1 MiB, less than any device holds a
+// tensor in, to 1 PiB, beyond any device.
+const (
+	leastMemory = 1 << 20
+	mostMemory  = 1 << 50
+)
+
+// planLimits returns the limits of info that planning a call reads (the
+// gpu package's PlanFor): the device memory a call must fit in, the
+// largest buffer, which sets the chunk size, the workgroup counts of a
+// dispatch, the workgroup size every kernel takes, and the workgroup
+// memory that decides whether the sorts and tables of the in-order folds
+// fit. A limit left out of the JSON reads as 0, which planning would take
+// at its word (no workgroup memory at all, or, where 0 means "no limit",
+// any amount), so each must be present and in its range. The compute
+// limits' least values are Vulkan's required limits.
+func planLimits(info DeviceInfo) []limit {
+	caps := info.Capabilities
+	ls := []limit{
+		{"deviceLocalMemory", info.DeviceLocalMemory, leastMemory, mostMemory},
+		{"capabilities.maxMemoryAllocationSize", caps.MaxMemoryAllocationSize, leastMemory, mostMemory},
+	}
+	for i, n := range caps.MaxComputeWorkGroupCount {
+		ls = append(ls, limit{fmt.Sprintf("capabilities.maxComputeWorkGroupCount[%d]", i), uint64(n), 65535, math.MaxUint32})
+	}
+	for i, n := range caps.MaxComputeWorkGroupSize {
+		ls = append(ls, limit{fmt.Sprintf("capabilities.maxComputeWorkGroupSize[%d]", i), uint64(n), [3]uint64{128, 128, 64}[i], math.MaxUint32})
+	}
+	return append(ls,
+		limit{"capabilities.maxComputeWorkGroupInvocations", uint64(caps.MaxComputeWorkGroupInvocations), 128, math.MaxUint32},
+		limit{"capabilities.maxComputeSharedMemorySize", uint64(caps.MaxComputeSharedMemorySize), 16384, 16 << 20})
+}
+
+// check fails when the limit is 0 (or missing) or out of its range.
+func (l limit) check() error {
+	switch {
+	case l.value == 0:
+		return fmt.Errorf("%s is 0 or missing", l.field)
+	case l.value < l.least:
+		return fmt.Errorf("%s is %d, less than any device has (at least %d)", l.field, l.value, l.least)
+	case l.value > l.most:
+		return fmt.Errorf("%s is %d, more than any device has (at most %d)", l.field, l.value, l.most)
+	}
+	return nil
 }

@@ -55,6 +55,13 @@ func TestParseDeviceInfoRefuses(t *testing.T) {
 		{edit(func(d *DeviceInfo) { d.Type = "gpu" }), `type "gpu" is not a device type`},
 		{edit(func(d *DeviceInfo) { d.Capabilities.MaxMemoryAllocationSize = 0 }), "maxMemoryAllocationSize is 0"},
 		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeWorkGroupCount[1] = 0 }), "maxComputeWorkGroupCount[1] is 0"},
+		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeWorkGroupCount[2] = 16 }), "maxComputeWorkGroupCount[2] is 16, less than any device has (at least 65535)"},
+		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeSharedMemorySize = 0 }), "capabilities.maxComputeSharedMemorySize is 0 or missing"},
+		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeSharedMemorySize = 1 << 30 }), "maxComputeSharedMemorySize is 1073741824, more than any device has (at most 16777216)"},
+		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeWorkGroupSize[0] = 0 }), "capabilities.maxComputeWorkGroupSize[0] is 0 or missing"},
+		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeWorkGroupInvocations = 64 }), "maxComputeWorkGroupInvocations is 64, less than any device has"},
+		{edit(func(d *DeviceInfo) { d.DeviceLocalMemory = 0 }), "deviceLocalMemory is 0 or missing"},
+		{edit(func(d *DeviceInfo) { d.DeviceLocalMemory = 1 << 60 }), "deviceLocalMemory is 1152921504606846976, more than any device has"},
 	} {
 		_, err := ParseDeviceInfo([]byte(c.in))
 		require.Error(t, err, c.in)

@@ -33,6 +33,30 @@ var (
 	ErrClosed = errors.New("vk: use of closed object")
 )
 
+// SelectorError is a device selector (Options.Selector, or
+// GPUSCATTER_DEVICE) that selects none of the devices there are: an index
+// out of range, or a name that no device's contains. It matches
+// ErrNoDevice; a caller that falls back where there is no device can tell
+// it apart with errors.As, since the selector names a device the user
+// wants.
+type SelectorError struct {
+	Selector string
+	// Reason says why it selects none: ": index out of range" or " matches
+	// no device name".
+	Reason string
+	// Devices lists the devices there are: `0 "llvmpipe (...)" (cpu), ...`.
+	Devices string
+}
+
+// Error returns "vk: no Vulkan device: selector "x" matches no device name
+// (devices: ...)".
+func (e *SelectorError) Error() string {
+	return fmt.Sprintf("%v: selector %q%s (devices: %s)", ErrNoDevice, e.Selector, e.Reason, e.Devices)
+}
+
+// Is reports whether target is ErrNoDevice.
+func (e *SelectorError) Is(target error) bool { return target == ErrNoDevice }
+
 // ResultError is a failed Vulkan call: Call names the entry point and Result
 // is the VkResult it returned.
 type ResultError struct {

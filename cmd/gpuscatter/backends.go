@@ -56,7 +56,8 @@ func deviceSpec(s *gpuSettings) flagSpec {
 		s.device = v
 		return nil
 	}, usage: "the Vulkan device: an index or part of its name, as 'gpuscatter devices' lists them " +
-		"(default: the GPUSCATTER_DEVICE variable, then the best device by type)"}
+		"(default: the GPUSCATTER_DEVICE variable, then the best device by type); one that selects no device " +
+		"is an error listing them, under every backend that opens one"}
 }
 
 // deterministicSpec is the --deterministic flag: float sum, sub, prod and
@@ -83,6 +84,27 @@ func onceWarner(w io.Writer) func(error) {
 // build without a GPU backend.
 var errNoGPUBackend = errors.New("this build has no Vulkan (built with CGO_ENABLED=0; the gpu backend needs cgo)")
 
+// selectorError is a device selector, --device or GPUSCATTER_DEVICE, that
+// selects none of the Vulkan devices there are. The user named a device,
+// so it is an error under every --backend, auto included, rather than a
+// reason to run on the CPU; the message lists the devices.
+type selectorError struct {
+	input string // `--device "nvidia"` or `GPUSCATTER_DEVICE="nvidia"`
+	// why: ` matches no device name (devices: 0 "llvmpipe ..." (cpu))`.
+	why string
+	err error
+}
+
+func (e *selectorError) Error() string { return e.input + e.why }
+
+func (e *selectorError) Unwrap() error { return e.err }
+
+// isSelectorError reports whether err is a *selectorError.
+func isSelectorError(err error) bool {
+	var se *selectorError
+	return errors.As(err, &se)
+}
+
 // deviceKind is what --backend auto needs to know of the device a backend
 // runs on.
 type deviceKind struct {
@@ -105,7 +127,8 @@ func checkBackendName(name string) error {
 // virtual); without a usable device, or when the device is of another type
 // (a CPU device such as lavapipe), it opens the CPU backend and returns a
 // notice saying why, which the caller prints once the run has succeeded.
-// s and oneCall are newGPUBackend's.
+// A device selector that selects no device is an error under every
+// backend (selectorError). s and oneCall are newGPUBackend's.
 func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) (b ops.Backend, notice string, err error) {
 	switch name {
 	case backendCPU:
@@ -113,7 +136,7 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 	case backendGPU:
 		b, err := openGPU(ctx, s, oneCall)
 		if err != nil {
-			return nil, "", fmt.Errorf("--backend gpu: %w", err)
+			return nil, "", gpuOpenError(err)
 		}
 		return b, "", nil
 	case backendAuto:
@@ -121,6 +144,9 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
+			}
+			if isSelectorError(err) {
+				return nil, "", err
 			}
 			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
@@ -158,6 +184,15 @@ func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, 
 		return "", "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
 	}
 	return resolved, notice, nil
+}
+
+// gpuOpenError is the error of --backend gpu when the GPU backend does not
+// open: err, prefixed with the flag unless the device selector is at fault.
+func gpuOpenError(err error) error {
+	if isSelectorError(err) {
+		return err
+	}
+	return fmt.Errorf("--backend gpu: %w", err)
 }
 
 // openGPU opens the GPU backend with s, or says why there is none.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -78,5 +79,49 @@ func TestAutoTakesOnlyAGPU(t *testing.T) {
 					", not a GPU; using the CPU (--backend gpu runs on it)\n", stderr)
 			}
 		})
+	}
+}
+
+// TestDeviceSelectorMatchingNothingIsAnError: a --device (or
+// GPUSCATTER_DEVICE) that selects none of the devices is one line naming
+// it and listing the devices, exit 1, under --backend auto as under gpu,
+// in every command that opens a device; auto does not run on the CPU
+// instead.
+func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
+	devs, err := vk.Devices()
+	require.NoError(t, err)
+	fx := newFixture(t)
+	out := filepath.Join(t.TempDir(), "out.npy")
+	call := []string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"), "--updates", fx.f("updates")}
+	commands := [][]string{
+		append([]string{"run", "--out", out}, call...),
+		append([]string{"run", "--out", out, "--backend", "gpu"}, call...),
+		append([]string{"bench", "--repeats", "1"}, call...),
+		append([]string{"bench", "--repeats", "1", "--backend", "gpu"}, call...),
+		append([]string{"plan"}, call...),
+		{"check", "--quick", "--match", "none/default"},
+		{"examples", "--match", "ScatterNDUpdate-15"},
+		{"examples", "--match", "ScatterNDUpdate-15", "--backend", "gpu"},
+		{"onnx-test", "testdata/node/test_tensorscatter"},
+	}
+	for _, sel := range []struct {
+		flag, env, input string
+	}{
+		{"no-such-device", "", `--device "no-such-device" matches no device name`},
+		{fmt.Sprint(len(devs) + 2), "", fmt.Sprintf(`--device "%d": index out of range`, len(devs)+2)},
+		{"", "no-such-device", `GPUSCATTER_DEVICE="no-such-device" matches no device name`},
+	} {
+		t.Setenv(vk.EnvDevice, sel.env)
+		for _, args := range commands {
+			if sel.flag != "" {
+				args = append([]string{args[0], "--device", sel.flag}, args[1:]...)
+			}
+			code, stdout, stderr := runCLI(t, args...)
+			requireInputError(t, code, stdout, stderr, sel.input+" (devices: ")
+			for i, d := range devs {
+				assert.Contains(t, stderr, fmt.Sprintf("%d %q (%s)", i, d.Name, d.Type), "%v", args)
+			}
+			assert.NoFileExists(t, out)
+		}
 	}
 }

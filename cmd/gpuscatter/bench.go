@@ -453,7 +453,7 @@ func openTargets(ctx context.Context, s gpuSettings, name string) (targets []ben
 	case backendGPU:
 		b, err := openGPU(ctx, s, false)
 		if err != nil {
-			return nil, "", fmt.Errorf("--backend gpu: %w", err)
+			return nil, "", gpuOpenError(err)
 		}
 		return append(targets, bench.Target{Label: backendGPU, Backend: deviceTimed(b)}), "", nil
 	case backendAuto:
@@ -461,6 +461,9 @@ func openTargets(ctx context.Context, s gpuSettings, name string) (targets []ben
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
+			}
+			if isSelectorError(err) {
+				return nil, "", err
 			}
 			return targets, fmt.Sprintf("--backend auto: %v; only the CPU ran", oneLine(err.Error())), nil
 		}

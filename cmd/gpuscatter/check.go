@@ -55,7 +55,16 @@ A call the device cannot run for lack of a feature it needs (float64 sum,
 sub, prod and mean without shaderFloat64) is refused by the backend with
 ops.ErrUnsupported, which --backend auto answers by running it on the CPU:
 such a case counts as refused, in its own column, neither passed nor failed,
-and a line under the table names the features.
+and a line under the table names the features and what withholds each:
+the device, or the paths that withhold it on purpose from a device that
+has it (the 32-bit baseline paths, noInt64..., withhold shaderInt64).
+
+--match TEXT keeps the paths whose name contains TEXT; where no path's
+name does and TEXT names an operator version (ScatterElements-18) or an
+operator (TensorScatter, every version), every path runs with that
+operator's cases alone. --list prints the paths --match keeps, each with
+what it forces, one a line, and runs nothing (--json FILE: the same as a
+JSON array of name and doc).
 
 Exit status: 0 when every case passes or is refused, 1 when any fails (or
 the device cannot be opened), 2 for a malformed command line.
@@ -75,20 +84,26 @@ var checkNoShaderFloat64 bool
 
 // checkResult is what check --json writes.
 type checkResult struct {
-	Device     checkDevice    `json:"device"`
-	Size       string         `json:"size"`
-	Seed       int64          `json:"seed"`
-	Match      string         `json:"match,omitempty"`
+	Device checkDevice `json:"device"`
+	Size   string      `json:"size"`
+	Seed   int64       `json:"seed"`
+	Match  string      `json:"match,omitempty"`
+	// Operators names the operator versions whose cases alone ran, where
+	// --match names an operator rather than paths.
+	Operators  []string       `json:"operators,omitempty"`
 	Validation string         `json:"validation"` // "on", "off" or "not installed"
 	Seconds    float64        `json:"seconds"`
 	Cases      int            `json:"cases"`
 	Failed     int            `json:"failed"`
 	Paths      []checkPath    `json:"paths"`
 	Rows       []gpucheck.Row `json:"rows"`
-	// Refused counts the cases the device cannot run for lack of a
-	// feature (RefusedFor names them): neither passed nor failed.
-	Refused    int      `json:"refused"`
-	RefusedFor []string `json:"refused_for,omitempty"`
+	// Refused counts the cases refused for lack of a feature: neither
+	// passed nor failed. RefusedFor names the features the device lacks;
+	// Withheld, the features that paths withhold on purpose although the
+	// device has them (gpucheck.Path.Withholds), each with those paths.
+	Refused    int                 `json:"refused"`
+	RefusedFor []string            `json:"refused_for,omitempty"`
+	Withheld   map[string][]string `json:"withheld,omitempty"`
 }
 
 // checkDevice describes the device in check's header.
@@ -112,8 +127,8 @@ type checkPath struct {
 
 // checkFlags holds the parsed flags of the check command.
 type checkFlags struct {
-	quick, full, validate bool
-	seed, match, jsonF    stringArg
+	quick, full, validate, list bool
+	seed, match, jsonF          stringArg
 }
 
 func newCheckFlags() *checkFlags {
@@ -137,7 +152,10 @@ func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 		boolSpec("quick", &f.quick, "about a tenth of the random requests, at smaller sizes"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
-		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident", false),
+		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident; "+
+			"or, where no path's name does, an operator version or operator (ScatterElements-18, TensorScatter): its cases alone, on every path", false),
+		boolSpec("list", &f.list, "print the paths, each with what it forces, one a line (those --match selects), and run nothing; "+
+			"with --json FILE, write them there as a JSON array"),
 		boolSpec("validate", &f.validate, "enable the Khronos validation layer and count each of its messages as a failure; "+
 			"when the layer is not installed a line says so and the run goes on without it"),
 		f.jsonF.spec().with("FILE", "write the device, the paths and the rows as JSON (atomically)", false),
@@ -164,19 +182,25 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	if seed.given {
 		cfg.Seed, _ = strconv.ParseInt(seed.value, 10, 64)
 	}
+	if len(listedPaths(cfg)) == 0 {
+		return usagef("--match %q selects no path and names no operator (run 'gpuscatter check --list' for the paths)", match.value)
+	}
 	paths := cfg.Selected()
-	if len(paths) == 0 {
-		return usagef("--match %q selects no path (see the rows of a full run for their names)", match.value)
+	if len(paths) == 0 && !f.list {
+		return usagef("--match %q selects only paths of --full", match.value)
 	}
 	if jsonF.value != "" {
 		if err := checkOutPath("json", jsonF.value); err != nil {
 			return err
 		}
 	}
+	if f.list {
+		return listCheckPaths(c.stdout, cfg, jsonF.value)
+	}
 	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
 	cfg.Fault = checkFault
 	cfg.NoShaderFloat64 = checkNoShaderFloat64
-	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Validation: "off"}
+	res := checkResult{Size: cfg.Size.String(), Seed: cfg.Seed, Match: cfg.Match, Operators: cfg.Operators(), Validation: "off"}
 	if validate {
 		ok, err := vk.ValidationAvailable()
 		if err != nil {
@@ -196,7 +220,9 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	gpu.KeepDevices(true)
 	defer gpu.KeepDevices(false)
 	dev, err := describeCheckDevice(ctx, cfg.Base, cfg.NoShaderFloat64)
-	if err != nil {
+	if err = selectorOf(c.gpu, err); isSelectorError(err) {
+		return err
+	} else if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
 	res.Device = dev
@@ -206,6 +232,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	printCheckHeader(c.stdout, res)
 
 	rep := gpucheck.NewReport()
+	rep.Ops = res.Operators
 	var prog *progressLine
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "check", func() string {
@@ -242,13 +269,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	res.Seconds = time.Since(start).Seconds()
 	res.Rows = rep.Rows()
 	res.Cases, res.Failed, res.Refused = rep.Totals()
-	for _, row := range res.Rows {
-		for _, f := range strings.Split(row.RefusedFor, ", ") {
-			if f != "" && !slices.Contains(res.RefusedFor, f) {
-				res.RefusedFor = append(res.RefusedFor, f)
-			}
-		}
-	}
+	res.refusals(paths)
 	printCheckRows(c.stdout, res)
 	if jsonF.value != "" {
 		err := bench.WriteFileAtomic(jsonF.value, func(w io.Writer) error {
@@ -262,6 +283,101 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	}
 	if res.Failed > 0 {
 		return fmt.Errorf("check: %d of %d cases failed on %s", res.Failed, res.Cases, res.Device.Name)
+	}
+	return nil
+}
+
+// refusals sets r.RefusedFor and r.Withheld from the refused rows: a
+// feature the row's path withholds on purpose while the device has it
+// (one of the header's features) is the path's doing; any other, the
+// device's.
+func (r *checkResult) refusals(paths []gpucheck.Path) {
+	byName := map[string]gpucheck.Path{}
+	for _, p := range paths {
+		byName[p.Name] = p
+	}
+	for _, row := range r.Rows {
+		for _, f := range strings.Split(row.RefusedFor, ", ") {
+			switch {
+			case f == "":
+			case byName[row.Path].Withholds(f) && slices.Contains(r.Device.Features, f):
+				if r.Withheld == nil {
+					r.Withheld = map[string][]string{}
+				}
+				if !slices.Contains(r.Withheld[f], row.Path) {
+					r.Withheld[f] = append(r.Withheld[f], row.Path)
+				}
+			case !slices.Contains(r.RefusedFor, f):
+				r.RefusedFor = append(r.RefusedFor, f)
+			}
+		}
+	}
+}
+
+// refusedCauses says why the refused cases were refused: "the device
+// lacks F" for RefusedFor, and for each feature withheld, "the paths A, B
+// and N more withhold F on purpose".
+func (r checkResult) refusedCauses() string {
+	var causes []string
+	if len(r.RefusedFor) > 0 {
+		causes = append(causes, "the device lacks "+strings.Join(r.RefusedFor, ", "))
+	}
+	features := make([]string, 0, len(r.Withheld))
+	for f := range r.Withheld {
+		features = append(features, f)
+	}
+	slices.Sort(features)
+	for _, f := range features {
+		ps := r.Withheld[f]
+		switch {
+		case len(ps) == 1:
+			causes = append(causes, fmt.Sprintf("the path %s withholds %s on purpose", ps[0], f))
+		case len(ps) <= 3:
+			causes = append(causes, fmt.Sprintf("the paths %s and %s withhold %s on purpose", strings.Join(ps[:len(ps)-1], ", "), ps[len(ps)-1], f))
+		default:
+			causes = append(causes, fmt.Sprintf("the paths %s, %s and %d more withhold %s on purpose", ps[0], ps[1], len(ps)-2, f))
+		}
+	}
+	return strings.Join(causes, ", and ")
+}
+
+// listedPaths returns the paths check --list prints: those --match
+// selects whatever the size, the paths of --full included.
+func listedPaths(cfg gpucheck.Config) []gpucheck.Path {
+	cfg.Size = gpucheck.Full
+	return cfg.Selected()
+}
+
+// listCheckPaths is check --list: each path cfg selects, with what it
+// forces, one a line, and with jsonFile, the same as a JSON array of
+// checkPath there.
+func listCheckPaths(w io.Writer, cfg gpucheck.Config, jsonFile string) error {
+	paths := listedPaths(cfg)
+	width := 0
+	for _, p := range paths {
+		width = max(width, len(p.Name))
+	}
+	list := []checkPath{}
+	for _, p := range paths {
+		doc := p.Doc
+		if p.FullOnly {
+			doc += " (--full only)"
+		}
+		list = append(list, checkPath{Name: p.Name, Doc: doc})
+		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width, p.Name, doc); err != nil {
+			return err
+		}
+	}
+	if jsonFile == "" {
+		return nil
+	}
+	err := bench.WriteFileAtomic(jsonFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	})
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", jsonFile, err)
 	}
 	return nil
 }
@@ -372,7 +488,11 @@ func printCheckHeader(w io.Writer, r checkResult) {
 	for _, f := range d.Families {
 		fmt.Fprintf(w, "  %-16s %s\n", f, d.Reductions[f])
 	}
-	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths\n\n", r.Size, r.Seed, r.Validation, len(r.Paths))
+	only := ""
+	if len(r.Operators) > 0 {
+		only = ", the cases of " + strings.Join(r.Operators, ", ") + " alone"
+	}
+	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths%s\n\n", r.Size, r.Seed, r.Validation, len(r.Paths), only)
 }
 
 // printCheckRows writes the table, the first failure of each failing row
@@ -415,8 +535,8 @@ func printCheckRows(w io.Writer, r checkResult) {
 				rows++
 			}
 		}
-		fmt.Fprintf(w, "\nREFUSED %d cases in %d rows: the device lacks %s, which they need; the backend refuses them "+
-			"with ops.ErrUnsupported (--backend auto runs them on the CPU)\n", r.Refused, rows, strings.Join(r.RefusedFor, ", "))
+		fmt.Fprintf(w, "\nREFUSED %d cases in %d rows: %s, which they need; the backend refuses them "+
+			"with ops.ErrUnsupported (--backend auto runs them on the CPU)\n", r.Refused, rows, r.refusedCauses())
 	}
 	verdict := "PASS"
 	if r.Failed > 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,4 +189,170 @@ func TestCheckReportsRefusedRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, res.Refused, refused)
+}
+
+// TestCheckBlamesWhatWithholdsTheFeature: the refusals of a path that
+// withholds shaderInt64 on purpose (the 32-bit baseline) are the path's,
+// named as such under the table and in --json's withheld, on a device that
+// has shaderInt64; only where the device lacks it is the device blamed.
+func TestCheckBlamesWhatWithholdsTheFeature(t *testing.T) {
+	const path = "reduce/noInt64Chunks16B/atomics"
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr := runCLI(t, "check", "--quick", "--match", path, "--json", out)
+	t.Logf("check %s:\n%s%s", path, stdout, stderr)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.Positive(t, res.Refused, "float64 sums on the 32-bit baseline are refused")
+	if slices.Contains(res.Device.Features, "shaderInt64") {
+		assert.Contains(t, stdout, "\nREFUSED "+itoa(res.Refused)+" cases in ")
+		assert.Contains(t, stdout, ": the path "+path+" withholds shaderInt64 on purpose, which they need; ")
+		assert.NotContains(t, stdout, "the device lacks")
+		assert.Equal(t, map[string][]string{"shaderInt64": {path}}, res.Withheld)
+		assert.Empty(t, res.RefusedFor)
+	} else {
+		assert.Contains(t, stdout, ": the device lacks shaderInt64, which they need; ")
+		assert.Equal(t, []string{"shaderInt64"}, res.RefusedFor)
+		assert.Empty(t, res.Withheld)
+	}
+}
+
+// TestCheckRefusedCauses: each refused row is put down to its path where
+// the path withholds the feature and the device has it, else to the
+// device, and the line under the table names each cause once.
+func TestCheckRefusedCauses(t *testing.T) {
+	paths := gpucheck.Paths()
+	var baseline []string // paths that withhold shaderInt64
+	for _, p := range paths {
+		if p.Withholds("shaderInt64") {
+			baseline = append(baseline, p.Name)
+		}
+	}
+	require.Greater(t, len(baseline), 4)
+	rows := func(feature string, names ...string) []gpucheck.Row {
+		var out []gpucheck.Row
+		for _, n := range names {
+			out = append(out, gpucheck.Row{Path: n, Op: "ScatterND-18", Refused: 1, RefusedFor: feature})
+		}
+		return out
+	}
+	has := []string{"int64 atomics", "shaderInt64", "shaderFloat64"}
+	for _, c := range []struct {
+		name     string
+		features []string
+		rows     []gpucheck.Row
+		want     string
+		lacks    []string
+		withheld map[string][]string
+	}{
+		{"one path withholds", has, rows("shaderInt64", baseline[0]),
+			"the path " + baseline[0] + " withholds shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:1]}},
+		{"two paths withhold", has, rows("shaderInt64", baseline[:2]...),
+			"the paths " + baseline[0] + " and " + baseline[1] + " withhold shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:2]}},
+		{"many paths withhold", has, rows("shaderInt64", baseline[:5]...),
+			"the paths " + baseline[0] + ", " + baseline[1] + " and 3 more withhold shaderInt64 on purpose", nil, map[string][]string{"shaderInt64": baseline[:5]}},
+		{"the device lacks it too", has[:1], rows("shaderInt64", baseline[0], "default"),
+			"the device lacks shaderInt64", []string{"shaderInt64"}, nil},
+		{"a path that does not withhold it", has, rows("shaderInt64", "default"),
+			"the device lacks shaderInt64", []string{"shaderInt64"}, nil},
+		{"both", has[:2], append(rows("shaderFloat64", "cas"), rows("shaderInt64", baseline[0])...),
+			"the device lacks shaderFloat64, and the path " + baseline[0] + " withholds shaderInt64 on purpose",
+			[]string{"shaderFloat64"}, map[string][]string{"shaderInt64": baseline[:1]}},
+	} {
+		r := checkResult{Device: checkDevice{Features: c.features}, Rows: c.rows}
+		r.refusals(paths)
+		assert.Equal(t, c.want, r.refusedCauses(), c.name)
+		assert.Equal(t, c.lacks, r.RefusedFor, c.name)
+		assert.Equal(t, c.withheld, r.Withheld, c.name)
+	}
+}
+
+// TestCheckList: check --list prints every path with what it forces, one
+// a line, those --match selects, and with --json FILE writes them there;
+// it runs nothing and needs no device.
+func TestCheckList(t *testing.T) {
+	withGPU(t, nil) // no device: the list does not open one
+	code, stdout, stderr := runCLI(t, "check", "--list")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	all := gpucheck.Paths()
+	require.Len(t, lines, len(all))
+	for i, p := range all {
+		name, doc, _ := strings.Cut(lines[i], "  ")
+		assert.Equal(t, p.Name, name)
+		want := p.Doc
+		if p.FullOnly {
+			want += " (--full only)"
+		}
+		assert.Equal(t, want, strings.TrimSpace(doc))
+	}
+
+	out := filepath.Join(t.TempDir(), "paths.json")
+	code, stdout, stderr = runCLI(t, "check", "--list", "--match", "CAS", "--json", out)
+	require.Equal(t, exitOK, code, stderr)
+	var listed []checkPath
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &listed))
+	require.NotEmpty(t, listed)
+	for _, p := range listed {
+		assert.Contains(t, strings.ToLower(p.Name), "cas")
+		assert.Contains(t, stdout, p.Name+" ")
+	}
+	assert.Equal(t, len(listed), strings.Count(stdout, "\n"))
+
+	// An operator's name selects every path.
+	code, stdout, _ = runCLI(t, "check", "--list", "--match", "TensorScatter")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, len(all), strings.Count(stdout, "\n"))
+}
+
+// TestCheckMatchOperator: --match with an operator version, or an operator
+// (every version), where it is no path's name, runs every path with that
+// operator's cases alone.
+func TestCheckMatchOperator(t *testing.T) {
+	for _, c := range []struct {
+		match string
+		want  []string
+	}{
+		{"ScatterElements-18", []string{"ScatterElements-18"}},
+		{"scatterelements-18", []string{"ScatterElements-18"}},
+		{"ScatterND", []string{"ScatterND-11", "ScatterND-13", "ScatterND-16", "ScatterND-18"}},
+		{"TensorScatter", []string{"TensorScatter-24"}},
+		{"cas", nil},
+		{"none/", nil},
+		{"Gather", nil},
+	} {
+		cfg := gpucheck.Config{Size: gpucheck.Quick, Match: c.match}
+		assert.Equal(t, c.want, cfg.Operators(), c.match)
+		if c.want != nil {
+			assert.Equal(t, gpucheck.Config{Size: gpucheck.Quick}.Selected(), cfg.Selected(), "%s selects every path", c.match)
+		}
+	}
+	code, stdout, stderr := runCLI(t, "check", "--match", "Gather-13")
+	requireUsageError(t, code, stdout, stderr, `--match "Gather-13" selects no path and names no operator`)
+
+	out := filepath.Join(t.TempDir(), "check.json")
+	code, stdout, stderr = runCLI(t, "check", "--quick", "--match", "TensorScatter", "--json", out)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	assert.Contains(t, stdout, ", the cases of TensorScatter-24 alone\n")
+	var res checkResult
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, []string{"TensorScatter-24"}, res.Operators)
+	assert.Len(t, res.Paths, len(gpucheck.Config{Size: gpucheck.Quick}.Selected()))
+	paths := map[string]bool{}
+	for _, row := range res.Rows {
+		if row.Op != "-" {
+			assert.Equal(t, "TensorScatter-24", row.Op, "%+v", row)
+		}
+		paths[row.Path] = true
+	}
+	assert.Greater(t, len(paths), 10, "the cases of many paths")
+	assert.Positive(t, res.Cases)
+	assert.Zero(t, res.Failed)
 }

@@ -179,7 +179,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
-		msg := fmt.Sprintf("unknown command %q", name)
+		msg := fmt.Sprintf("unknown command %q%s", name, semi(commandHint(name)))
 		if strings.HasPrefix(name, "-") {
 			msg = fmt.Sprintf("%s must follow a command such as run", name)
 		}
@@ -392,7 +392,11 @@ func parseFlags(args []string, specs []flagSpec) error {
 			for i, sp := range specs {
 				names[i] = sp.name
 			}
-			return usagef("unknown flag --%s%s", name, semi(suggest.DidYouMean(name, names, "--")))
+			hint := specInputHint(name, names)
+			if hint == "" {
+				hint = suggest.DidYouMean(name, names, "--")
+			}
+			return usagef("unknown flag --%s%s", name, semi(hint))
 		}
 		if seen[name] {
 			return usagef("flag --%s is given more than once", name)

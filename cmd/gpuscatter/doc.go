@@ -14,7 +14,7 @@
 //	gpuscatter bench [--backend auto|cpu|gpu] [--device SEL] [--workloads NAME,...]
 //	                 [--quick | --scale F] [--repeats N] [--seed N] [--json FILE] [--plot FILE.png]
 //	gpuscatter check [--device SEL] [--quick | --full] [--seed N] [--match TEXT]
-//	                 [--validate] [--json FILE]
+//	                 [--list] [--validate] [--json FILE]
 //	gpuscatter onnx-test [--backend auto|cpu|gpu] [--device SEL] DIR...
 //	gpuscatter examples [--backend auto|cpu|gpu] [--device SEL] [--match TEXT]
 //	gpuscatter ops
@@ -27,7 +27,9 @@
 // writes the result atomically (package atomicfile): a failed, interrupted
 // or killed run leaves no output file behind and never replaces an existing
 // one. With --backend auto (the default) it runs on the Vulkan device when
-// that is a GPU, and on the CPU otherwise. The start, stop, step and axes of
+// that is a GPU, and on the CPU otherwise; a --device (or
+// GPUSCATTER_DEVICE) that selects no device is an error under every
+// backend that opens one, listing the devices. The start, stop, step and axes of
 // SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
 // ending in .npy or .pb; the axis is an integer or a path ending in .npy or
 // .pb. Wherever a flag takes an .npy file it takes a TensorProto file whose

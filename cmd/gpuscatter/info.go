@@ -260,7 +260,7 @@ var helpCommand = &command{
 			}
 			cmd := lookupCommand(args[0])
 			if cmd == nil {
-				return usagef("unknown command %q", args[0])
+				return usagef("unknown command %q%s", args[0], semi(commandHint(args[0])))
 			}
 			_, err := fmt.Fprint(c.stdout, helpOf(cmd))
 			return err

@@ -25,8 +25,9 @@ var planCommand = &command{
 	flags:   func() []flagSpec { return newPlanFlags().specs(new(gpuSettings)) },
 	details: `Prints the plan the Vulkan backend makes for run's call on these inputs,
 without running it and without reading the payloads of --data, --indices
-and --updates (their dtypes and shapes come from the .npy headers, or from
-the .pb files with their raw_data skipped; with --model, the call is the
+and --updates (their dtypes and shapes come from the .npy headers, which
+may be files of the header alone, or from the .pb files with their
+raw_data skipped; with --model, the call is the
 model's node as for run, the inputs not given its initializers): the path
 it takes, every pass with its compute dispatches, the invocations that
 have work in them, and
@@ -34,29 +35,43 @@ the device bytes it reads and writes (at most what the shapes allow; the
 index values decide how many targets an update meets), the dispatches and
 the traffic in all against the one-pass bytes (indices and updates read,
 each update's target written: the least any plan moves), the device
-memory the call allocates, and the passes as recorded, with their kernels.
+memory the call allocates, the bytes it moves between host and device,
+and the passes as recorded, with their kernels and the device bytes of
+each tensor. The text and --json print each figure as one value.
 
 The plan is the Vulkan device's (--device), or, with --facts FILE, that of
 the device FILE describes: one element of what 'gpuscatter devices --json'
 prints on the machine with that device (an array of one element is taken
-too), so that a plan for any GPU can be read without it. --deterministic
-plans deterministic mode.
+too), so that a plan for any GPU can be read without it. Every limit
+planning reads must be there and be one a device can have (deviceLocalMemory,
+maxMemoryAllocationSize, maxComputeWorkGroupCount, maxComputeWorkGroupSize,
+maxComputeWorkGroupInvocations, maxComputeSharedMemorySize): a file that
+lacks one, or gives 0 or a value no device has, is an error naming the
+field. --deterministic plans deterministic mode.
 
---json prints an object instead: op, device, device_type, deterministic,
+--json prints an object instead: op, reduction (as the operator spells
+it, as the text does), device, device_type, deterministic,
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device),
-data_copy_bytes, tensors (each with name and bytes) and plan (the passes as
-recorded); for TensorScatter-24 also axis and mode.
+data_copy_bytes, tensors (each with name and bytes), plan (the passes as
+recorded), for TensorScatter-24 also axis and mode, and, where run would
+refuse the call, refused.
 
 The traffic is the passes' device bytes. It leaves out, for every
 operator, the output's starting copy of data (data_copy_bytes): run
 uploads data straight into the output, which is host traffic, and a call
 in place on tensors resident on the device copies nothing.
 
+A call that needs more device memory than the device has free (with
+--facts: its largest device-local heap) is planned, and the plan says, on
+a line "refused: ..." and in --json's refused, that run --backend gpu would
+refuse it before any work, and why, in run's words; plan then exits 1, as
+run does.
+
 Exit status: 0 on success; 1 for invalid input, for a call the device
-cannot run, and without a Vulkan device and without --facts, with one
-line on stderr; 2 for a malformed command line.
+cannot run or has not the memory for, and without a Vulkan device and
+without --facts, with one line on stderr; 2 for a malformed command line.
 `,
 	run: planMain,
 }
@@ -120,16 +135,21 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, info, err := f.plan(ctx, c, p)
+	n, info, refused, err := f.plan(ctx, c, p)
 	if err != nil {
 		return err
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n))
+		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n, refused))
+	} else {
+		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n, refused))
 	}
-	_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n))
+	if err == nil && refused != nil {
+		// The plan is printed; the status is run's.
+		return fmt.Errorf("run --backend gpu would refuse this call: %w", refused)
+	}
 	return err
 }
 
@@ -170,40 +190,45 @@ func (f *planFlags) callShapes(req *ops.Request) error {
 
 // plan works out p's plan for the device --facts describes, or else for
 // the Vulkan device --device selects, and returns it with the device's
-// description.
-func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (gpu.PlanNeeds, vk.DeviceInfo, error) {
+// description, and, as refused, the error run would refuse it with
+// before any work for lack of device memory (the backend's own rule,
+// gpu.Backend.CheckFits), or nil.
+func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNeeds, info vk.DeviceInfo, refused, err error) {
 	// As run opens the backend for its one call.
 	opts := gpu.Options{Deterministic: c.gpu.deterministic, MaxPoolBytes: -1}
 	if f.facts.given {
 		b, err := os.ReadFile(f.facts.value)
 		if err != nil {
-			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fileError("facts", f.facts.value, err)
+			return n, info, nil, fileError("facts", f.facts.value, err)
 		}
 		info, err := vk.ParseDeviceInfo(b)
 		if err != nil {
-			return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("--facts %s: %w", f.facts.value, err)
+			return n, info, nil, fmt.Errorf("--facts %s: %w", f.facts.value, err)
 		}
 		n, err := gpu.PlanFor(info, opts, p)
-		return n, info, err
+		if err != nil {
+			return n, info, nil, err
+		}
+		return n, info, gpu.CheckFitsFor(info, p, n), nil
 	}
 	b, err := newGPUBackend(ctx, c.gpu, true)
-	if errors.Is(err, ops.ErrNoDevice) {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
+	if errors.Is(err, ops.ErrNoDevice) && !isSelectorError(err) {
+		return n, info, nil, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
 			"one element of 'gpuscatter devices --json' from the machine with the device", err)
 	}
 	if err != nil {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+		return n, info, nil, err
 	}
 	defer b.Close()
 	g, ok := b.(*gpu.Backend)
 	if !ok {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, fmt.Errorf("backend %s does not plan its calls", b.Name())
+		return n, info, nil, fmt.Errorf("backend %s does not plan its calls", b.Name())
 	}
-	n, err := g.Needs(p)
-	if err != nil {
-		return gpu.PlanNeeds{}, vk.DeviceInfo{}, err
+	if n, err = g.Needs(p); err != nil {
+		return n, info, nil, err
 	}
-	return n, gpubench.Of(g).Device().Info(), g.Close()
+	refused = g.CheckFits(p, n)
+	return n, gpubench.Of(g).Device().Info(), refused, g.Close()
 }
 
 // shapes returns op's call on f's inputs with data, indices and updates
@@ -235,9 +260,9 @@ func (f *runFlags) shapes(op *ops.Op) (ops.Request, error) {
 }
 
 // loadShape returns the flag's tensor without its payload: the dtype and
-// shape of the .npy header, or of the .pb file read without its
-// raw_data; nil when the flag was not given. A file error names the flag
-// and the path.
+// shape of the .npy header (read alone: the payload may be missing), or
+// of the .pb file read without its raw_data; nil when the flag was not
+// given. A file error names the flag and the path.
 func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
 	if !a.given {
 		return nil, nil
@@ -249,17 +274,19 @@ func (a *tensorArg) loadShape() (*tensor.Tensor, error) {
 		}
 		return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
 	}
-	h, err := npy.OpenFile(a.path)
+	h, err := npy.ReadHeaderFile(a.path)
 	if err != nil {
 		return nil, fileError(a.name, a.path, err)
 	}
-	defer h.Close()
 	return &tensor.Tensor{DType: h.DType, Shape: h.Shape}, nil
 }
 
 // planJSON is what plan --json prints.
 type planJSON struct {
-	Op                string       `json:"op"`
+	Op string `json:"op"`
+	// Reduction is the call's reduction as the operator spells it ("add"
+	// for ONNX's sum), "none" for none.
+	Reduction         string       `json:"reduction"`
 	Device            string       `json:"device"`
 	DeviceType        string       `json:"device_type"`
 	Deterministic     bool         `json:"deterministic"`
@@ -275,6 +302,9 @@ type planJSON struct {
 	DataCopyBytes     uint64       `json:"data_copy_bytes"`
 	Tensors           []tensorJSON `json:"tensors"`
 	Plan              string       `json:"plan"`
+	// Refused is why run would refuse the call before any work (more
+	// device memory than the device has free); absent when it would not.
+	Refused string `json:"refused,omitempty"`
 }
 
 type passJSON struct {
@@ -290,12 +320,15 @@ type tensorJSON struct {
 	Bytes uint64 `json:"bytes"`
 }
 
-func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) planJSON {
-	j := planJSON{Op: p.Op.Name, Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) planJSON {
+	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
 	if p.Op.TakesMode() {
 		j.Axis, j.Mode = &p.Axis, cacheMode(p)
+	}
+	if refused != nil {
+		j.Refused = refused.Error()
 	}
 	for _, ps := range n.Passes {
 		j.Passes = append(j.Passes, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written})
@@ -307,7 +340,7 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.Plan
 }
 
 // planText is what plan prints without --json.
-func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds) string {
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) string {
 	var b strings.Builder
 	mode := ""
 	if deterministic {
@@ -315,7 +348,7 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 	}
 	red := ""
 	if p.Reduction != ops.None {
-		red = " reduction " + p.Reduction.String()
+		red = " reduction " + p.ReductionName()
 	}
 	if p.Op.TakesMode() {
 		red += fmt.Sprintf(" axis %d mode %s", p.Axis, cacheMode(p))
@@ -342,6 +375,10 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNee
 		fmt.Fprintf(&b, " (%s)", mib(n.DeviceBytes))
 	}
 	b.WriteString("\n")
+	fmt.Fprintf(&b, "host transfers: %d bytes\n", n.HostBytes)
+	if refused != nil {
+		fmt.Fprintf(&b, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): %v\n", refused)
+	}
 	fmt.Fprintf(&b, "as recorded:\n  %s\n", strings.ReplaceAll(n.Plan, "\n", "\n  "))
 	return b.String()
 }

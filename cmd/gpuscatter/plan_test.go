@@ -3,10 +3,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,11 +102,12 @@ func TestPlanIsTheDevicesPlan(t *testing.T) {
 		got := requirePlanJSON(t, stdout, want, "json")
 		assert.Equal(t, info.Name, got.Device)
 		assert.Equal(t, det, got.Deterministic)
+		assert.Equal(t, "add", got.Reduction, "the reduction as ScatterElements-18 spells it")
 
 		code, stdout, stderr = runCLI(t, flags...)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Empty(t, stderr)
-		assert.Contains(t, stdout, "ScatterElements-18 float32[64] reduction sum on "+`"`+info.Name+`"`)
+		assert.Contains(t, stdout, "ScatterElements-18 float32[64] reduction add on "+`"`+info.Name+`"`)
 		assert.Contains(t, stdout, "path "+want.Path+"\n")
 		for i, ps := range want.Passes {
 			assert.Regexp(t, `\n +`+itoa(i+1)+` `+ps.Name+` +`+itoa(ps.Dispatches)+` +`+u64toa(ps.Invocations)+` +`+u64toa(ps.Read)+` +`+u64toa(ps.Written)+`\n`, stdout)
@@ -147,6 +152,117 @@ func TestPlanForFacts(t *testing.T) {
 	}
 }
 
+// TestPlanReadsHeadersAlone: plan reads only the .npy headers, so files
+// of the header alone, or whose payload is short or too long, plan as the
+// whole files do; run still needs the payloads.
+func TestPlanReadsHeadersAlone(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 64, 5000)
+	code, want, stderr := runCLI(t, append([]string{"plan", "--json", "--facts", discreteFacts}, args...)...)
+	require.Equal(t, exitOK, code, stderr)
+	// cut rewrites each input file with keep(payload) after its header.
+	cut := func(name string, keep func(payload []byte) []byte) []string {
+		out := append([]string(nil), args...)
+		for i := 1; i < len(out); i += 2 {
+			if !strings.HasSuffix(out[i], ".npy") {
+				continue
+			}
+			raw, err := os.ReadFile(out[i])
+			require.NoError(t, err)
+			h, err := npy.ReadHeader(bytes.NewReader(raw))
+			require.NoError(t, err)
+			path := filepath.Join(dir, name+"-"+filepath.Base(out[i]))
+			require.NoError(t, os.WriteFile(path, append(raw[:h.Offset:h.Offset], keep(raw[h.Offset:])...), 0o644))
+			out[i] = path
+		}
+		return out
+	}
+	headers := cut("header", func([]byte) []byte { return nil })
+	for name, files := range map[string][]string{
+		"header only": headers,
+		"short":       cut("short", func(b []byte) []byte { return b[:len(b)/2] }),
+		"trailing":    cut("trailing", func(b []byte) []byte { return append(b, 1, 2, 3) }),
+	} {
+		code, got, stderr := runCLI(t, append([]string{"plan", "--json", "--facts", discreteFacts}, files...)...)
+		require.Equal(t, exitOK, code, "%s: %s", name, stderr)
+		assert.Equal(t, want, got, name)
+	}
+	code, stdout, stderr := runCLI(t, append([]string{"run", "--backend", "cpu", "--out", filepath.Join(dir, "out.npy")}, headers...)...)
+	requireInputError(t, code, stdout, stderr, "--data ", "only 0 bytes follow")
+}
+
+// TestPlanFactsLimits: a description missing a limit that planning reads,
+// or with one 0 or out of the range a device can have, is one line naming
+// the file and the field (exit 1), never a plan: without its workgroup
+// memory the in-order fold's sort would seem to fit any device.
+func TestPlanFactsLimits(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 64, 5000)
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	// edit returns a copy of the description with f applied to its
+	// object and to that of its capabilities, written to a file.
+	n := 0
+	edit := func(f func(dev, caps map[string]any)) string {
+		var dev map[string]any
+		require.NoError(t, json.Unmarshal(raw, &dev))
+		f(dev, dev["capabilities"].(map[string]any))
+		b, err := json.Marshal(dev)
+		require.NoError(t, err)
+		n++
+		path := filepath.Join(dir, "facts"+itoa(n)+".json")
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		return path
+	}
+	for _, c := range []struct {
+		field  string // the JSON key, in capabilities unless top-level
+		top    bool
+		absurd any
+		want   string // what the absurd value's error says
+	}{
+		{"deviceLocalMemory", true, 1 << 60, "deviceLocalMemory is 1152921504606846976, more than any device has"},
+		{"maxMemoryAllocationSize", false, 4096, "capabilities.maxMemoryAllocationSize is 4096, less than any device has"},
+		{"maxComputeWorkGroupCount", false, []int{65535, 1, 65535}, "capabilities.maxComputeWorkGroupCount[1] is 1, less than any device has"},
+		{"maxComputeWorkGroupSize", false, []int{1024, 1024, 1}, "capabilities.maxComputeWorkGroupSize[2] is 1, less than any device has"},
+		{"maxComputeWorkGroupInvocations", false, 32, "capabilities.maxComputeWorkGroupInvocations is 32, less than any device has"},
+		{"maxComputeSharedMemorySize", false, 1 << 30, "capabilities.maxComputeSharedMemorySize is 1073741824, more than any device has"},
+	} {
+		name := c.field
+		if !c.top {
+			name = "capabilities." + c.field
+		}
+		zero := any(0)
+		if _, isList := c.absurd.([]int); isList {
+			zero, name = []int{0, 0, 0}, name+"[0]"
+		}
+		set := func(v any) func(dev, caps map[string]any) {
+			return func(dev, caps map[string]any) {
+				m := caps
+				if c.top {
+					m = dev
+				}
+				if v == nil {
+					delete(m, c.field)
+				} else {
+					m[c.field] = v
+				}
+			}
+		}
+		for _, v := range []struct {
+			value any
+			want  string
+		}{{nil, name + " is 0 or missing"}, {zero, name + " is 0 or missing"}, {c.absurd, c.want}} {
+			facts := edit(set(v.value))
+			for _, det := range []string{"--deterministic=false", "--deterministic"} {
+				code, stdout, stderr := runCLI(t, append([]string{"plan", "--facts", facts, det}, args...)...)
+				requireInputError(t, code, stdout, stderr, "--facts "+facts+": "+v.want)
+			}
+		}
+	}
+}
+
 // TestPlanReadsNoPayload: the shapes come from the headers: a data file
 // of 4 GiB whose payload is a hole, and indices in a .pb file, plan
 // without being read.
@@ -176,6 +292,81 @@ func TestPlanReadsNoPayload(t *testing.T) {
 	assert.Less(t, got.TrafficBytes, uint64(1<<20), "three updates move a few bytes")
 }
 
+// TestPlanSaysRunWouldRefuse: a call that needs more device memory than
+// the device has is planned, and the plan says that run would refuse it and
+// why, in the text and in --json's refused, with run's message (the
+// backend's own rule, Backend.CheckFits) and run's exit status 1; a call
+// that fits says nothing of it.
+func TestPlanSaysRunWouldRefuse(t *testing.T) {
+	treetests.Require(t) // the device descriptions in gpu/testdata
+	dir := t.TempDir()
+	// 4 GiB of data, a hole, and three updates: more than lavapipe's 2 GiB.
+	const m = 1 << 30
+	data := filepath.Join(dir, "data.npy")
+	f, err := os.Create(data)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{m}))
+	at, err := f.Seek(0, 1)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(at+4*m))
+	require.NoError(t, f.Close())
+	args := []string{"--op", "ScatterND-18", "--data", data,
+		"--indices", writeNPY(t, dir, "i.npy", i64([]int{3, 1}, 0, m-1, 5)), "--updates", writeNPY(t, dir, "u.npy", f32([]int{3}, 1, 2, 3))}
+	p, err := ops.PrepareShapes(ops.Request{Op: "ScatterND-18", Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{m}},
+		Indices: &tensor.Tensor{DType: tensor.Int64, Shape: []int{3, 1}}, Updates: &tensor.Tensor{DType: tensor.Float32, Shape: []int{3}}})
+	require.NoError(t, err)
+
+	// requireRefused runs plan with flags, as text and as JSON, and
+	// checks that it says run would refuse the call with want, or, for
+	// want "", that it does not.
+	requireRefused := func(what string, flags []string, want string) {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, append([]string{"plan", "--json"}, flags...)...)
+		var got planJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got), "%s: %s", what, stderr)
+		assert.Equal(t, want, got.Refused, what)
+		textCode, text, textStderr := runCLI(t, append([]string{"plan"}, flags...)...)
+		assert.Contains(t, text, "device memory: "+u64toa(got.DeviceMemoryBytes)+" bytes", what)
+		if want == "" {
+			assert.Equal(t, exitOK, code, "%s: %s", what, stderr)
+			assert.Equal(t, exitOK, textCode, "%s: %s", what, textStderr)
+			assert.NotContains(t, text, "refused", what)
+			return
+		}
+		for _, out := range []struct {
+			code   int
+			stderr string
+		}{{code, stderr}, {textCode, textStderr}} {
+			requireInputError(t, out.code, "", out.stderr, "run --backend gpu would refuse this call: "+want)
+		}
+		assert.Contains(t, text, "\nrefused: run --backend gpu would refuse this call before any work "+
+			"(--backend auto runs it on the CPU): "+want+"\n", what)
+	}
+
+	// The device a file describes, holding nothing yet.
+	for _, c := range []struct {
+		facts string
+		want  string
+	}{
+		{"../../gpu/testdata/facts/lavapipe.json", "ScatterND-18: vulkan: needs 4097 MiB of device memory; the device has 2048 MiB free"},
+		{discreteFacts, ""},
+	} {
+		requireRefused(c.facts, append([]string{"--facts", c.facts}, args...), c.want)
+	}
+
+	// This machine's device, as run would find it.
+	b, err := gpu.Open(testGPUOptions(t, gpu.Options{MaxPoolBytes: -1}))
+	require.NoError(t, err)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	want := ""
+	if refused := b.CheckFits(p, n); refused != nil {
+		want = refused.Error()
+	}
+	require.NoError(t, b.Close())
+	requireRefused("this device", args, want)
+}
+
 // TestPlanErrors: every failure is one line naming the input at fault
 // (exit 1) or a usage error (exit 2).
 func TestPlanErrors(t *testing.T) {
@@ -190,10 +381,7 @@ func TestPlanErrors(t *testing.T) {
 	raw, err := os.ReadFile(discreteFacts)
 	require.NoError(t, err)
 	noBDA := write("nobda.json", strings.Replace(string(raw), `"bufferDeviceAddress": true`, `"bufferDeviceAddress": false`, 1))
-	truncated := writeNPY(t, dir, "short.npy", f32([]int{64}, make([]float32, 64)...))
-	st, err := os.Stat(truncated)
-	require.NoError(t, err)
-	require.NoError(t, os.Truncate(truncated, st.Size()-4))
+	notNPY := write("text.npy", "x,y\n1,2\n")
 	badUpdates := writeNPY(t, dir, "bad.npy", f32([]int{99}, make([]float32, 99)...))
 	with := func(extra ...string) []string { return append(append([]string{"plan"}, args...), extra...) }
 	replace := func(flag, value string) []string {
@@ -222,7 +410,7 @@ func TestPlanErrors(t *testing.T) {
 		args  []string
 		parts []string
 	}{
-		{"no device and no facts", with("--device", "no-such-device"), []string{"no Vulkan device to plan for", "give --facts FILE"}},
+		{"a device selector that selects none", with("--device", "no-such-device"), []string{`--device "no-such-device" matches no device name (devices: `}},
 		{"missing facts file", with("--facts", filepath.Join(dir, "none.json")), []string{"--facts", "none.json: open: no such file or directory"}},
 		{"facts not JSON", with("--facts", write("bad.json", "{")), []string{"--facts", "bad.json: not a device description"}},
 		{"facts of two devices", with("--facts", write("two.json", "["+string(raw)+","+string(raw)+"]")), []string{"two.json: an array of 2 devices"}},
@@ -231,7 +419,7 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"ScatterElements-18: vulkan: reduction add on float64 data needs shaderFloat64"}},
 		{"the sort in 16 KiB of workgroup memory", with("--deterministic", "--facts", "../../gpu/testdata/facts/lavapipe-16KiB-shared.json"),
 			[]string{"ScatterElements-18: vulkan: the in-order fold's sort takes 27712 bytes of workgroup memory; the device's maxComputeSharedMemorySize is 16384"}},
-		{"truncated data", replace("--data", truncated), []string{"--data " + truncated, "only 252 bytes follow"}},
+		{"data not .npy", replace("--data", notNPY), []string{"--data " + notNPY, "not an .npy file"}},
 		{"updates of the wrong shape", replace("--updates", badUpdates), []string{"ScatterElements-18", "updates"}},
 	} {
 		code, stdout, stderr := runCLI(t, c.args...)
@@ -301,4 +489,142 @@ func TestPlanModel(t *testing.T) {
 	requireUsageError(t, code, stdout, stderr, "--reduction cannot be combined with --model")
 	code, stdout, stderr = runCLI(t, "plan", "--facts", discreteFacts, "--model", m)
 	requireInputError(t, code, stdout, stderr, "--model "+m, `input 0 ("data")`, "give --data")
+}
+
+// parsePlanText reads back every figure of plan's text, in the form plan
+// --json prints them: the header (operator, device, type, mode, path), the
+// passes, the totals, the device memory, the host transfers, the refusal
+// and the passes as recorded, whose tensors line gives the tensors. The
+// ratio to the one-pass bytes and the device memory in MiB, which only the
+// text prints, are checked against the figures they come from.
+func parsePlanText(t *testing.T, text string) planJSON {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	var got planJSON
+	m := regexp.MustCompile(`^(\S+) \S+(?: reduction (\S+))? on (".*") \((\w+)(, deterministic)?\): path (\S+)$`).FindStringSubmatch(lines[0])
+	require.NotNil(t, m, "header %q", lines[0])
+	device, err := strconv.Unquote(m[3])
+	require.NoError(t, err)
+	got.Op, got.Reduction, got.Device, got.DeviceType, got.Deterministic, got.Path = m[1], m[2], device, m[4], m[5] != "", m[6]
+	if got.Reduction == "" {
+		got.Reduction = "none"
+	}
+	num := func(s string) uint64 {
+		n, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, s)
+		return n
+	}
+	got.Passes, got.Tensors = []passJSON{}, []tensorJSON{}
+	row := regexp.MustCompile(`^ +(\d+) (\S+) +(\d+) +(\d+) +(\d+) +(\d+)$`)
+	var passes int
+	var ratio string
+	i := 1
+	for ; i < len(lines) && lines[i] != "as recorded:"; i++ {
+		l := lines[i]
+		if m := row.FindStringSubmatch(l); m != nil {
+			assert.Equal(t, uint64(len(got.Passes)+1), num(m[1]), l)
+			got.Passes = append(got.Passes, passJSON{m[2], int(num(m[3])), num(m[4]), num(m[5]), num(m[6])})
+			continue
+		}
+		if m := regexp.MustCompile(`^passes: (\d+), dispatches: (\d+)$`).FindStringSubmatch(l); m != nil {
+			passes, got.Dispatches = int(num(m[1])), int(num(m[2]))
+			continue
+		}
+		if m := regexp.MustCompile(`^traffic: (\d+) bytes read and written; one pass: (\d+) bytes(?:; (\S+)x that)?$`).FindStringSubmatch(l); m != nil {
+			got.TrafficBytes, got.OnePassBytes, ratio = num(m[1]), num(m[2]), m[3]
+			continue
+		}
+		if m := regexp.MustCompile(`^device memory: (\d+) bytes(?: \((.*)\))?$`).FindStringSubmatch(l); m != nil {
+			got.DeviceMemoryBytes = num(m[1])
+			if got.DeviceMemoryBytes >= 1<<20 {
+				assert.Equal(t, mib(got.DeviceMemoryBytes), m[2], l)
+			}
+			continue
+		}
+		if m := regexp.MustCompile(`^host transfers: (\d+) bytes$`).FindStringSubmatch(l); m != nil {
+			got.HostBytes = num(m[1])
+			continue
+		}
+		if m := regexp.MustCompile(`^  not in the traffic: data's (\d+) bytes, `).FindStringSubmatch(l); m != nil {
+			got.DataCopyBytes = num(m[1])
+			continue
+		}
+		if reason, ok := strings.CutPrefix(l, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): "); ok {
+			got.Refused = reason
+			continue
+		}
+		if strings.HasPrefix(l, "    # pass ") {
+			continue
+		}
+		t.Errorf("a line of the plan's text that says nothing the JSON says: %q", l)
+	}
+	assert.Equal(t, len(got.Passes), passes, "passes: N")
+	if got.OnePassBytes > 0 {
+		assert.Equal(t, fmt.Sprintf("%.2f", float64(got.TrafficBytes)/float64(got.OnePassBytes)), ratio)
+	}
+	require.Less(t, i, len(lines), "no 'as recorded:'")
+	var rec []string
+	for _, l := range lines[i+1:] {
+		require.True(t, strings.HasPrefix(l, "  "), "%q", l)
+		rec = append(rec, l[2:])
+	}
+	got.Plan = strings.Join(rec, "\n")
+	for _, l := range rec {
+		if list, ok := strings.CutPrefix(l, "  tensors: "); ok && list != "none" {
+			for _, tn := range strings.Split(strings.TrimSuffix(list, " bytes"), ", ") {
+				at := strings.LastIndexByte(tn, ' ')
+				got.Tensors = append(got.Tensors, tensorJSON{tn[:at], num(tn[at+1:])})
+			}
+		}
+	}
+	return got
+}
+
+// TestPlanTextAndJSONAgree: plan's text and plan --json print every figure
+// they both print as one value, for plans of several operators, paths and
+// devices, the discrete GPU's among them, and a plan run would refuse.
+func TestPlanTextAndJSONAgree(t *testing.T) {
+	treetests.Require(t) // the device descriptions in gpu/testdata
+	dir := t.TempDir()
+	const facts = "../../gpu/testdata/facts/"
+	se, _ := planInputs(t, dir, 64, 5000)
+	nd := []string{"--op", "ScatterND-18", "--data", writeNPY(t, dir, "nd-d.npy", f32([]int{300, 7}, make([]float32, 2100)...)),
+		"--indices", writeNPY(t, dir, "nd-i.npy", i64([]int{40, 1}, make([]int64, 40)...)),
+		"--updates", writeNPY(t, dir, "nd-u.npy", f32([]int{40, 7}, make([]float32, 280)...))}
+	empty := []string{"--op", "ScatterND-18", "--data", writeNPY(t, dir, "e-d.npy", f32([]int{5}, 1, 2, 3, 4, 5)),
+		"--indices", writeNPY(t, dir, "e-i.npy", i64([]int{0, 1})), "--updates", writeNPY(t, dir, "e-u.npy", f32([]int{0}))}
+	slice := []string{"--op", "SliceScatter-15", "--data", writeNPY(t, dir, "s-d.npy", f32([]int{64, 64}, make([]float32, 4096)...)),
+		"--updates", writeNPY(t, dir, "s-u.npy", f32([]int{32, 64}, make([]float32, 2048)...)), "--start", "0", "--stop", "64", "--step", "2"}
+	big := filepath.Join(dir, "big.npy")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{1 << 30}))
+	require.NoError(t, f.Close())
+	refused := []string{"--op", "ScatterND-18", "--data", big, "--indices", writeNPY(t, dir, "b-i.npy", i64([]int{3, 1}, 0, 1, 2)),
+		"--updates", writeNPY(t, dir, "b-u.npy", f32([]int{3}, 1, 2, 3))}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"discrete add", append([]string{"--facts", discreteFacts}, se...)},
+		{"discrete add deterministic", append([]string{"--facts", discreteFacts, "--deterministic"}, se...)},
+		{"discrete none", append([]string{"--facts", discreteFacts}, nd...)},
+		{"discrete slice", append([]string{"--facts", discreteFacts}, slice...)},
+		{"lavapipe add", append([]string{"--facts", facts + "lavapipe.json"}, se...)},
+		{"lavapipe none", append([]string{"--facts", facts + "lavapipe.json"}, nd...)},
+		{"16 KiB of workgroup memory", append([]string{"--facts", facts + "lavapipe-16KiB-shared.json"}, se...)},
+		{"no updates", append([]string{"--facts", discreteFacts}, empty...)},
+		{"refused", append([]string{"--facts", facts + "lavapipe.json"}, refused...)},
+		{"this device", se},
+		{"this device deterministic", append([]string{"--deterministic"}, se...)},
+	} {
+		code, stdout, stderr := runCLI(t, append([]string{"plan", "--json"}, c.args...)...)
+		var want planJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &want), "%s: %s", c.name, stderr)
+		textCode, text, textStderr := runCLI(t, append([]string{"plan"}, c.args...)...)
+		assert.Equal(t, code, textCode, c.name)
+		assert.Equal(t, stderr, textStderr, c.name)
+		assert.Equal(t, want, parsePlanText(t, text), "%s:\n%s", c.name, text)
+	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/internal/suggest"
@@ -64,4 +66,39 @@ func lookupOp(name string) (*ops.Op, error) {
 		}
 	}
 	return nil, usagef("--op %q is not an operator gpuscatter runs%s (run 'gpuscatter ops' for the list)", name, hint)
+}
+
+// commandHint is "did you mean run?" for a mistyped command name, or "".
+func commandHint(name string) string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return suggest.DidYouMean(name, names, "")
+}
+
+// requestFlags names the run flag that takes each field of ops.Request.
+var requestFlags = map[string]string{"Data": "data", "Indices": "indices", "Updates": "updates", "Axis": "axis",
+	"Start": "start", "Stop": "stop", "Step": "step", "Axes": "axes", "Reduction": "reduction", "UseInitVal": "use-init-val", "Mode": "mode"}
+
+// specInputHint says which flag takes what an unknown flag --name stands
+// for where name, with dashes or underscores, is how an operator's spec
+// names one of its inputs or attributes (ops.Op.SpecInputs):
+// "TensorScatter's past_cache is --data". It is "" where no spec names
+// it so, or where the flag is not among the command's flags.
+func specInputHint(name string, flags []string) string {
+	key := strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	var hints []string
+	for _, op := range ops.All() {
+		for _, in := range op.SpecInputs() {
+			flag := requestFlags[in.Field]
+			if in.Name != key || flag == name || !slices.Contains(flags, flag) {
+				continue
+			}
+			if h := fmt.Sprintf("%s's %s is --%s", op.Family, in.Name, flag); !slices.Contains(hints, h) {
+				hints = append(hints, h)
+			}
+		}
+	}
+	return strings.Join(hints, ", ")
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/ops"
 )
 
 // TestMissingRequiredInputIsUsage: every missing required input is a
@@ -65,6 +68,18 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"run", "--reductoin", "sum"}, "unknown flag --reductoin; did you mean --reduction?"},
 		{[]string{"bench", "--workload", "SE"}, "unknown flag --workload; did you mean --workloads?"},
 		{[]string{"run", "--frobnicate"}, "unknown flag --frobnicate"},
+		{[]string{"rnu"}, `unknown command "rnu"; did you mean run?`},
+		{[]string{"chekc", "--quick"}, `unknown command "chekc"; did you mean check?`},
+		{[]string{"help", "plna"}, `unknown command "plna"; did you mean plan?`},
+		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"run", "--dev", "0"}, "unknown flag --dev; did you mean --device?"},
+		// The inputs and attributes as the operators' specs name them.
+		{[]string{"run", "--past-cache", "c.npy"}, "unknown flag --past-cache; TensorScatter's past_cache is --data"},
+		{[]string{"run", "--past_cache", "c.npy"}, "unknown flag --past_cache; TensorScatter's past_cache is --data"},
+		{[]string{"plan", "--write-indices", "w.npy"}, "unknown flag --write-indices; TensorScatter's write_indices is --indices"},
+		{[]string{"bench", "--update", "u.npy"}, "unknown flag --update; TensorScatter's update is --updates"},
+		{[]string{"run", "--use_init_val=false"}, "unknown flag --use_init_val; ScatterElementsUpdate's use_init_val is --use-init-val"},
+		{[]string{"check", "--past-cache", "c.npy"}, "unknown flag --past-cache"},
 	} {
 		args := c.args
 		if args[0] == "run" {
@@ -73,6 +88,34 @@ func TestSuggestions(t *testing.T) {
 		code, _, stderr := runCLI(t, args...)
 		assert.Equal(t, exitUsage, code, "%v", c.args)
 		assert.Equal(t, c.want, firstLine(stderr), "%v", c.args)
+	}
+	// A value of --mode the start of one (exit 1: the operator's
+	// validation error).
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "--op", "TensorScatter-24", "--mode", "circ", "--backend", "cpu",
+		"--data", writeNPY(t, dir, "c.npy", f32([]int{1, 4, 2}, make([]float32, 8)...)),
+		"--updates", writeNPY(t, dir, "u.npy", f32([]int{1, 1, 2}, 1, 2)), "--out", filepath.Join(dir, "o.npy"))
+	requireInputError(t, code, stdout, stderr, `TensorScatter-24: mode "circ" is not accepted by TensorScatter-24 (did you mean circular?)`)
+}
+
+// TestSpecInputsAreFlags: every input and attribute that an operator's
+// spec names is taken by a flag of run, plan and bench, which a flag
+// spelled as the spec spells it names.
+func TestSpecInputsAreFlags(t *testing.T) {
+	model := newModelArg()
+	var flags []string
+	for _, f := range newRunFlags().specs(&model, new(gpuSettings)) {
+		flags = append(flags, f.name)
+	}
+	for _, op := range ops.All() {
+		for _, in := range op.SpecInputs() {
+			flag, ok := requestFlags[in.Field]
+			require.True(t, ok, "%s's %s: Request field %s has no flag", op.Name, in.Name, in.Field)
+			assert.Contains(t, flags, flag, "%s's %s", op.Name, in.Name)
+			if dashed := strings.ReplaceAll(in.Name, "_", "-"); dashed != flag {
+				assert.Equal(t, fmt.Sprintf("%s's %s is --%s", op.Family, in.Name, flag), specInputHint(dashed, flags))
+			}
+		}
 	}
 }
 

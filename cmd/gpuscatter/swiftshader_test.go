@@ -86,7 +86,7 @@ func TestDeviceSelectsSwiftShader(t *testing.T) {
 	require.Equal(t, exitError, code, stderr)
 	assert.Empty(t, stdout)
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
-	assert.Contains(t, stderr, `selector "nosuchdevice" matches no device name (devices: `)
+	assert.Contains(t, stderr, `--device "nosuchdevice" matches no device name (devices: `)
 	for i, d := range devs {
 		assert.Contains(t, stderr, fmt.Sprintf("%d %q (%s)", i, d.Name, d.Type))
 	}

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/gpu"
@@ -17,8 +19,24 @@ import (
 
 func init() {
 	newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
-		return openVulkan(gpuOptions(s, oneCall))
+		b, err := openVulkan(gpuOptions(s, oneCall))
+		return b, selectorOf(s, err)
 	}
+}
+
+// selectorOf returns err as a *selectorError, naming --device or
+// GPUSCATTER_DEVICE, where the device selector of s selects no device
+// (vk.SelectorError); else err.
+func selectorOf(s gpuSettings, err error) error {
+	var se *vk.SelectorError
+	if !errors.As(err, &se) {
+		return err
+	}
+	input := fmt.Sprintf("--device %q", s.device)
+	if s.device == "" {
+		input = fmt.Sprintf("%s=%q", vk.EnvDevice, se.Selector)
+	}
+	return &selectorError{input: input, why: fmt.Sprintf("%s (devices: %s)", se.Reason, se.Devices), err: err}
 }
 
 // gpuOptions returns the options a command line opens the GPU backend

@@ -75,8 +75,8 @@ func randomReductions(t opstest.T, b *gpu.Backend, seed int64, n int, large, ato
 		if p.Reduction == ops.None {
 			continue
 		}
-		if cr, ok := t.(opstest.CaseReporter); ok {
-			cr.BeginCase(req)
+		if !opstest.BeginCase(t, req) {
+			continue
 		}
 		got, want, path, ran := runBoth(t, b, req, p)
 		if !ran {
@@ -149,8 +149,8 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 			targets, per = 5, max(perTarget/2, 1)
 		}
 		req := opstest.ContentionRequest(rng, c.op, c.dt, c.red, targets, per, c.useInit)
-		if cr, ok := t.(opstest.CaseReporter); ok {
-			cr.BeginCase(req)
+		if !opstest.BeginCase(t, req) {
+			continue
 		}
 		p, err := ops.Prepare(req)
 		require.NoError(t, err)

@@ -48,6 +48,10 @@ type Report struct {
 	// OnCase, when set, is called after each case ends (for a progress
 	// line); it must not call back into the Report while it runs.
 	OnCase func()
+	// Ops, when not empty, names the only operator versions whose cases
+	// run (Config.Operators); the suites skip the others
+	// (opstest.CaseFilter). The checks of a path as a whole still run.
+	Ops []string
 }
 
 // NewReport returns an empty report.
@@ -232,6 +236,16 @@ func (t *rec) Run(name string, f func(opstest.T)) bool {
 		t.failed = true
 	}
 	return !c.failed
+}
+
+// Wants reports whether req is a case of one of the report's Ops, or
+// whether Ops is empty (opstest.CaseFilter).
+func (t *rec) Wants(req ops.Request) bool {
+	if len(t.rep.Ops) == 0 {
+		return true
+	}
+	o, err := ops.Lookup(req.Op)
+	return err == nil && slices.Contains(t.rep.Ops, o.Name)
 }
 
 // BeginCase ends the current case and starts one for req.

@@ -117,6 +117,21 @@ type Path struct {
 	FullOnly bool
 }
 
+// Withholds reports whether the path withholds feature from the backend
+// on purpose, so that its calls that need it are refused on a device that
+// has it: shaderInt64 on the paths of the 32-bit baseline
+// (knobs.Knobs.NoShaderInt64), shaderFloat64 where a path's knobs set
+// NoShaderFloat64. (Config.NoShaderFloat64 acts as the device lacking it.)
+func (p Path) Withholds(feature string) bool {
+	switch feature {
+	case "shaderInt64":
+		return p.Knobs.NoShaderInt64
+	case "shaderFloat64":
+		return p.Knobs.NoShaderFloat64
+	}
+	return false
+}
+
 var (
 	chunked    = knobs.Knobs{MaxAllocationBytes: testChunk}
 	chunkPaths = knobs.Knobs{ChunkBytes: 16}
@@ -248,22 +263,55 @@ type Config struct {
 	// Seed is the base of every path's seed.
 	Seed int64
 	// Match keeps the paths whose name contains it (case-insensitive);
-	// empty keeps all.
+	// empty keeps all. Where no path's name contains it and it names an
+	// operator version (ScatterElements-18) or an operator (TensorScatter:
+	// each of its versions), every path runs, with the cases of those
+	// versions alone (Operators).
 	Match string
 }
 
 // Selected returns the paths cfg runs.
 func (cfg Config) Selected() []Path {
 	var out []Path
+	byOp := len(cfg.Operators()) > 0
 	for _, p := range Paths() {
 		if p.FullOnly && cfg.Size != Full {
 			continue
 		}
-		if cfg.Match == "" || strings.Contains(strings.ToLower(p.Name), strings.ToLower(cfg.Match)) {
+		if cfg.Match == "" || byOp || p.Matches(cfg.Match) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// Matches reports whether the path's name contains text, ignoring case.
+func (p Path) Matches(text string) bool {
+	return strings.Contains(strings.ToLower(p.Name), strings.ToLower(text))
+}
+
+// Operators returns the operator versions whose cases alone run: those
+// that cfg.Match names, where it is no path's (Match); nil where every
+// operator's run.
+func (cfg Config) Operators() []string {
+	if cfg.Match == "" {
+		return nil
+	}
+	for _, p := range Paths() {
+		if p.Matches(cfg.Match) {
+			return nil
+		}
+	}
+	if op, err := ops.Lookup(cfg.Match); err == nil {
+		return []string{op.Name}
+	}
+	var names []string
+	for _, op := range ops.All() {
+		if strings.EqualFold(op.Family, strings.TrimSpace(cfg.Match)) {
+			names = append(names, op.Name)
+		}
+	}
+	return names
 }
 
 // Run runs the selected paths, each as a subtest of t named after it.
@@ -407,8 +455,8 @@ func differentialNone(t opstest.T, b *gpu.Backend, seed int64, n int, cfg opstes
 				SpoilIndex(rng, req.Indices)
 			}
 		}
-		if c, ok := t.(opstest.CaseReporter); ok {
-			c.BeginCase(req)
+		if !opstest.BeginCase(t, req) {
+			continue
 		}
 		p, err := ops.Prepare(req)
 		require.NoError(t, err)

@@ -5,9 +5,13 @@ package suggest
 
 import "strings"
 
-// editDistance is the Levenshtein distance between a and b, ignoring case.
+// editDistance is the number of edits between a and b, ignoring case:
+// letters inserted, deleted or replaced, and two neighbours swapped ("rnu"
+// for "run"), each one edit (the optimal string alignment distance).
 func editDistance(a, b string) int {
 	ra, rb := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
+	// d[i][j] is the distance between ra[:i] and rb[:j]; three rows.
+	back := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -21,15 +25,23 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], back[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		back, prev, cur = prev, cur, back
 	}
 	return prev[len(rb)]
 }
 
+// minPrefix is the shortest start of a name that Closest takes for it.
+const minPrefix = 3
+
 // Closest returns the candidates nearest to s, in their order, when they
 // are near enough to be a typing mistake: at most 2 edits (ignoring case),
-// and fewer than a third of s.
+// and fewer than a third of s. Where none is, it returns the candidates
+// that s, of at least three letters, is the start of ("circ" for
+// "circular").
 func Closest(s string, candidates []string) []string {
 	best, limit := -1, min(2, max(1, len([]rune(s))/3))
 	var out []string
@@ -40,6 +52,14 @@ func Closest(s string, candidates []string) []string {
 		case best < 0 || d < best:
 			best, out = d, []string{c}
 		case d == best:
+			out = append(out, c)
+		}
+	}
+	if len(out) > 0 || len([]rune(s)) < minPrefix {
+		return out
+	}
+	for _, c := range candidates {
+		if lc, ls := strings.ToLower(c), strings.ToLower(s); len(lc) > len(ls) && strings.HasPrefix(lc, ls) {
 			out = append(out, c)
 		}
 	}

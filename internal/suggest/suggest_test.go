@@ -12,8 +12,10 @@ func TestEditDistance(t *testing.T) {
 		want int
 	}{
 		{"", "", 0}, {"add", "", 3}, {"", "add", 3}, {"add", "ADD", 0},
-		{"ad", "add", 1}, {"maxx", "max", 1}, {"mul", "max", 2}, {"reductoin", "reduction", 2},
+		{"ad", "add", 1}, {"maxx", "max", 1}, {"mul", "max", 2}, {"reductoin", "reduction", 1},
 		{"kitten", "sitting", 3}, {"ÄB", "äc", 1},
+		// A swap of two neighbours is one edit.
+		{"rnu", "run", 1}, {"plna", "plan", 1}, {"ab", "ba", 1}, {"abc", "ca", 3}, {"ehcck", "check", 2},
 	} {
 		assert.Equal(t, c.want, editDistance(c.a, c.b), "%q %q", c.a, c.b)
 		assert.Equal(t, c.want, editDistance(c.b, c.a), "%q %q", c.b, c.a)
@@ -38,6 +40,14 @@ func TestClosest(t *testing.T) {
 		{"reductoin", []string{"reduction", "repeats"}, []string{"reduction"}},
 		{"ScaterND-18", []string{"ScatterND-18", "ScatterND-16", "Scatter-11"}, []string{"ScatterND-18"}},
 		{"x", nil, nil},
+		{"rnu", []string{"run", "bench", "plan"}, []string{"run"}},
+		// The start of a name, of three letters or more, where no name is
+		// a few edits away.
+		{"circ", []string{"linear", "circular"}, []string{"circular"}},
+		{"CIRC", []string{"linear", "circular"}, []string{"circular"}},
+		{"ci", []string{"linear", "circular"}, nil},
+		{"dete", []string{"device", "deterministic"}, []string{"deterministic"}},
+		{"mod", []string{"mode", "model"}, []string{"mode"}},
 	} {
 		assert.Equal(t, c.want, Closest(c.s, c.candidates), "%q", c.s)
 	}

@@ -59,7 +59,9 @@ func runPairs(t T, seed int64, n int, cfg Config, aName string, a runFunc, bName
 	for i := 0; i < n; i++ {
 		req, sentinel := CaseRequest(seed, i, cfg)
 		t.Run(fmt.Sprintf("case%d", i), func(t T) {
-			beginCase(t, req)
+			if !BeginCase(t, req) {
+				return
+			}
 			fail := func(format string, args ...any) {
 				t.Helper()
 				t.Fatalf("seed %d case %d (reproduce: go test -run '%s$' -seed %d): %s\nrequest: %s",

@@ -280,3 +280,37 @@ func TestPlanBackendCloseCounts(t *testing.T) {
 	require.NoError(t, b.Close())
 	assert.Equal(t, 1, b.closed)
 }
+
+// filterT is a T (testing's) that counts cases and wants those of one
+// operator alone.
+type filterT struct {
+	T
+	op    string
+	begun map[string]int // cases begun, by operator
+}
+
+func (t *filterT) Run(name string, f func(T)) bool {
+	return t.T.Run(name, func(c T) { f(&filterT{T: c, op: t.op, begun: t.begun}) })
+}
+
+func (t *filterT) Wants(req ops.Request) bool { return req.Op == t.op }
+
+func (t *filterT) BeginCase(req ops.Request) { t.begun[req.Op]++ }
+
+// TestCaseFilter: the suites skip the cases a CaseFilter does not want,
+// before running or counting them, and check those it wants.
+func TestCaseFilter(t *testing.T) {
+	ft := &filterT{T: WrapT(t), op: "ScatterElements-18", begun: map[string]int{}}
+	Conformance(ft, func(T) ops.Backend { return &planBackend{} }, 20)
+	Differential(ft, &planBackend{}, &planBackend{}, 1, 200, Config{})
+	assert.Equal(t, []string{"ScatterElements-18"}, keys(ft.begun), "the cases begun")
+	assert.Greater(t, ft.begun["ScatterElements-18"], 20)
+}
+
+func keys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

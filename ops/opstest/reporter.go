@@ -30,6 +30,14 @@ type CaseReporter interface {
 	BeginCase(req ops.Request)
 }
 
+// CaseFilter is implemented by a T that checks only some cases (gpuscatter
+// check --match with an operator's name): Wants reports whether req is one
+// of them. The suites skip the others before running them, so that they
+// are neither run nor counted.
+type CaseFilter interface {
+	Wants(req ops.Request) bool
+}
+
 // MismatchReporter is implemented by a T that records where a result first
 // differs from the reference's: the suites call Mismatch before reporting
 // such a failure.
@@ -77,11 +85,18 @@ func (t testingT) Run(name string, f func(T)) bool {
 	return t.T.Run(name, func(t *testing.T) { f(testingT{t}) })
 }
 
-// beginCase tells t, when it counts cases, that req is checked next.
-func beginCase(t T, req ops.Request) {
+// BeginCase reports whether t wants req checked (CaseFilter), and, when it
+// does, tells t, when it counts cases, that req is checked next
+// (CaseReporter). The suites, and those built on them, call it before each
+// request and skip the request where it returns false.
+func BeginCase(t T, req ops.Request) bool {
+	if f, ok := t.(CaseFilter); ok && !f.Wants(req) {
+		return false
+	}
 	if c, ok := t.(CaseReporter); ok {
 		c.BeginCase(req)
 	}
+	return true
 }
 
 // reportMismatch tells t, when it records mismatches, where got first
