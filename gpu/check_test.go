@@ -18,29 +18,33 @@ import (
 )
 
 // TestCheck runs the suite of `gpuscatter check` (package gpucheck) on the
-// default device at the Default size (Quick with -short), with validation:
-// the shared conformance suite and the differential tests against cpuref,
-// through every execution path. -seed changes the random requests. On a
-// device without shaderFloat64 the float64 sum, sub, prod and mean calls
-// are refused, and only those (gpucheck.Refusal).
+// default device at the Quick size, with validation: the shared
+// conformance suite and the differential tests against cpuref, through
+// every execution path. Its seed (CheckSeed) differs from check's, so that
+// make test, which runs `gpuscatter check --quick` too (make qualify),
+// compares two samples of random requests rather than one twice; the
+// larger sizes are `gpuscatter check` and `check --full`. -seed changes
+// the random requests. On a device without shaderFloat64 the float64 sum,
+// sub, prod and mean calls are refused, and only those
+// (gpucheck.Refusal).
 func TestCheck(t *testing.T) {
-	seed := int64(20240701)
+	seed := int64(CheckSeed)
 	if f := flag.Lookup("seed"); f != nil {
 		if v, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && v != 0 {
 			seed = v
 		}
 	}
-	t.Logf("seed %d (reproduce with -seed %d)", seed, seed)
-	size := gpucheck.Default
-	if testing.Short() {
-		size = gpucheck.Quick
-	}
+	t.Logf("seed %d (reproduce with -seed %d, or gpuscatter check --quick --seed %d)", seed, seed, seed)
 	gpucheck.Run(gpucheck.Refusing(opstest.WrapT(t)), gpucheck.Config{
 		Base: gpu.Options{Validation: true, PipelineCacheDir: "off"},
-		Size: size,
+		Size: gpucheck.Quick,
 		Seed: seed,
 	})
 }
+
+// CheckSeed is TestCheck's base seed, one past gpuscatter check's default
+// (20240701).
+const CheckSeed = 20240702
 
 // TestCheckWithoutShaderFloat64 runs one path of each suite of check at
 // the Quick size as on a device without shaderFloat64: nothing fails,

@@ -5,9 +5,10 @@
 // examples, the validation table, index errors with guard regions,
 // unchanged inputs, in place, random requests against cpuref), run through
 // every execution path the backend has, each forced by gpu.Options and
-// the knobs of package internal/knobs. `go test ./gpu` runs it at the
-// Default size; `gpuscatter check` runs it on any device and prints one
-// row per operator and path.
+// the knobs of package internal/knobs. `go test ./gpu` (TestCheck) runs
+// it at the Quick size, with validation and a seed of its own;
+// `gpuscatter check` runs it on any device at any size and prints one row
+// per operator and path.
 package gpucheck
 
 import (
@@ -36,7 +37,7 @@ type Size int
 const (
 	// Quick is about a tenth of Default: every path, fewer random cases.
 	Quick Size = iota
-	// Default is what `go test ./gpu` runs.
+	// Default is what `gpuscatter check` runs.
 	Default
 	// Full runs three times Default's random cases, and tensors beyond
 	// the device's storage binding limit.
