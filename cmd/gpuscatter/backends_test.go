@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -93,6 +94,15 @@ func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
 	fx := newFixture(t)
 	out := filepath.Join(t.TempDir(), "out.npy")
 	call := []string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"), "--updates", fx.f("updates")}
+	// A node test written here, so that the test runs outside the tree
+	// (the kit) too.
+	node := t.TempDir()
+	nt := tensorScatterNodeTests()[0]
+	for rel, b := range nt.files(t) {
+		path := filepath.Join(node, nt.name, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+	}
 	commands := [][]string{
 		append([]string{"run", "--out", out}, call...),
 		append([]string{"run", "--out", out, "--backend", "gpu"}, call...),
@@ -102,7 +112,7 @@ func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
 		{"check", "--quick", "--match", "none/default"},
 		{"examples", "--match", "ScatterNDUpdate-15"},
 		{"examples", "--match", "ScatterNDUpdate-15", "--backend", "gpu"},
-		{"onnx-test", "testdata/node/test_tensorscatter"},
+		{"onnx-test", filepath.Join(node, nt.name)},
 	}
 	for _, sel := range []struct {
 		flag, env, input string
