@@ -22,10 +22,13 @@ import (
 // directory and runs its run.sh there exactly as a GPU machine would:
 // env -i PATH=/usr/bin:/bin KIT_QUICK=1 run.sh DIR, so with HOME unset and
 // no Go on the PATH, from another directory, with every test of each test
-// binary (only those of internal/treetests/tests.txt skipped). It must end
+// binary (only those of internal/treetests/tests.txt skipped, and gpu's
+// TestCheck, whose suite check runs) and check on one path
+// (KIT_TEST_SKIP, KIT_CHECK_MATCH). It must end
 // RESULT: PASS with exit status 0 and write every result, the JSON ones
 // valid. The tarball must stay under 64 MiB.
 func TestKitRunsOutsideTheTree(t *testing.T) {
+	const kitCheckMatch, kitTestSkip = "none/default", "^TestCheck$"
 	if testing.Short() {
 		t.Skip("builds and runs the kit")
 	}
@@ -60,7 +63,12 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 		path = noGo + ":" + path
 	}
 	results := filepath.Join(t.TempDir(), "results")
-	run := exec.Command("env", "-i", "PATH="+path, "KIT_QUICK=1", filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
+	// check's paths and gpu's TestCheck, which runs them, read no file
+	// and run in make test already (make qualify, go test ./gpu): here
+	// check runs one path, and TestCheck stays out, so that the kit's run
+	// proves what only it can, that the binaries run outside the tree.
+	run := exec.Command("env", "-i", "PATH="+path, "KIT_QUICK=1", "KIT_CHECK_MATCH="+kitCheckMatch, "KIT_TEST_SKIP="+kitTestSkip,
+		filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
 	run.Dir = t.TempDir() // any directory
 	report, err := run.CombinedOutput()
 	t.Logf("run.sh:\n%s", report)
@@ -107,6 +115,12 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	check, err := os.ReadFile(filepath.Join(results, "check.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(check), "PASS: ")
+	assert.Contains(t, string(check), "none/default")
+	assert.NotContains(t, string(check), "random/default", "KIT_CHECK_MATCH keeps one path")
+	gpuOut, err := os.ReadFile(filepath.Join(results, "gpu.test.txt"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(gpuOut), "=== RUN   TestCheck\n", "KIT_TEST_SKIP leaves TestCheck out")
+	assert.Contains(t, string(gpuOut), "=== RUN   TestCheckWithoutShaderFloat64\n", "and only TestCheck")
 }
 
 // lookPathIn finds name in the directories of path, as exec.LookPath does

@@ -3,7 +3,9 @@
 # programs beside this script, writing every output into RESULTS_DIR, then
 # prints a summary. Exit status 0 when every step passed, 1 when any failed,
 # 2 for a usage error or a results folder it cannot create, enter and write. KIT_QUICK=1 runs the quick sizes; KIT_TEST_RUN
-# restricts the test binaries to the tests matching a -test.run pattern.
+# restricts the test binaries to the tests matching a -test.run pattern,
+# KIT_TEST_SKIP leaves out those matching a -test.skip pattern (besides
+# tree-tests), and KIT_CHECK_MATCH passes --match to check.
 # GPUSCATTER_DEVICE selects the device (default: the best by type).
 set -eu
 usage() {
@@ -63,7 +65,11 @@ g="$kit/gpuscatter"
 # devices.txt): each element is what 'gpuscatter plan --facts' plans for.
 step devices "$res/devices.txt" sh -c '"$0" devices --json >"$1"' "$g" "$res/devices.json"
 if [ -n "$quick" ]; then size=--quick; else size=; fi
-step check "$res/check.txt" "$g" check $size --json "$res/check.json"
+if [ -n "${KIT_CHECK_MATCH:-}" ]; then
+	step check "$res/check.txt" "$g" check $size --match "$KIT_CHECK_MATCH" --json "$res/check.json"
+else
+	step check "$res/check.txt" "$g" check $size --json "$res/check.json"
+fi
 for t in "$kit"/tests/*.test; do
 	name=$(basename "$t")
 	set -- -test.v -test.timeout 30m
@@ -74,7 +80,9 @@ for t in "$kit"/tests/*.test; do
 	# kit lacks: the package's entries of tree-tests, the list the tests
 	# themselves check (internal/treetests/tests.txt in the tree).
 	skip=$(awk -v pkg="${name%.test}" '!/^#/ && NF >= 3 { n = split($1, p, "/"); if (p[n] == pkg) printf "%s%s", (s++ ? "|" : ""), $2 }' "$kit/tree-tests")
-	[ -n "$skip" ] && set -- "$@" -test.skip "^($skip)\$"
+	[ -n "$skip" ] && skip="^($skip)\$"
+	[ -n "${KIT_TEST_SKIP:-}" ] && skip="${skip:+$skip|}$KIT_TEST_SKIP"
+	[ -n "$skip" ] && set -- "$@" -test.skip "$skip"
 	step "$name" "$res/$name.txt" "$t" "$@"
 done
 step bench "$res/bench.txt" "$g" bench ${quick:+--quick} --json "$res/bench.json" --plot "$res/bench.png"

@@ -17,11 +17,11 @@ import (
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
-// TestPlanTensorScatter: the plan of a TensorScatter-24 call shows its
+// TestPlanShowsTensorScatterAxisAndMode: the plan of a TensorScatter-24 call shows its
 // axis and mode, as text and as JSON, and says, as for every operator,
 // that the traffic leaves out data's copy into the output, with its
 // bytes.
-func TestPlanTensorScatter(t *testing.T) {
+func TestPlanShowsTensorScatterAxisAndMode(t *testing.T) {
 	treetests.Require(t) // the discrete GPU's description in gpu/testdata
 	raw, err := os.ReadFile(discreteFacts)
 	require.NoError(t, err)
