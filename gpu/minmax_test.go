@@ -114,10 +114,76 @@ func nanRequest(rng *rand.Rand, dt tensor.DType, red string, nd bool, n, perTarg
 	return req
 }
 
+// pairsRequest returns a min or max request whose elements each take one
+// ordered pair (a, b) of the values nanBits and numberBits give for dt,
+// every pair once, as the updates a, b, a, b (in shuffled positions), the
+// elements starting from the reduction's identity: so every NaN and
+// boundary value (both zeros and infinities, the least and greatest NaN
+// of each sign, the quiet bit) meets every other on every path, and four
+// updates an element take the workgroup accumulation where the path has it.
+func pairsRequest(rng *rand.Rand, dt tensor.DType, red string) ops.Request {
+	vals := append(numberBits(dt), nanBits[dt]...)
+	r := ops.Max
+	if red == "min" {
+		r = ops.Min
+	}
+	id := r.NeutralBits(dt)
+	var data, upd []uint64
+	var idx []int64
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, v := range []uint64{a, b, a, b} {
+				idx = append(idx, int64(len(data)))
+				upd = append(upd, v)
+			}
+			data = append(data, id)
+		}
+	}
+	rng.Shuffle(len(upd), func(i, j int) {
+		upd[i], upd[j] = upd[j], upd[i]
+		idx[i], idx[j] = idx[j], idx[i]
+	})
+	return ops.Request{Op: "ScatterElements-18", Reduction: red, Data: bitsTensor(dt, data), Updates: bitsTensor(dt, upd),
+		Indices: tensor.MustFromSlice([]int{len(idx)}, idx)}
+}
+
+// runsRequest returns a min or max request of n elements, each taking a
+// run of consecutive updates: NaNs of both signs and numbers of both
+// signs, in an order that turns with the element. With one position per
+// invocation (knobs.Knobs.Run 1) neighbouring invocations meet on one
+// element, each having loaded it before the others' atomics: so a number,
+// or a positive NaN, displaces a NaN that beats it, which float32's
+// integer atomics must put back.
+func runsRequest(dt tensor.DType, red string, n int) ops.Request {
+	nans, nums := nanBits[dt], numberBits(dt)
+	// A negative and a positive NaN, numbers of each sign above and below
+	// data's, and the greatest NaN of each sign.
+	run := []uint64{nans[5], nums[4], nans[1], nums[7], nums[8], nans[3], nums[5], nans[7]}
+	var data, upd []uint64
+	var idx []int64
+	for e := 0; e < n; e++ {
+		data = append(data, nums[6])
+		for i := range run {
+			// Element e takes the run turned by e places, less its
+			// last e%len(run) values (keeping two at least).
+			if i >= len(run)-e%len(run) && i > 1 {
+				continue
+			}
+			upd = append(upd, run[(i+e)%len(run)])
+			idx = append(idx, int64(e))
+		}
+	}
+	return ops.Request{Op: "ScatterElements-18", Reduction: red, Data: bitsTensor(dt, data), Updates: bitsTensor(dt, upd),
+		Indices: tensor.MustFromSlice([]int{len(idx)}, idx)}
+}
+
 // TestMinMaxNaNBits: float16, bfloat16, float32 and float64 min and max
 // give the CPU reference's bits, NaN sign and payload included, where
 // one NaN or several of either sign meet an element (in data and in the
-// updates, in shuffled order), on every path that folds them: the
+// updates, in shuffled order), where every pair of NaNs and boundary
+// values meets (pairsRequest), and where neighbouring invocations race on
+// an element (runsRequest: float32's atomics must put back a NaN they
+// displaced), on every path that folds them: the
 // atomics (float32 on integer atomics with and without float atomics;
 // compare-and-swap loops for the others and with ForceCAS), each with
 // and without workgroup accumulation, deterministic mode, the column
@@ -140,9 +206,11 @@ func TestMinMaxNaNBits(t *testing.T) {
 		nd bool
 	}{
 		{"atomics", Options{}, knobs.Knobs{NoOrderedSmall: true}, "+private", true},
-		{"atomics, global", Options{}, knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true}, "", false},
+		// Global atomics with one position per invocation: neighbouring
+		// invocations race on an element's runs (runsRequest).
+		{"atomics, global", Options{}, knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true, Run: 1}, "", false},
 		{"integer atomics alone", Options{}, knobs.Knobs{NoFloatAtomics: true}, "int+private", false},
-		{"integer atomics alone, global", Options{}, knobs.Knobs{NoFloatAtomics: true, NoWorkgroupAccumulation: true}, "int", false},
+		{"integer atomics alone, global", Options{}, knobs.Knobs{NoFloatAtomics: true, NoWorkgroupAccumulation: true, Run: 1}, "int", false},
 		{"compare-and-swap", Options{}, knobs.Knobs{ForceCAS: true}, "cas+private", false},
 		{"compare-and-swap, global", Options{}, knobs.Knobs{ForceCAS: true, NoWorkgroupAccumulation: true}, "cas", false},
 		// Min and max take the atomics in deterministic mode too.
@@ -164,7 +232,8 @@ func TestMinMaxNaNBits(t *testing.T) {
 					continue
 				}
 				for _, red := range []string{"min", "max"} {
-					for _, nd := range []bool{false, true} {
+					for k := 0; k < 4; k++ {
+						nd := k == 1
 						if nd && !c.nd {
 							continue
 						}
@@ -172,6 +241,12 @@ func TestMinMaxNaNBits(t *testing.T) {
 						// slots (the bucketed fold), few enough for
 						// workgroup memory; 6 updates each.
 						req := nanRequest(rng, dt, red, nd, 300, 6)
+						switch k {
+						case 2:
+							req = pairsRequest(rng, dt, red)
+						case 3:
+							req = runsRequest(dt, red, 300)
+						}
 						p, err := ops.Prepare(req)
 						require.NoError(t, err)
 						got, want := runBoth(t, b, p)
