@@ -227,6 +227,12 @@ func TestMinMaxNaNBits(t *testing.T) {
 			b := openTest(t, opts, c.knobs)
 			caps := b.device().Capabilities()
 			atomics64 := caps.ShaderInt64 && caps.Int64BufferAtomics
+			// A device that already lacks what a knob takes away runs
+			// that configuration in the first ones (SwiftShader lacks
+			// float atomics and shaderInt64).
+			if c.knobs.NoFloatAtomics && !caps.Float32AtomicAdd || c.knobs.NoShaderInt64 && !caps.ShaderInt64 {
+				t.Skipf("the device is %s already", c.name)
+			}
 			for _, dt := range floats {
 				if c.knobs.NoInt64Atomics && dt != tensor.Float64 {
 					continue
