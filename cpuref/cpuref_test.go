@@ -217,6 +217,82 @@ func TestFloatMinMaxNaNAndSignedZero(t *testing.T) {
 	runRules(t, cases)
 }
 
+// specs/README.md, "Floats": where NaNs meet an element (in data or in
+// the updates), float min and max give the NaN whose bits, read as an
+// unsigned integer of the element's width, are the greatest among them,
+// bits unchanged (no quieting, no change of sign), in any order of the
+// updates; numbers never displace a NaN. For float16, bfloat16, float32
+// and float64, min and max, through ScatterNDUpdate-15 (also as rows of
+// slices), ScatterND-18 and ScatterElements-18.
+func TestFloatMinMaxGreatestNaNBitsWin(t *testing.T) {
+	// Each type's NaNs, in increasing unsigned order: positive
+	// signalling, quiet, quiet with a payload; then negative likewise.
+	type nans struct{ ps, p, pp, ns, n, np uint64 }
+	types := []struct {
+		dt   tensor.DType
+		nan  nans
+		bits func(float32) uint64
+	}{
+		{tensor.Float16, nans{0x7C01, 0x7E00, 0x7E05, 0xFC01, 0xFE00, 0xFE05}, func(v float32) uint64 { return uint64(tensor.F16From(v).Bits()) }},
+		{tensor.BFloat16, nans{0x7F81, 0x7FC0, 0x7FC5, 0xFF81, 0xFFC0, 0xFFC5}, func(v float32) uint64 { return uint64(tensor.BF16From(v)) }},
+		{tensor.Float32, nans{0x7F800001, 0x7FC00000, 0x7FC00005, 0xFF800001, 0xFFC00000, 0xFFC00005}, func(v float32) uint64 { return uint64(math.Float32bits(v)) }},
+		{tensor.Float64, nans{0x7FF0000000000001, 0x7FF8000000000000, 0x7FF8000000000005, 0xFFF0000000000001, 0xFFF8000000000000, 0xFFF8000000000005},
+			func(v float32) uint64 { return math.Float64bits(float64(v)) }},
+	}
+	inf := float32(math.Inf(1))
+	var cases []ruleCase
+	for _, ty := range types {
+		n, x := ty.bits, ty.nan
+		for _, c := range []struct {
+			name       string
+			data, want uint64
+			upd        []uint64
+		}{
+			{"one positive NaN update comes out as it went in", n(1), x.pp, []uint64{x.pp}},
+			{"one negative NaN update comes out as it went in", n(1), x.np, []uint64{x.np}},
+			{"a positive signalling NaN is not quieted", n(-1), x.ps, []uint64{x.ps}},
+			{"a negative signalling NaN is not quieted", n(-1), x.ns, []uint64{x.ns}},
+			{"a NaN in data stays whatever numbers follow", x.n, x.n, []uint64{n(-inf), n(inf), n(0)}},
+			{"a negative NaN beats a positive one", n(1), x.n, []uint64{x.p, x.n}},
+			{"a negative NaN beats a positive one, other order", n(1), x.n, []uint64{x.n, x.p}},
+			{"the greater payload wins", n(1), x.pp, []uint64{x.p, x.pp}},
+			{"the greater payload wins, other order", n(1), x.np, []uint64{x.np, x.n}},
+			{"an update's NaN beats a lesser one in data", x.p, x.ns, []uint64{x.ns}},
+			{"data's NaN beats lesser ones in the updates", x.np, x.np, []uint64{x.pp, x.n}},
+			{"several NaNs among numbers", n(2), x.ns, []uint64{x.pp, n(5), x.ns, n(-inf), x.p}},
+			{"several NaNs among numbers, reversed", n(2), x.ns, []uint64{x.p, n(-inf), x.ns, n(5), x.pp}},
+			{"several NaNs among numbers, rotated", n(2), x.ns, []uint64{x.ns, n(-inf), x.p, x.pp, n(5)}},
+		} {
+			for _, red := range []string{"min", "max"} {
+				name := ty.dt.String() + " " + red + ": " + c.name
+				data, upd, want := bitsVec(ty.dt, c.data), bitsVec(ty.dt, c.upd...), bitsVec(ty.dt, c.want)
+				cases = append(cases, ruleCase{name, nd15(red, data, upd), want})
+				nd := nd15(red, data, upd)
+				nd.Op = "ScatterND-18"
+				cases = append(cases, ruleCase{name + " (ScatterND-18)", nd, want})
+				cases = append(cases, ruleCase{name + " (ScatterElements-18)",
+					ops.Request{Op: "ScatterElements-18", Reduction: red, Data: data, Indices: idx([]int{len(c.upd)}, make([]int64, len(c.upd))...), Updates: upd}, want})
+			}
+		}
+	}
+	runRules(t, cases)
+}
+
+// bitsVec returns a 1-D tensor of float dtype dt holding the given bits.
+func bitsVec(dt tensor.DType, bits ...uint64) *tensor.Tensor {
+	t, err := tensor.New(dt, []int{len(bits)})
+	if err != nil {
+		panic(err)
+	}
+	sz := dt.Size()
+	for i, b := range bits {
+		for k := 0; k < sz; k++ {
+			t.Data[i*sz+k] = byte(b >> (8 * k))
+		}
+	}
+	return t
+}
+
 // specs/README.md: every reduction step is computed in the data type; a
 // float16 or bfloat16 step rounds to that type.
 func TestReductionStepsRoundToTheDataType(t *testing.T) {

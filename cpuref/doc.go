@@ -10,8 +10,10 @@
 // every update in, in that order, each step computed in the data type:
 // integers wrap, float16 and bfloat16 round after every step, bool maps
 // sum, sub, prod, min and max to OR, XOR, AND, AND and OR, and float min and
-// max propagate NaN (the NaN operand comes out unchanged, the current
-// value's if both are NaN) and order -0 below +0. ScatterElementsUpdate-12's
+// max order -0 below +0 and propagate NaN: an element that meets a NaN (its
+// own or an update's) ends as the NaN whose bits, read as an unsigned
+// integer, are the greatest of those it met, unchanged, whatever the order
+// of the updates. ScatterElementsUpdate-12's
 // mean and use_init_val follow the README: the mean of integers of 32 bits
 // or less is computed from an exact 64-bit sum and rounds toward negative
 // infinity, and with use_init_val false an element that receives updates

@@ -60,37 +60,58 @@ func prodI[T native, O offset](out []T, tgt []O, upd []T) {
 	}
 }
 
+// minC, minI, maxC and maxI: the contract's float min and max
+// (specs/README.md, "Floats"). A step whose operands are numbers is
+// minNum or maxNum; one that meets a NaN is nanOf, out of line so that the
+// number steps stay inlined in the loops.
+
 func minC[T native](out, upd []T) {
 	out = out[:len(upd)]
 	for i, u := range upd {
-		out[i] = minOf(out[i], u)
+		if x := out[i]; x == x && u == u {
+			out[i] = minNum(x, u)
+		} else {
+			out[i] = nanOf(x, u)
+		}
 	}
 }
 
 func minI[T native, O offset](out []T, tgt []O, upd []T) {
 	upd = upd[:len(tgt)]
 	for i, t := range tgt {
-		out[t] = minOf(out[t], upd[i])
+		if x, u := out[t], upd[i]; x == x && u == u {
+			out[t] = minNum(x, u)
+		} else {
+			out[t] = nanOf(x, u)
+		}
 	}
 }
 
 func maxC[T native](out, upd []T) {
 	out = out[:len(upd)]
 	for i, u := range upd {
-		out[i] = maxOf(out[i], u)
+		if x := out[i]; x == x && u == u {
+			out[i] = maxNum(x, u)
+		} else {
+			out[i] = nanOf(x, u)
+		}
 	}
 }
 
 func maxI[T native, O offset](out []T, tgt []O, upd []T) {
 	upd = upd[:len(tgt)]
 	for i, t := range tgt {
-		out[t] = maxOf(out[t], upd[i])
+		if x, u := out[t], upd[i]; x == x && u == u {
+			out[t] = maxNum(x, u)
+		} else {
+			out[t] = nanOf(x, u)
+		}
 	}
 }
 
 // integer is the set of native integer types. Their min and max are
 // Go's builtins, which compile to conditional moves: the compare-and-branch
-// of minOf and maxOf mispredicts about every other update on random data,
+// of minNum and maxNum mispredicts about every other update on random data,
 // and ties or signs of zero do not arise.
 type integer interface {
 	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
@@ -127,26 +148,48 @@ func intMaxI[T integer, O offset](out []T, tgt []O, upd []T) {
 // isNaN reports whether v is a NaN; always false for integers.
 func isNaN[T native](v T) bool { return v != v }
 
-// minOf is the contract's min: NaN when either operand is NaN (a itself
-// when a is), and min(-0, +0) = -0 in either order.
-func minOf[T native](a, b T) T {
-	if isNaN(a) {
-		return a
-	}
-	if isNaN(b) || b < a || (b == a && b == 0 && math.Signbit(float64(b))) {
+// minNum is the min of two numbers (neither a NaN): the lesser, and
+// min(-0, +0) = -0 in either order.
+func minNum[T native](a, b T) T {
+	if b < a || (b == a && b == 0 && math.Signbit(float64(b))) {
 		return b
 	}
 	return a
 }
 
-// maxOf is the contract's max: NaN when either operand is NaN (a itself
-// when a is), and max(-0, +0) = +0 in either order.
-func maxOf[T native](a, b T) T {
-	if isNaN(a) {
+// maxNum is the max of two numbers (neither a NaN): the greater, and
+// max(-0, +0) = +0 in either order.
+func maxNum[T native](a, b T) T {
+	if b > a || (b == a && a == 0 && math.Signbit(float64(a))) {
+		return b
+	}
+	return a
+}
+
+// nanOf is the NaN that float min and max give where at least one of a and
+// b is a NaN (specs/README.md, "Floats"): the NaN itself where one is, and
+// where both are the one whose bits, read as an unsigned integer, are
+// greater; bits unchanged. The rule picks the greatest NaN pattern among
+// all the operands an element meets whatever the order of the fold, so
+// that folds in any order (the GPU's atomics) give the same bits.
+//
+//go:noinline
+func nanOf[T native](a, b T) T {
+	switch {
+	case !isNaN(a):
+		return b
+	case !isNaN(b):
 		return a
 	}
-	if isNaN(b) || b > a || (b == a && a == 0 && math.Signbit(float64(a))) {
-		return b
+	switch x := any(a).(type) {
+	case float32:
+		if math.Float32bits(any(b).(float32)) > math.Float32bits(x) {
+			return b
+		}
+	case float64:
+		if math.Float64bits(any(b).(float64)) > math.Float64bits(x) {
+			return b
+		}
 	}
 	return a
 }
@@ -281,7 +324,10 @@ func halfMaxI[F halfFormat, O offset](out []uint16, tgt []O, upd []uint16) {
 func halfMin[F halfFormat](a, b uint16) uint16 {
 	var f F
 	x, y := f.widen(a), f.widen(b)
-	if !isNaN(x) && (isNaN(y) || y < x || (y == x && y == 0 && math.Signbit(float64(y)))) {
+	if isNaN(x) || isNaN(y) {
+		return halfNaN(a, x, b, y)
+	}
+	if y < x || (y == x && y == 0 && math.Signbit(float64(y))) {
 		return b
 	}
 	return a
@@ -290,7 +336,19 @@ func halfMin[F halfFormat](a, b uint16) uint16 {
 func halfMax[F halfFormat](a, b uint16) uint16 {
 	var f F
 	x, y := f.widen(a), f.widen(b)
-	if !isNaN(x) && (isNaN(y) || y > x || (y == x && x == 0 && math.Signbit(float64(x)))) {
+	if isNaN(x) || isNaN(y) {
+		return halfNaN(a, x, b, y)
+	}
+	if y > x || (y == x && x == 0 && math.Signbit(float64(x))) {
+		return b
+	}
+	return a
+}
+
+// halfNaN is nanOf for 16-bit floats a and b, x and y their values: the
+// NaN where one is, the greater bits where both are.
+func halfNaN(a uint16, x float32, b uint16, y float32) uint16 {
+	if !isNaN(x) || (isNaN(y) && b > a) {
 		return b
 	}
 	return a

@@ -35,7 +35,7 @@ func TestParallelPathsMatchNaive(t *testing.T) {
 					continue
 				}
 				require.NoError(t, err, "seed %d, case %d, backend %s\n%s", seed, i, tb.name, opstest.Describe(req))
-				if d := opstest.Diff(got, want); d != "" {
+				if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 					t.Fatalf("seed %d, case %d, backend %s: %s\n%s", seed, i, tb.name, d, opstest.Describe(req))
 				}
 			}

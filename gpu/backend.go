@@ -46,7 +46,7 @@ type Options struct {
 	// the device. Without it they use atomics, whose order is the
 	// device's: the results differ from cpuref's by rounding only (see
 	// DESIGN.md beside this package for the bound). Integer and bool
-	// reductions, min and max are exact either way.
+	// reductions, min and max (NaN bits included) are exact either way.
 	Deterministic bool
 }
 

@@ -42,7 +42,7 @@
 // they fold in index order, bit-identical to cpuref, through a sort on the
 // device (slower). Plans of at most 4096 updates, and Element plans with
 // many columns, fold in order in every mode; integer, bool, min and max
-// reductions are exact.
+// reductions are exact (min and max NaN bits included).
 //
 // Execute moves the inputs to the device and the output back on every
 // call. A Tensor (Backend.Upload, Backend.NewTensor) instead stays in

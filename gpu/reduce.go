@@ -107,7 +107,10 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		j.flags |= flagWalk
 	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax && f.sortFits(p, j)):
 		// Small plans fold in order only where the device can sort
-		// them; else they take the atomics as large ones do.
+		// them; else they take the atomics as large ones do. Integer,
+		// bool, min and max plans need no order: any gives cpuref's bits
+		// (float min and max NaNs included), so deterministic mode
+		// leaves them on the atomics.
 		r.ordered = true
 	case no64:
 		// Neither 64-bit atomics nor 64-bit compare-and-swap: fold in

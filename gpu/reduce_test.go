@@ -189,7 +189,7 @@ func TestReductionTable(t *testing.T) {
 				require.NoError(t, err, c.name)
 				want, err := ops.Run(context.Background(), ref, c.req)
 				require.NoError(t, err, c.name)
-				if d := opstest.Diff(got, want); d != "" {
+				if d := opstest.DiffFor(opstest.ReductionOf(c.req), got, want); d != "" {
 					t.Errorf("%s on %s: %s", c.name, b.LastStats().Reduction, d)
 				}
 				if c.want != nil {
@@ -338,7 +338,7 @@ func TestOrderedWithout64BitAtomics(t *testing.T) {
 			require.NoError(t, err)
 			got, want := runBoth(t, b, p)
 			require.Equal(t, "ordered", b.LastStats().Reduction)
-			require.Empty(t, opstest.Diff(got, want), "%s %s %v", c.op, c.red, dt)
+			require.Empty(t, opstest.DiffFor(p.Reduction, got, want), "%s %s %v", c.op, c.red, dt)
 		}
 	}
 }

@@ -27,13 +27,13 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // device, the baseline's planning and 64-bit reductions, float steps that
 // meet subnormals (which SwiftShader flushes to zero in shader
 // arithmetic: the backend computes them in integer arithmetic there),
-// the bucketed fold, index errors, TensorScatter and the last-writer
-// table against the reference, and the suites of gpucheck that run
-// random requests (moves
+// the bucketed fold, float min and max NaN bits on every path, index
+// errors, TensorScatter and the last-writer table against the reference,
+// and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
 // every operator; random reductions on atomics, in order and walking).
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",

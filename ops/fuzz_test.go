@@ -491,7 +491,7 @@ func checkFuzzRequest(t *testing.T, req ops.Request) {
 	case gerr != nil || werr != nil:
 		t.Fatalf("cpuref: %v, naive: %v\nrequest: %s", gerr, werr, opstest.Describe(req))
 	default:
-		if d := opstest.Diff(got, want); d != "" {
+		if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 			t.Fatalf("cpuref and naive differ: %s\nrequest: %s", d, opstest.Describe(req))
 		}
 	}

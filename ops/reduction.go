@@ -39,8 +39,9 @@ func (r Reduction) Accepts(dt tensor.DType) bool {
 // element of dtype dt with r depends on the order of the updates: float
 // (float16, bfloat16, float32, float64) sum, sub, prod and mean, which
 // round at every step. Integer, bool, min, max and none results do not
-// depend on it, so a backend may fold those in any order and must match
-// the CPU reference bit for bit; an order-sensitive fold matches it
+// depend on it (float min and max, where NaNs meet, give the greatest
+// NaN bit pattern, specs/README.md), so a backend may fold those in any
+// order and must match the CPU reference bit for bit, NaNs included; an order-sensitive fold matches it
 // bit for bit only when it runs in index order.
 func (r Reduction) OrderSensitive(dt tensor.DType) bool {
 	switch r {

@@ -83,7 +83,7 @@ func big(t opstest.T, b *gpu.Backend, seed int64) {
 			continue
 		}
 		require.NoError(t, err, "request %d: %s %v%s", i, req.Op, req.Data.DType, tensor.FormatShape(req.Data.Shape))
-		if d := opstest.Diff(got, want); d != "" {
+		if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 			if m, ok := t.(opstest.MismatchReporter); ok {
 				if mm, found := opstest.FirstMismatch(req, got, want); found {
 					m.Mismatch(mm)

@@ -78,7 +78,7 @@ func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Ten
 	}
 	require.NoError(t, err, opstest.Describe(req))
 	got := down(c.Out)
-	if d := opstest.Diff(got, want); d != "" {
+	if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 		if m, ok := t.(opstest.MismatchReporter); ok {
 			if mm, found := opstest.FirstMismatch(req, got, want); found {
 				m.Mismatch(mm)

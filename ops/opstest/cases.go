@@ -80,6 +80,22 @@ func tens(dt tensor.DType, shape []int, vals ...float64) *tensor.Tensor {
 	return t
 }
 
+// floatBits returns a 1-D float tensor of dtype dt holding the given bit
+// patterns, NaN payloads and signs as given.
+func floatBits(dt tensor.DType, bits ...uint64) *tensor.Tensor {
+	t, err := tensor.New(dt, []int{len(bits)})
+	if err != nil {
+		panic(err)
+	}
+	sz := dt.Size()
+	for i, b := range bits {
+		for k := 0; k < sz; k++ {
+			t.Data[i*sz+k] = byte(b >> (8 * k))
+		}
+	}
+	return t
+}
+
 func ints(dt tensor.DType, shape []int, vals ...int64) *tensor.Tensor {
 	return intTensor(dt, shape, vals)
 }

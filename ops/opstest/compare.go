@@ -11,8 +11,36 @@ import (
 
 // Same reports whether got and want have the same dtype, shape and elements,
 // bit for bit, except that for float and complex dtypes a NaN matches any
-// NaN (the contract fixes where NaNs appear, not their payloads).
+// NaN (where a fold may run out of index order, the contract fixes where
+// NaNs appear, not their payloads: see DiffFor).
 func Same(got, want *tensor.Tensor) bool { return Diff(got, want) == "" }
+
+// DiffFor is the comparison of results of reduction r that the contract
+// makes whatever the order in which a backend folds the updates:
+// DiffExact for min and max, whose NaN (the greatest bit pattern among
+// those an element meets) the contract fixes bit for bit in any order,
+// and Diff for the others (float sum, sub, prod and mean on the GPU's
+// atomics fold in the device's order and may give any NaN).
+func DiffFor(r ops.Reduction, got, want *tensor.Tensor) string {
+	if r == ops.Min || r == ops.Max {
+		return DiffExact(got, want)
+	}
+	return Diff(got, want)
+}
+
+// ReductionOf returns the reduction req asks for as its operator parses
+// it; ops.None where the operator or the name is unknown.
+func ReductionOf(req ops.Request) ops.Reduction {
+	op, err := ops.Lookup(req.Op)
+	if err != nil {
+		return ops.None
+	}
+	r, ok := op.ParseReduction(req.Reduction)
+	if !ok {
+		return ops.None
+	}
+	return r
+}
 
 // Diff returns "" when Same(got, want), else a readable account of the
 // differences: dtype or shape, or up to ten differing elements with their

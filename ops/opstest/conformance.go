@@ -87,7 +87,7 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 					return
 				}
 				require.NoError(t, err, ex.Source)
-				if d := Diff(got, ex.Want); d != "" {
+				if d := DiffFor(ReductionOf(ex.Request), got, ex.Want); d != "" {
 					reportMismatch(t, ex.Request, got, ex.Want)
 					t.Errorf("%s on %s: %s\nrule: %s\nrequest: %s", ex.Name, b.Name(), d, ex.Source, Describe(ex.Request))
 				}
@@ -113,7 +113,7 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 				require.NoError(t, err)
 				want, err := Naive(c.Request)
 				require.NoError(t, err)
-				if d := Diff(got, want); d != "" {
+				if d := DiffFor(ReductionOf(c.Request), got, want); d != "" {
 					reportMismatch(t, c.Request, got, want)
 					t.Errorf("%s: %s\nrequest: %s", b.Name(), d, Describe(c.Request))
 				}
@@ -197,7 +197,7 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 				continue
 			}
 			require.NoError(t, err, "request %d: %s", i, Describe(req))
-			if d := Diff(out, want); d != "" {
+			if d := DiffFor(ReductionOf(req), out, want); d != "" {
 				reportMismatch(t, req, out, want)
 				t.Errorf("request %d in place: %s\n%s", i, d, Describe(req))
 			}
@@ -224,7 +224,7 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 				require.Error(t, err)
 			default:
 				require.NoError(t, err, "request %d: %s", i, Describe(req))
-				if d := Diff(out, want); d != "" {
+				if d := DiffFor(ReductionOf(req), out, want); d != "" {
 					reportMismatch(t, req, out, want)
 					t.Errorf("request %d: %s\n%s", i, d, Describe(req))
 				}

@@ -12,8 +12,8 @@ import (
 )
 
 // RunDifferential runs n seeded requests on b and on ref and requires the
-// same outcome: equal results (Same: bit for bit, any NaN matching any NaN)
-// or the same error text. One request in eight is a RandomBadRequest. Case i
+// same outcome: equal results (DiffFor: bit for bit, any NaN matching any
+// NaN but in min and max results) or the same error text. One request in eight is a RandomBadRequest. Case i
 // is a subtest named "case<i>" whose request depends only on seed and i, so
 // a failure reproduces with the same seed and -run '<Test>/case<i>$'.
 func RunDifferential(t *testing.T, b ops.Backend, ref ops.Backend, seed int64, n int) {
@@ -86,7 +86,7 @@ func runPairs(t T, seed int64, n int, cfg Config, aName string, a runFunc, bName
 					fail("errors differ (want %v):\n  %s: %v\n  %s: %v", sentinel, aName, errA, bName, errB)
 				}
 			default:
-				if d := Diff(gotA, gotB); d != "" {
+				if d := DiffFor(ReductionOf(req), gotA, gotB); d != "" {
 					reportMismatch(t, req, gotA, gotB)
 					fail("%s and %s differ: %s", aName, bName, d)
 				}

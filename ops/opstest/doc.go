@@ -21,9 +21,11 @@
 //     across every operator, version, dtype and index type.
 //
 // Results are compared bit for bit (tensor.Equal) for the spec examples. For
-// random requests, Same treats any two NaNs of a float or complex dtype as
-// equal, because the contract fixes where a NaN appears (min and max
-// propagate it) but not its payload, and GPUs do not keep payloads through
-// conversions; everything else, signed zeros included, must match bit for
-// bit.
+// random requests, DiffFor compares min and max results bit for bit, NaNs
+// included (the contract gives the greatest NaN bit pattern an element
+// meets, in any order of the fold), and the rest as Same does, which treats
+// any two NaNs of a float or complex dtype as equal: a float sum, sub, prod
+// or mean folded out of index order (the GPU's atomics) fixes where a NaN
+// appears but not which; everything else, signed zeros included, must match
+// bit for bit.
 package opstest

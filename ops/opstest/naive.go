@@ -506,36 +506,44 @@ func farith(dt tensor.DType, op byte, x, y float64) float64 {
 	return float64(r)
 }
 
-// fmin and fmax propagate NaN and order -0 below +0 (the contract).
-func fmin(x, y float64) float64 {
+// fmin and fmax are the contract's float min and max (specs/README.md,
+// "Floats"): numbers compare with -0 below +0; where x or y is a NaN,
+// fnan's NaN.
+func fmin(x, y num) num {
 	switch {
-	case math.IsNaN(x):
-		return x
-	case math.IsNaN(y):
-		return y
-	case x == 0 && y == 0:
-		if math.Signbit(y) {
+	case math.IsNaN(x.f) || math.IsNaN(y.f):
+		return fnan(x, y)
+	case x.f == 0 && y.f == 0:
+		if math.Signbit(y.f) {
 			return y
 		}
 		return x
-	case y < x:
+	case y.f < x.f:
 		return y
 	}
 	return x
 }
 
-func fmax(x, y float64) float64 {
+func fmax(x, y num) num {
 	switch {
-	case math.IsNaN(x):
-		return x
-	case math.IsNaN(y):
-		return y
-	case x == 0 && y == 0:
-		if !math.Signbit(y) {
+	case math.IsNaN(x.f) || math.IsNaN(y.f):
+		return fnan(x, y)
+	case x.f == 0 && y.f == 0:
+		if !math.Signbit(y.f) {
 			return y
 		}
 		return x
-	case y > x:
+	case y.f > x.f:
+		return y
+	}
+	return x
+}
+
+// fnan is the NaN of a min or max step that meets one: the NaN operand
+// where one is, and where both are the one whose bits (of the element's
+// width, as getNum keeps them) are greater as an unsigned integer.
+func fnan(x, y num) num {
+	if !math.IsNaN(x.f) || (math.IsNaN(y.f) && y.nan > x.nan) {
 		return y
 	}
 	return x
@@ -591,9 +599,9 @@ func combine(dt tensor.DType, red naiveReduction, x, y num) num {
 		case redProd:
 			return num{f: farith(dt, '*', x.f, y.f)}
 		case redMin:
-			return num{f: fmin(x.f, y.f)}
+			return fmin(x, y)
 		default:
-			return num{f: fmax(x.f, y.f)}
+			return fmax(x, y)
 		}
 	}
 }

@@ -87,7 +87,8 @@ func targetsOf(t TB, p *ops.Plan) []int {
 
 // CheckReduction compares a backend's result with the CPU reference's. Integer,
 // bool, min and max results, and every result of the in-order fold, must
-// be equal (any NaN matching any NaN). Float sum, sub, prod and mean
+// be equal (DiffFor: min and max bit for bit, NaN included; the others
+// with any NaN matching any NaN). Float sum, sub, prod and mean
 // computed with atomics must lie within the bound gpu/DESIGN.md states,
 // element by element:
 //
@@ -106,7 +107,7 @@ func targetsOf(t TB, p *ops.Plan) []int {
 func CheckReduction(t TB, p *ops.Plan, got, want *tensor.Tensor, exact bool, what string) int {
 	t.Helper()
 	if exact || !p.Reduction.OrderSensitive(p.DType) {
-		if d := Diff(got, want); d != "" {
+		if d := DiffFor(p.Reduction, got, want); d != "" {
 			fatalf(t, "%s: %s", what, d)
 		}
 		return 0

@@ -113,8 +113,9 @@ func reportMismatch(t T, req ops.Request, got, want *tensor.Tensor) {
 }
 
 // FirstMismatch returns the first element (in row-major order) at which got
-// differs from want as Diff counts differences, described with req's
-// operator, dtype and reduction; found is false when they are Same.
+// differs from want as DiffFor counts differences for req's reduction,
+// described with req's operator, dtype and reduction; found is false when
+// there is none.
 func FirstMismatch(req ops.Request, got, want *tensor.Tensor) (m Mismatch, found bool) {
 	m = Mismatch{Op: req.Op, Reduction: req.Reduction}
 	if op, err := ops.Lookup(req.Op); err == nil {
@@ -138,8 +139,10 @@ func FirstMismatch(req ops.Request, got, want *tensor.Tensor) (m Mismatch, found
 		m.Want = want.DType.String() + tensor.FormatShape(want.Shape)
 		return m, true
 	}
+	r := ReductionOf(req)
+	nanEqual := r != ops.Min && r != ops.Max // DiffFor's rule
 	for i := 0; i < want.Len(); i++ {
-		if !elemEqual(got, want, i, true) {
+		if !elemEqual(got, want, i, nanEqual) {
 			m.Position = unravel(i, want.Shape)
 			m.Got, m.Want = formatElem(got, i), formatElem(want, i)
 			return m, true

@@ -57,7 +57,8 @@ type ScaleCase struct {
 	// ops.Prepare, for every backend).
 	Err error
 	// NaN: the updates hold NaNs of both signs and with payloads, so that
-	// exact results are compared with their NaN bits (DiffExact).
+	// exact results (and min and max, always) are compared with their NaN
+	// bits (DiffExact).
 	NaN bool
 }
 
@@ -72,9 +73,10 @@ type ScaleCase struct {
 //   - components per tuple: ScatterND-18 and ScatterElements-18 on data
 //     of rank ops.MaxRank, which run, and of one more, which every backend
 //     refuses;
-//   - NaN signs: float16, bfloat16, float32 and float64 sum, sub and prod
-//     whose updates hold NaNs of both signs (quiet and signalling), many
-//     on one target, plus infinities of both signs that create NaNs.
+//   - NaN signs: float16, bfloat16, float32 and float64 sum, sub, prod,
+//     min and max whose updates hold NaNs of both signs (quiet and
+//     signalling), many on one target, plus infinities of both signs that
+//     create NaNs.
 func ScaleCases(size ScaleSize, seed int64) []ScaleCase {
 	rng := rand.New(rand.NewSource(seed))
 	var cases []ScaleCase
@@ -115,7 +117,7 @@ func ScaleCases(size ScaleSize, seed int64) []ScaleCase {
 	}
 	cases = append(cases, tupleCases(rng)...)
 	for _, dt := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64} {
-		for _, r := range []string{"sub", "sum", "prod"} {
+		for _, r := range []string{"sub", "sum", "prod", "min", "max"} {
 			n := 4096
 			if size >= ScaleDefault {
 				n = 1<<16 + 1
@@ -242,8 +244,9 @@ func spoilNaN(rng *rand.Rand, req ops.Request) {
 // reference) and requires the same result: bit for bit, NaNs included in
 // the NaN cases, where exact reports that b promised the reference's bits
 // for the plan it just ran (always, for a backend that folds in index
-// order); else equal for integers, bool, min and max, and within the
-// bound of CheckReduction for float sum, sub, prod and mean. Requests with Err must fail with it, naming the limit.
+// order); else equal for integers and bool, bit for bit for min and max
+// (NaNs included: DiffFor), and within the bound of CheckReduction for
+// float sum, sub, prod and mean. Requests with Err must fail with it, naming the limit.
 func Scale(t T, b ops.Backend, ref func(ops.Request) (*tensor.Tensor, error), cases []ScaleCase, exact func(p *ops.Plan) bool) {
 	t.Helper()
 	ctx := context.Background()

@@ -9,11 +9,15 @@ import (
 
 // num is one element of a bool, integer or real float tensor. Integers keep
 // their two's complement bits in u, sign-extended for signed types; floats
-// are held exactly in f (every float16, bfloat16 and float32 is a float64).
+// are held exactly in f (every float16, bfloat16 and float32 is a float64),
+// and a NaN read from a tensor also keeps its bits, of the element's width,
+// in nan (a float64 NaN need not carry a narrower one's bits: converting a
+// signalling float32 NaN quiets it), which setNum writes back unchanged.
 type num struct {
-	b bool
-	u uint64
-	f float64
+	b   bool
+	u   uint64
+	f   float64
+	nan uint64
 }
 
 // width returns the number of bits of an integer dtype.
@@ -46,15 +50,27 @@ func getNum(t *tensor.Tensor, i int) num {
 	case tensor.Int64, tensor.Uint64:
 		return num{u: binary.LittleEndian.Uint64(d[8*i:])}
 	case tensor.Float16:
-		return num{f: float64(tensor.F16(binary.LittleEndian.Uint16(d[2*i:])).Float32())}
+		h := binary.LittleEndian.Uint16(d[2*i:])
+		return floatNum(float64(tensor.F16(h).Float32()), uint64(h))
 	case tensor.BFloat16:
-		return num{f: float64(tensor.BF16(binary.LittleEndian.Uint16(d[2*i:])).Float32())}
+		h := binary.LittleEndian.Uint16(d[2*i:])
+		return floatNum(float64(tensor.BF16(h).Float32()), uint64(h))
 	case tensor.Float32:
-		return num{f: float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))}
+		w := binary.LittleEndian.Uint32(d[4*i:])
+		return floatNum(float64(math.Float32frombits(w)), uint64(w))
 	case tensor.Float64:
-		return num{f: math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))}
+		w := binary.LittleEndian.Uint64(d[8*i:])
+		return floatNum(math.Float64frombits(w), w)
 	}
 	panic("opstest: no numeric access to " + t.DType.String())
+}
+
+// floatNum is the num of a float element of value f and bits bits.
+func floatNum(f float64, bits uint64) num {
+	if math.IsNaN(f) {
+		return num{f: f, nan: bits}
+	}
+	return num{f: f}
 }
 
 // setNum stores v at element i. Floats are rounded to the dtype: callers
@@ -76,16 +92,42 @@ func setNum(t *tensor.Tensor, i int, v num) {
 		binary.LittleEndian.PutUint32(d[4*i:], uint32(v.u))
 	case tensor.Int64, tensor.Uint64:
 		binary.LittleEndian.PutUint64(d[8*i:], v.u)
-	case tensor.Float16:
-		binary.LittleEndian.PutUint16(d[2*i:], tensor.F16From(float32(v.f)).Bits())
-	case tensor.BFloat16:
-		binary.LittleEndian.PutUint16(d[2*i:], uint16(tensor.BF16From(float32(v.f))))
-	case tensor.Float32:
-		binary.LittleEndian.PutUint32(d[4*i:], math.Float32bits(float32(v.f)))
-	case tensor.Float64:
-		binary.LittleEndian.PutUint64(d[8*i:], math.Float64bits(v.f))
+	case tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64:
+		setFloat(t.DType, d, i, v)
 	default:
 		panic("opstest: no numeric access to " + t.DType.String())
+	}
+}
+
+// setFloat is setNum for float dtypes: a NaN that carries its bits (nan,
+// read by getNum from a tensor of the same dtype) is written with them.
+func setFloat(dt tensor.DType, d []byte, i int, v num) {
+	keep := v.nan != 0 && math.IsNaN(v.f)
+	switch dt {
+	case tensor.Float16:
+		h := tensor.F16From(float32(v.f)).Bits()
+		if keep {
+			h = uint16(v.nan)
+		}
+		binary.LittleEndian.PutUint16(d[2*i:], h)
+	case tensor.BFloat16:
+		h := uint16(tensor.BF16From(float32(v.f)))
+		if keep {
+			h = uint16(v.nan)
+		}
+		binary.LittleEndian.PutUint16(d[2*i:], h)
+	case tensor.Float32:
+		w := math.Float32bits(float32(v.f))
+		if keep {
+			w = uint32(v.nan)
+		}
+		binary.LittleEndian.PutUint32(d[4*i:], w)
+	default:
+		w := math.Float64bits(v.f)
+		if keep {
+			w = v.nan
+		}
+		binary.LittleEndian.PutUint64(d[8*i:], w)
 	}
 }
 

@@ -7,8 +7,10 @@
 // XOR, AND, AND and OR with results 0 or 1; a float16 or bfloat16 step is
 // computed in float32 and rounded to the type (ties to even) by bit
 // arithmetic that mirrors tensor.F16From and tensor.BF16From; float min and
-// max propagate NaN and order -0 below +0, compared as integer keys so that
-// neither NaN nor subnormals meet a hardware comparison. Sub is sum with the
+// max order -0 below +0, compared as integer keys so that neither NaN nor
+// subnormals meet a hardware comparison, and give the greatest NaN bits
+// (as an unsigned integer) among the NaNs an element meets, which no order
+// of the updates changes. Sub is sum with the
 // update negated, which is exact (IEEE 754 defines x - y as x + (-y)).
 //
 // Variant macros:
@@ -754,11 +756,13 @@ E_T combine(E_T a, E_T b) {
 	return eAdd(a, b) & E_MASK;
 #else
 	if (RED == RED_MIN || RED == RED_MAX) {
-		if (isNaN(a)) {
-			return a;
-		}
-		if (isNaN(b)) {
-			return b;
+		// A NaN wins over every number; of two NaNs, the one whose bits
+		// are greater as an unsigned integer (specs/README.md, "Floats").
+		// Both rules are commutative and associative, so every order of
+		// the steps, atomics' included, gives the same bits.
+		bool na = isNaN(a), nb = isNaN(b);
+		if (na || nb) {
+			return !na || (nb && eLessU(a, b)) ? b : a;
 		}
 		E_T ka = orderKey(a), kb = orderKey(b);
 		if (RED == RED_MIN) {
@@ -885,6 +889,22 @@ bool nativeOp() {
 }
 
 #if ATOMICS_NATIVE && DTYPE == DT_F32
+// restoreNaN puts back the NaN v that an atomic displaced though v beats
+// what displaced it. A negative v: atomicMax on uint, which displaces
+// only what v beats. A positive v: atomicMax on int, which may displace a
+// negative NaN in turn (it returns it): that one goes back with atomicMax
+// on uint, and the chain ends there.
+void restoreNaN(addr_t a, uint v) {
+	if ((v & E_SIGN) != 0u) {
+		atomicMax(Word(a).w, v);
+		return;
+	}
+	uint prev = uint(atomicMax(WordI(a).w, int(v)));
+	if (isNaN(prev) && (prev & E_SIGN) != 0u) {
+		atomicMax(Word(a).w, prev);
+	}
+}
+
 // Float32 min and max with 32-bit integer atomics, which every device has,
 // in place of a compare-and-swap loop (whose retries serialise the
 // invocations that meet on one element: 250 times slower than one atomic
@@ -893,56 +913,87 @@ bool nativeOp() {
 // float order, and any negative float is below it as a signed integer;
 // for a negative x the unsigned order of the bits is the reverse of the
 // float order, and any non-negative float is below it as an unsigned
-// integer. So max is atomicMax on int for x >= +0 and atomicMin on uint
-// for x <= -0; min the mirror. -0 orders below +0, as cpuref's.
+// integer. So max is atomicMax on int for a number x >= +0 and atomicMin
+// on uint for x <= -0; min the mirror. -0 orders below +0, as cpuref's.
 //
-// NaN propagates: a NaN update is steered to the end of the order the
-// reduction keeps (positive for max, negative for min; its payload kept),
-// where no number displaces it. An element that held a NaN of the other
-// sign (from data) and lost it to a number gets it back steered, by the
-// invocation that displaced it: the atomic returns what it replaced. So an
-// element with a NaN ends a NaN, as in cpuref; which NaN is the order of
-// the atomics', as with the compare-and-swap loop.
-uint steerNaN(uint x) {
-	if (!isNaN(x)) {
-		return x;
-	}
-	return RED == RED_MAX ? (x & ~E_SIGN) : (x | E_SIGN);
-}
-
+// NaN: the element ends as the NaN of greatest unsigned bits among those
+// it meets (combine's rule), whatever the order. A negative NaN x takes
+// atomicMax on uint: its bits are above every number's and every positive
+// NaN's, so it displaces exactly what it beats. A positive NaN x takes
+// atomicMax on int: above every number and smaller positive NaN, but it
+// also displaces a negative NaN, which beats it; and a number can displace
+// a NaN (under max any number a negative NaN, under min any number a
+// positive one). Each atomic returns what it replaced, and the
+// invocation whose atomic displaced a NaN that beats its x puts it back
+// (restoreNaN). Let W be the winning NaN: once W is in the element, any
+// atomic that displaces it returns W and its invocation restores it, and
+// a restore of W leaves W (a negative W is the greatest unsigned value
+// there can be; a positive W, with no negative NaN about, the greatest
+// signed one); so the element holds W or a restore of W is pending, and
+// when every invocation is done it holds W. gpu/DESIGN.md has the
+// argument in full.
 void minMaxF32(addr_t a, uint x) {
 	// An update the element already beats costs one load, as in the loop:
-	// the element only moves in the reduction's order (a NaN displaced
-	// and put back passes through a number, which beats nothing the NaN
-	// would not), so what a load sees beating x stays beating it.
+	// every value the element ever holds is one of its operands, so what
+	// a load sees beating x, the final result beats too.
 	uint cur = Word(a).w;
 	if (combine(cur, x) == cur) {
 		return;
 	}
-	uint v = steerNaN(x);
-	bool neg = (v & E_SIGN) != 0u;
+	bool neg = (x & E_SIGN) != 0u;
 	uint old;
-	if (RED == RED_MAX) {
-		old = neg ? atomicMin(Word(a).w, v) : uint(atomicMax(WordI(a).w, int(v)));
-		if (isNaN(old) && (old & E_SIGN) != 0u) {
-			atomicMax(WordI(a).w, int(old & ~E_SIGN));
-		}
+	if (isNaN(x)) {
+		old = neg ? atomicMax(Word(a).w, x) : uint(atomicMax(WordI(a).w, int(x)));
+	} else if (RED == RED_MAX) {
+		old = neg ? atomicMin(Word(a).w, x) : uint(atomicMax(WordI(a).w, int(x)));
 	} else {
-		old = neg ? atomicMax(Word(a).w, v) : uint(atomicMin(WordI(a).w, int(v)));
-		if (isNaN(old) && (old & E_SIGN) == 0u) {
-			atomicMax(Word(a).w, old | E_SIGN);
-		}
+		old = neg ? atomicMax(Word(a).w, x) : uint(atomicMin(WordI(a).w, int(x)));
+	}
+	if (isNaN(old) && old != x && combine(old, x) == old) {
+		restoreNaN(a, old);
 	}
 }
 
-// keyOf and bitsOfKey map float32 bits to and from unsigned keys in the
-// order of their values, NaN steered as above, for min and max in
-// workgroup memory (unsigned atomics on a uint array).
+// keyOf and bitsOfKey map float32 bits to and from unsigned keys, a
+// bijection per reduction, for min and max in workgroup memory (unsigned
+// atomics on a uint array): atomicMax on max's keys and atomicMin on
+// min's give combine's result. Numbers keep orderKey's order, which puts
+// them in [0x007FFFFF, 0xFF800000] (-inf to +inf); NaNs go beyond the
+// winning end, ranked by their unsigned bits: r, in [0, 2^24 - 3], is
+// 0 for 0x7F800001 up to 2^23 - 2 for 0x7FFFFFFF, then 2^23 - 1 for
+// 0xFF800001 up to 2^24 - 3 for 0xFFFFFFFF. Max: numbers at orderKey -
+// 0x7FFFFF (-inf 0, +inf 0xFF000001), NaNs at 0xFF000002 + r; min:
+// numbers at orderKey + 0x7FFFFF (-inf 0x00FFFFFE, +inf 0xFFFFFFFF),
+// NaNs at 2^24 - 3 - r. Every value, the identities -inf (max) and +inf
+// (min) included, has a key of its own.
+#define NAN_RANKS 0xFFFFFEu // 2^24 - 2 NaN patterns
+uint nanRank(uint x) {
+	return (x & ~E_SIGN) - 0x7F800001u + ((x & E_SIGN) != 0u ? 0x7FFFFFu : 0u);
+}
+
+uint nanOfRank(uint r) {
+	return r < 0x7FFFFFu ? 0x7F800001u + r : 0xFF000002u + r;
+}
+
 uint keyOf(uint x) {
-	return orderKey(steerNaN(x));
+	if (RED == RED_MAX) {
+		return isNaN(x) ? 0xFF000002u + nanRank(x) : orderKey(x) - 0x7FFFFFu;
+	}
+	return isNaN(x) ? (NAN_RANKS - 1u) - nanRank(x) : orderKey(x) + 0x7FFFFFu;
 }
 
 uint bitsOfKey(uint k) {
+	if (RED == RED_MAX) {
+		if (k >= 0xFF000002u) {
+			return nanOfRank(k - 0xFF000002u);
+		}
+		k += 0x7FFFFFu;
+	} else {
+		if (k < NAN_RANKS) {
+			return nanOfRank((NAN_RANKS - 1u) - k);
+		}
+		k -= 0x7FFFFFu;
+	}
 	return (k & E_SIGN) != 0u ? (k & ~E_SIGN) : ~k;
 }
 #endif

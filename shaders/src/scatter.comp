@@ -212,9 +212,10 @@ void applyPrivate(uint e, E_T x) {
 	uint w = e / uint(PER_WORD);
 	uint bit = (e % uint(PER_WORD)) * uint(ELEM_BITS);
 #if ATOMICS_NATIVE && DTYPE == DT_F32
-	// Float32 min and max keep order keys in workgroup memory
-	// (scatterPrivate converts them back).
-	// A key the element's already beats costs one load.
+	// Float32 min and max keep keys in workgroup memory, ordered as
+	// combine orders values, NaNs included (keyOf; scatterPrivate
+	// converts them back). A key the element's already beats costs one
+	// load.
 	if (RED == RED_MIN) {
 		uint k = keyOf(x);
 		if (k < priv[w]) {
