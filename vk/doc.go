@@ -61,7 +61,11 @@
 // LP_, __GL_ ... variables) reuses it, because some drivers fail
 // vkCreateInstance after a few dozen create and destroy cycles in one
 // process (NVIDIA's 580 series, with VK_ERROR_INCOMPATIBLE_DRIVER after
-// about twenty). ReleaseInstances destroys the kept instances. A
+// about twenty). ReleaseInstances destroys the kept instances. With
+// KeepDevices on, Close keeps the device too, with its pipelines and
+// nothing else, on the instance it gives back, and the next Open of the
+// same physical device takes them over instead of compiling again
+// (keep.go); ReleaseInstances destroys those as well. A
 // Device may be used from several goroutines at once (queue submission and
 // the pools are synchronised); a Sequence belongs to one goroutine at a time.
 //
