@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 		newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
 			opts := gpuOptions(s, oneCall)
 			opts.NoUnifiedMemory = true
-			return openVulkan(opts)
+			b, err := openVulkan(opts)
+			return b, selectorOf(s, err)
 		}
 	}
 	// Each backend a test opens takes over the device and pipelines the
