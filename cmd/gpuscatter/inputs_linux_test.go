@@ -104,7 +104,13 @@ func TestBinaryInputs(t *testing.T) {
 					return true
 				case exitError:
 					refused++
-					assert.Regexp(t, `^gpuscatter: .*needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr,
+					// The memory check refuses the run, or, within the
+					// check's headroom, an allocation of the driver's (its
+					// threads' reservations vary from run to run) fails
+					// and the run ends as out of memory: one line either
+					// way (seen once in make test's two-binaries-at-a-time
+					// pass, 2.5 GiB, gpu).
+					assert.Regexp(t, `^gpuscatter: (.*needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)|out of (device )?memory: [^\n]*)\n$`, r.stderr,
 						"%s under ulimit -v %d", backend, limit)
 					assert.NoFileExists(t, out)
 				default:
