@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -48,6 +49,12 @@ type Options struct {
 	// DESIGN.md beside this package for the bound). Integer and bool
 	// reductions, min and max (NaN bits included) are exact either way.
 	Deterministic bool
+	// DeviceTimeout bounds each wait for the device's work: a submission
+	// not complete after it fails the call with ops.ErrDeviceLost (the
+	// device stopped answering), and the Backend is lost from then on.
+	// Zero means GPUSCATTER_DEVICE_TIMEOUT, then vk.DefaultDeviceTimeout
+	// (a minute). See vk.Options.DeviceTimeout.
+	DeviceTimeout time.Duration
 }
 
 // cpuRun is the number of consecutive positions an invocation handles on a
@@ -137,6 +144,21 @@ func wrapVK(err error) error {
 	return err
 }
 
+// named makes a failure of the device during a call of what (an
+// operator, or a batch's operators) an *ops.Error naming it, unless the
+// error names its operator already; the chain keeps the sentinels of ops
+// and vk. Other errors are returned as they are.
+func named(what string, err error) error {
+	if err == nil || (!errors.Is(err, ops.ErrDeviceLost) && !errors.Is(err, ops.ErrOutOfMemory)) {
+		return err
+	}
+	var oe *ops.Error
+	if errors.As(err, &oe) && oe.Op != "" {
+		return err
+	}
+	return &ops.Error{Op: what, Err: err, Msg: err.Error()}
+}
+
 // Open opens the selected Vulkan device and returns a Backend that runs
 // the operators there; Close it when done. It fails with an error wrapping
 // ops.ErrNoDevice when there is none, and ops.ErrUnsupported when the
@@ -153,6 +175,8 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 		Warn:               opts.Warn,
 		MaxAllocationBytes: k.MaxAllocationBytes,
 		NoUnifiedMemory:    opts.NoUnifiedMemory,
+		DeviceTimeout:      opts.DeviceTimeout,
+		Faults:             k.Faults,
 	})
 	if err != nil {
 		return nil, wrapVK(err)

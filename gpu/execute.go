@@ -159,9 +159,9 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 		return closedPlanError(p)
 	}
 	if b.fault != knobs.NoFault {
-		return b.faulty(ctx, start, p, out)
+		return named(p.Op.Name, b.faulty(ctx, start, p, out))
 	}
-	return b.executeLocked(ctx, start, p, out)
+	return named(p.Op.Name, b.executeLocked(ctx, start, p, out))
 }
 
 // faulty is Execute with knobs.Knobs.Fault injected. b.mu is held.
@@ -231,7 +231,7 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	if err != nil {
 		return err
 	}
-	fl := &flight{r: &execution{}, start: start, hold: true}
+	fl := &flight{r: &execution{}, start: start, hold: true, what: p.Op.Name}
 	defer func() {
 		// Not started, or held by this call: give it back. One still in
 		// flight (ctx done) is given back when it completes.
@@ -423,7 +423,7 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 		}
 		pipe, err := b.pipeline(ps.key, c.plan.flags)
 		if err != nil {
-			return fmt.Errorf("%s: pass %s: %w", c.p.Op.Name, ps.String(), err)
+			return &ops.Error{Op: c.p.Op.Name, Err: err, Msg: err.Error()}
 		}
 		c.pipes[ps.key] = pipe
 		st.Variants = append(st.Variants, variantName(ps.key))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -24,6 +25,11 @@ const paramAlign = 256
 // its sequence, the device buffers it uses, its calls and their error
 // words read back in the same submission, and its outcome once observed.
 type flight struct {
+	// what names the calls in the errors of a failed device: the
+	// operator, or the batch's (batchName); resident: a Batch's, whose
+	// tensors live on the device.
+	what     string
+	resident bool
 	seq    *vk.Sequence
 	r      *execution
 	calls  []*call
@@ -43,6 +49,20 @@ type flight struct {
 	// ctx.Err()), so a failure is not reported later.
 	quiet    bool
 	reported bool
+}
+
+// lostTensors is what a lost device's error adds for calls on resident
+// tensors, which cannot run elsewhere as a host call can.
+const lostTensors = "the resident tensors are lost with the device: open a new Backend and upload them again"
+
+// named names f's calls in err (see named); for a Batch on a lost device
+// it adds that its tensors are lost too.
+func (f *flight) named(err error) error {
+	err = named(f.what, err)
+	if f.resident && errors.Is(err, ops.ErrDeviceLost) {
+		return fmt.Errorf("%w; %s", err, lostTensors)
+	}
+	return err
 }
 
 // execution holds the device buffers of one submission, given back when
@@ -331,12 +351,12 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 		}
 	}
 	if err != nil {
-		f.err = wrapVK(err)
+		f.err = f.named(wrapVK(err))
 	} else {
 		f.err = b.outcome(f)
 	}
 	if f.err == nil {
-		f.err = b.foldFurther(f)
+		f.err = f.named(b.foldFurther(f))
 	}
 	b.countSince(&f.st, before)
 	if f.err != nil && !f.quiet {

@@ -73,6 +73,9 @@ type tuning struct {
 	streamMin uint64
 	// freedEarly counts the output chunks download freed as it read them.
 	freedEarly int
+	// onBuild, when set, is called as a batch's call k (from 0) starts
+	// acquiring its buffers and pipelines: the fault tests aim there.
+	onBuild func(k int)
 }
 
 // force applies the knobs of k that are not zero (MaxAllocationBytes

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -479,7 +480,7 @@ func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &flight{r: &execution{}, start: start}
+	f := &flight{r: &execution{}, start: start, what: batchName(calls), resident: true}
 	before := b.dev.Counters()
 	for len(b.inflight) >= maxInFlight {
 		if err := b.complete(ctx, b.inflight[0]); err != nil {
@@ -507,9 +508,29 @@ func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 	}
 	if err != nil {
 		b.release(f)
-		return nil, err
+		return nil, f.named(err)
 	}
 	return &Submission{b: b, f: f}, nil
+}
+
+// batchName names a batch's calls in its errors: the operator of a batch
+// of one, and "batch of n calls of" the operators of a larger one.
+func batchName(calls []batched) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range calls {
+		if n := c.p.Op.Name; !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(calls) == 1 {
+		return names[0]
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "...")
+	}
+	return fmt.Sprintf("batch of %d calls of %s", len(calls), strings.Join(names, ", "))
 }
 
 // callError prefixes err with the call's place in a batch of several.
@@ -526,6 +547,9 @@ func (b *Backend) buildBatch(calls []batched, f *flight) error {
 	t0 := time.Now()
 	st := &f.st
 	for k, bc := range calls {
+		if b.onBuild != nil {
+			b.onBuild(k)
+		}
 		c := bc.c
 		for _, t := range []*Tensor{c.Data, c.Indices, c.Updates, c.Out} {
 			if t == nil {
@@ -559,10 +583,10 @@ func (b *Backend) buildBatch(calls []batched, f *flight) error {
 		}
 		call, err := b.newCall(pl, io, from, f.r)
 		if err != nil {
-			return callError(k, len(calls), err)
+			return callError(k, len(calls), named(bc.p.Op.Name, err))
 		}
 		if err := b.pipelines(call, st); err != nil {
-			return callError(k, len(calls), err)
+			return callError(k, len(calls), named(bc.p.Op.Name, err))
 		}
 		if c.Indices != nil {
 			call.indices = c.Indices.dev

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 )
 
 // Buffer is a storage buffer in device memory: on a device with unified
@@ -151,7 +153,7 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 		return b, err
 	}
 	var mem vulkan.DeviceMemory
-	r = vulkan.AllocateMemory(d.handle, &ai, nil, &mem)
+	r = d.faulty(vkfault.Allocate, func() vulkan.Result { return vulkan.AllocateMemory(d.handle, &ai, nil, &mem) })
 	ai.Free()
 	if err := check("vkAllocateMemory", r); err != nil {
 		d.allocs.Add(-1)
@@ -163,12 +165,14 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 		d.held.Add(b.bytes)
 	}
 	d.track("VkDeviceMemory", 1)
-	if err := check("vkBindBufferMemory", vulkan.BindBufferMemory(d.handle, h, mem, 0)); err != nil {
+	if err := check("vkBindBufferMemory", d.faulty(vkfault.Bind, func() vulkan.Result { return vulkan.BindBufferMemory(d.handle, h, mem, 0) })); err != nil {
 		return b, err
 	}
 	if d.phys.types[typ].flags&memStaging == memStaging && (staging || d.unified) {
 		var ptr unsafe.Pointer
-		if err := check("vkMapMemory", vulkan.MapMemory(d.handle, mem, 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &ptr)); err != nil {
+		if err := check("vkMapMemory", d.faulty(vkfault.Map, func() vulkan.Result {
+			return vulkan.MapMemory(d.handle, mem, 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &ptr)
+		})); err != nil {
 			return b, err
 		}
 		b.mapped = unsafe.Slice((*byte)(ptr), b.alloc)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	vulkan "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 )
 
 const (
@@ -111,6 +113,20 @@ func (d *Device) newFence() (vulkan.Fence, error) {
 	return f, nil
 }
 
+// faulty makes the call of kind c that Options.Faults chooses return its
+// result instead of calling the driver (call); the others call it. A
+// result of VK_ERROR_DEVICE_LOST marks the device lost.
+func (d *Device) faulty(c vkfault.Call, call func() vulkan.Result) vulkan.Result {
+	r := vulkan.Result(0)
+	if f, injected := d.faults.Fail(c); injected {
+		r = vulkan.Result(f)
+	} else {
+		r = call()
+	}
+	d.noteResult(r)
+	return r
+}
+
 // queueSubmit resets fence and submits cmd to the compute queue.
 func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error {
 	if d.lost.Load() {
@@ -119,20 +135,40 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
 		return err
 	}
-	d.queueMu.Lock()
-	r := d.submitOne(d.queue, cmd, fence)
-	d.queueMu.Unlock()
-	d.noteResult(r)
-	if r == vulkan.Success {
+	r, injected := d.faults.Fail(vkfault.Submit)
+	if !injected {
+		d.queueMu.Lock()
+		r = int32(d.submitOne(d.queue, cmd, fence))
+		d.queueMu.Unlock()
+	}
+	d.noteResult(vulkan.Result(r))
+	if r == int32(vulkan.Success) {
 		d.counts.submits.Add(1)
 	}
-	return check("vkQueueSubmit", r)
+	return check("vkQueueSubmit", vulkan.Result(r))
 }
 
 // waitFence waits for fence in slices of fenceSlice, returning ctx.Err()
-// as soon as ctx is done. The work itself is not cancelled.
+// as soon as ctx is done; the work itself is not cancelled. A fence that
+// has not signalled after the device's timeout (Options.DeviceTimeout)
+// fails the wait with a StallError and marks the device lost.
 func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
 	fences := []vulkan.Fence{fence}
+	deadline := time.Now().Add(d.timeout)
+	r, injected := d.faults.Fail(vkfault.Wait)
+	if injected {
+		// The work runs as usual; the device then reports r instead
+		// (after a device loss the work counts as complete), or never
+		// answers: the fence seems not to signal until the timeout.
+		if w := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(d.timeout)); w != vulkan.Success {
+			r = int32(w)
+		}
+		if r == vkfault.Timeout {
+			return d.stalled(ctx, deadline)
+		}
+		d.noteResult(vulkan.Result(r))
+		return check("vkWaitForFences", vulkan.Result(r))
+	}
 	for {
 		r := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(fenceSlice))
 		switch r {
@@ -143,10 +179,28 @@ func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if !time.Now().Before(deadline) {
+				d.lost.Store(true)
+				return &StallError{Timeout: d.timeout}
+			}
 		default:
 			d.noteResult(r)
 			return check("vkWaitForFences", r)
 		}
+	}
+}
+
+// stalled is waitFence on a fence that never signals: it returns ctx.Err()
+// when ctx is done first, and otherwise a StallError at deadline.
+func (d *Device) stalled(ctx context.Context, deadline time.Time) error {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		d.lost.Store(true)
+		return &StallError{Timeout: d.timeout}
 	}
 }
 

@@ -18,9 +18,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 )
 
 // EnvDevice names the environment variable read for the device selector when
@@ -62,6 +65,49 @@ type Options struct {
 	// NoUnifiedMemory forces staging copies for Upload and Download even
 	// on a device with unified memory (see Device.UnifiedMemory).
 	NoUnifiedMemory bool
+	// DeviceTimeout bounds every wait for the device's work: a submission
+	// that has not completed after it fails the wait with a StallError
+	// (ErrDeviceLost: the device stopped answering) and marks the device
+	// lost. Zero means the value of GPUSCATTER_DEVICE_TIMEOUT (a Go
+	// duration such as 90s or 5m), and if that is empty too,
+	// DefaultDeviceTimeout. It is not a limit on the work a caller asks
+	// for: a context cancels that.
+	DeviceTimeout time.Duration
+	// Faults makes chosen Vulkan calls of this device fail (package
+	// internal/vkfault, which only the module's own tests can use). A
+	// device with Faults takes over no kept device when its plan fails
+	// pipeline creation.
+	Faults *vkfault.Plan
+}
+
+// EnvDeviceTimeout names the environment variable read for
+// Options.DeviceTimeout when it is zero.
+const EnvDeviceTimeout = "GPUSCATTER_DEVICE_TIMEOUT"
+
+// DefaultDeviceTimeout is how long a wait for the device's work lasts
+// before the device counts as stopped: generous, since one submission of
+// a large call on a slow device takes seconds, and a driver that detects a
+// hang itself (most do, within seconds) reports VK_ERROR_DEVICE_LOST
+// first.
+const DefaultDeviceTimeout = time.Minute
+
+// deviceTimeout resolves Options.DeviceTimeout.
+func deviceTimeout(opt time.Duration) (time.Duration, error) {
+	if opt < 0 {
+		return 0, fmt.Errorf("vk: Options.DeviceTimeout %v: want a positive duration", opt)
+	}
+	if opt > 0 {
+		return opt, nil
+	}
+	v := strings.TrimSpace(os.Getenv(EnvDeviceTimeout))
+	if v == "" {
+		return DefaultDeviceTimeout, nil
+	}
+	t, err := time.ParseDuration(v)
+	if err != nil || t <= 0 {
+		return 0, fmt.Errorf("vk: %s=%q: want a positive duration such as 90s or 5m", EnvDeviceTimeout, v)
+	}
+	return t, nil
 }
 
 // Limits are the effective limits of an open Device, after Options were
@@ -98,6 +144,11 @@ type Device struct {
 	limits      Limits
 	floats      floatModes // declared in every module (NewPipeline)
 	unified     bool
+
+	// timeout bounds each wait for the device (Options.DeviceTimeout).
+	timeout time.Duration
+	// faults is Options.Faults.
+	faults *vkfault.Plan
 
 	queueMu sync.Mutex // external synchronisation of queue
 	xferMu  sync.Mutex // staging transfers
@@ -307,11 +358,17 @@ func deviceList(phys []*physical) string {
 // setting and loader environment, or a new one (see ReleaseInstances).
 func Open(opts Options) (d *Device, err error) {
 	defer guard(&err)
+	timeout, err := deviceTimeout(opts.DeviceTimeout)
+	if err != nil {
+		return nil, err
+	}
 	inst, err := acquireInstance(opts.Validation)
 	if err != nil {
 		return nil, err
 	}
 	d = &Device{
+		timeout:   timeout,
+		faults:    opts.Faults,
 		inst:      inst,
 		live:      map[string]int{"VkInstance": 1},
 		buffers:   map[*Buffer]struct{}{},
@@ -346,7 +403,7 @@ func Open(opts Options) (d *Device, err error) {
 		// taken over when it is on the physical device chosen now and
 		// KeepDevices is still on.
 		inst.kept = nil
-		if k.phys == p.handle && keepDevices.Load() {
+		if k.phys == p.handle && keepDevices.Load() && (opts.Faults == nil || opts.Faults.Call != vkfault.Pipeline) {
 			d.adopt(k)
 		} else {
 			k.destroy()
@@ -493,6 +550,25 @@ func (d *Device) Close() (err error) {
 	return d.teardown()
 }
 
+// waitIdle waits for the device to go idle. On a lost device, whose
+// work may never finish (StallError), it gives up after the device's
+// timeout and reports answered false.
+func (d *Device) waitIdle() (r vulkan.Result, answered bool) {
+	if !d.lost.Load() {
+		return vulkan.DeviceWaitIdle(d.handle), true
+	}
+	done := make(chan vulkan.Result, 1)
+	go func() { done <- vulkan.DeviceWaitIdle(d.handle) }()
+	t := time.NewTimer(d.timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r, true
+	case <-t.C:
+		return 0, false
+	}
+}
+
 // teardown releases everything in reverse order of creation. It also undoes
 // a partially opened device.
 func (d *Device) teardown() error {
@@ -519,7 +595,13 @@ func (d *Device) teardown() error {
 
 	keeping := false
 	if d.handle != nil {
-		r := vulkan.DeviceWaitIdle(d.handle)
+		r, answered := d.waitIdle()
+		if !answered {
+			// Destroying objects that work still running on the device
+			// uses would be worse than leaving them to the driver.
+			return fmt.Errorf("%w: the device stopped answering: it did not go idle within %v, so Close left its objects to the driver (%s)",
+				ErrDeviceLost, d.timeout, EnvDeviceTimeout)
+		}
 		if r != vulkan.Success && r != vulkan.ErrorDeviceLost {
 			errs = append(errs, check("vkDeviceWaitIdle", r))
 		}

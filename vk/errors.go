@@ -5,6 +5,7 @@ package vk
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	vulkan "github.com/vulkan-go/vulkan"
 )
@@ -57,6 +58,23 @@ func (e *SelectorError) Error() string {
 // Is reports whether target is ErrNoDevice.
 func (e *SelectorError) Is(target error) bool { return target == ErrNoDevice }
 
+// StallError is a wait for the device's work that outlasted the device's
+// timeout (Options.DeviceTimeout, GPUSCATTER_DEVICE_TIMEOUT): the device
+// stopped answering. It matches ErrDeviceLost, and the device is lost from
+// then on: every later call fails at once, and Close releases what it can.
+type StallError struct {
+	Timeout time.Duration
+}
+
+// Error returns "vk: the device stopped answering: ...".
+func (e *StallError) Error() string {
+	return fmt.Sprintf("vk: the device stopped answering: submitted work did not complete within %v (Options.DeviceTimeout, %s)",
+		e.Timeout, EnvDeviceTimeout)
+}
+
+// Is reports whether target is ErrDeviceLost.
+func (e *StallError) Is(target error) bool { return target == ErrDeviceLost }
+
 // ResultError is a failed Vulkan call: Call names the entry point and Result
 // is the VkResult it returned.
 type ResultError struct {
@@ -71,7 +89,8 @@ func (e *ResultError) Error() string {
 
 // Is maps the result code onto the package sentinels: VK_ERROR_DEVICE_LOST
 // is ErrDeviceLost, VK_ERROR_OUT_OF_HOST_MEMORY and
-// VK_ERROR_OUT_OF_DEVICE_MEMORY are ErrOutOfMemory,
+// VK_ERROR_OUT_OF_DEVICE_MEMORY and VK_ERROR_MEMORY_MAP_FAILED (no host
+// address space for the mapping) are ErrOutOfMemory,
 // VK_ERROR_INCOMPATIBLE_DRIVER is ErrNoDevice, and missing layers,
 // extensions, features or formats are ErrUnsupported.
 func (e *ResultError) Is(target error) bool {
@@ -79,7 +98,8 @@ func (e *ResultError) Is(target error) bool {
 	case ErrDeviceLost:
 		return e.Result == vulkan.ErrorDeviceLost
 	case ErrOutOfMemory:
-		return e.Result == vulkan.ErrorOutOfHostMemory || e.Result == vulkan.ErrorOutOfDeviceMemory
+		return e.Result == vulkan.ErrorOutOfHostMemory || e.Result == vulkan.ErrorOutOfDeviceMemory ||
+			e.Result == vulkan.ErrorMemoryMapFailed
 	case ErrNoDevice:
 		return e.Result == vulkan.ErrorIncompatibleDriver
 	case ErrUnsupported:

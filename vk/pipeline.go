@@ -17,6 +17,8 @@ import (
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 )
 
 // PipelineSpec describes a compute pipeline.
@@ -224,9 +226,11 @@ func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline
 		copy(unsafe.Slice((*uint32)(unsafe.Pointer(specData)), n), spec.SpecConstants)
 	}
 	var pipeline C.uint64_t
-	r = vulkan.Result(C.gs_create_compute_pipeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.handle),
-		handle64(unsafe.Pointer(&d.cache.handle)), handle64(unsafe.Pointer(&module)), handle64(unsafe.Pointer(&layout)),
-		entry, C.uint32_t(len(spec.SpecConstants)), specData, &pipeline))
+	r = d.faulty(vkfault.Pipeline, func() vulkan.Result {
+		return vulkan.Result(C.gs_create_compute_pipeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.handle),
+			handle64(unsafe.Pointer(&d.cache.handle)), handle64(unsafe.Pointer(&module)), handle64(unsafe.Pointer(&layout)),
+			entry, C.uint32_t(len(spec.SpecConstants)), specData, &pipeline))
+	})
 	runtime.KeepAlive(words)
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return p, err

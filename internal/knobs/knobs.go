@@ -9,7 +9,11 @@
 // registration is the only package-level variable involved.
 package knobs
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
+)
 
 // Knobs are the settings Open applies on top of gpu.Options. Each zero
 // field keeps the backend's own choice.
@@ -96,6 +100,9 @@ type Knobs struct {
 	// below what the device has free, so that the refusal of a plan over
 	// the device's memory can be reached on any device.
 	MemoryBudget uint64
+	// Faults makes chosen Vulkan calls of the backend's device fail as a
+	// failing device's do (vk.Options.Faults): the fault tests.
+	Faults *vkfault.Plan
 }
 
 // Fault is a deliberate error Knobs.Fault injects into results.
