@@ -75,7 +75,7 @@ type faultOp struct {
 	// error says they are lost too. closes: the operation ends with
 	// Close.
 	resident, closes bool
-	prepare func(t *testing.T, b *Backend) func(ctx context.Context, t *testing.T) error
+	prepare          func(t *testing.T, b *Backend) func(ctx context.Context, t *testing.T) error
 }
 
 // executeOp is an Execute of req on host tensors: the inputs stay as they

@@ -30,12 +30,12 @@ type flight struct {
 	// tensors live on the device.
 	what     string
 	resident bool
-	seq    *vk.Sequence
-	r      *execution
-	calls  []*call
-	groups []paramGroup // the calls' parameter buffers, in call order
-	st     Stats
-	start  time.Time
+	seq      *vk.Sequence
+	r        *execution
+	calls    []*call
+	groups   []paramGroup // the calls' parameter buffers, in call order
+	st       Stats
+	start    time.Time
 
 	done bool
 	err  error // the outcome, once done
