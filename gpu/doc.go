@@ -55,6 +55,30 @@
 // tensor's payload between the device and an io.Reader or io.Writer (a
 // file's body) without a host copy of it.
 //
+// When the device fails during a call, the call returns an *ops.Error
+// naming the operator (or, for a batch, "batch call k of n" or the
+// batch's operators) whose chain holds the sentinels of ops and vk and
+// the Vulkan call that failed:
+//
+//   - out of memory at an allocation, a bind, a mapping, a pipeline's
+//     compilation or a submission: ops.ErrOutOfMemory. Nothing is left half
+//     done: the Backend works, and the next call computes.
+//   - lost (VK_ERROR_DEVICE_LOST from any call): ops.ErrDeviceLost. Every
+//     later call fails at once with it; Close releases every Vulkan object
+//     and returns it; open a new Backend. For calls on resident tensors the
+//     error adds that the tensors are lost with the device.
+//   - no answer: a submission not complete after Options.DeviceTimeout (or
+//     GPUSCATTER_DEVICE_TIMEOUT; a minute by default) fails its wait with
+//     ops.ErrDeviceLost ("the device stopped answering") and the device
+//     counts as lost. Close waits at most as long again for it to go idle,
+//     and otherwise leaves its objects to the driver rather than destroy
+//     them under running work, and says so.
+//
+// The host inputs of Execute are never changed; its out may hold part of
+// a result after an error. No goroutine outlives the call or Close. A
+// program that runs host calls can run the same plan on cpuref after
+// either sentinel, as `gpuscatter run --backend auto` does.
+//
 // How the backend works (chunk tables, passes, owner words, the sort, push
 // constants, workgroup accumulation, the rounding bound) is in DESIGN.md
 // beside this package: https://github.com/gpuscatter/gpuscatter/blob/main/gpu/DESIGN.md

@@ -31,12 +31,15 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // errors, TensorScatter and the last-writer table against the reference,
 // and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
-// every operator; random reductions on atomics, in order and walking).
+// every operator; random reductions on atomics, in order and walking),
+// and the device faults of TestFaultMatrix on an Execute on atomics and a
+// Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
 	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
+	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
 }, "|")
 
 // TestSwiftShader runs swiftShaderTests in a copy of the test binary whose

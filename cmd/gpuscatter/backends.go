@@ -206,28 +206,41 @@ func openGPU(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, err
 // autoBackend is --backend auto with a GPU: it runs each plan on the GPU, and
 // a plan the GPU backend cannot run (ops.ErrUnsupported: a size or feature
 // its device lacks; ops.ErrOutOfMemory: more memory than the device has
-// free, refused before any work) on the CPU instead, noting that it did.
+// free, refused before any work or failing an allocation;
+// ops.ErrDeviceLost: the device failed during the call, or had before) on
+// the CPU instead, noting that it did. A call on host tensors can: the
+// CPU computes the whole output again from them.
 type autoBackend struct {
 	gpu    ops.Backend
 	cpu    *cpuref.Backend
 	notice string
+	// lost: the device was lost and the notice says so; Close's report
+	// of it is not news.
+	lost bool
 }
 
 func (a *autoBackend) Name() string { return a.gpu.Name() }
 
 func (a *autoBackend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	err := a.gpu.Execute(ctx, p, out)
-	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) {
+	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) && !errors.Is(err, ops.ErrDeviceLost) {
 		return err
 	}
 	if a.cpu == nil {
 		a.cpu = cpuref.New()
 	}
 	a.notice = fmt.Sprintf("--backend auto: %s; ran %s on the CPU", oneLine(err.Error()), p.Op.Name)
+	a.lost = a.lost || errors.Is(err, ops.ErrDeviceLost)
 	return a.cpu.Execute(ctx, p, out)
 }
 
-func (a *autoBackend) Close() error { return a.gpu.Close() }
+func (a *autoBackend) Close() error {
+	err := a.gpu.Close()
+	if a.lost && errors.Is(err, ops.ErrDeviceLost) {
+		return nil
+	}
+	return err
+}
 
 // Notice says whether a plan fell back to the CPU; run prints it after a
 // successful run.
