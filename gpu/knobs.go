@@ -74,7 +74,8 @@ type tuning struct {
 	// freedEarly counts the output chunks download freed as it read them.
 	freedEarly int
 	// onBuild, when set, is called as a batch's call k (from 0) starts
-	// acquiring its buffers and pipelines: the fault tests aim there.
+	// acquiring its buffers and pipelines, and with k = n when all n
+	// have: the fault tests aim there.
 	onBuild func(k int)
 }
 

@@ -596,6 +596,9 @@ func (b *Backend) buildBatch(calls []batched, f *flight) error {
 		}
 		f.calls = append(f.calls, call)
 	}
+	if b.onBuild != nil {
+		b.onBuild(len(calls))
+	}
 	st.Pipelines = time.Since(t0)
 	return nil
 }
