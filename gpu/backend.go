@@ -302,23 +302,33 @@ func (b *Backend) pipeline(k shaders.Key, flags uint32) (*vk.Pipeline, error) {
 	if p, ok := b.pipes[pk]; ok {
 		return p, nil
 	}
-	v, err := shaders.Lookup(k)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
-	}
-	if v.PushConstantSize != pushSize {
-		return nil, fmt.Errorf("vulkan: kernel %s takes %d bytes of push constants, this package packs %d", v.Name, v.PushConstantSize, pushSize)
-	}
-	code, err := v.SPIRV()
+	spec, name, err := pipelineSpec(pk)
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.dev.NewPipeline(vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize, SpecConstants: v.Specialize(flags)})
+	p, err := b.dev.NewPipeline(spec)
 	if err != nil {
-		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", v.Name, err))
+		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", name, err))
 	}
 	b.pipes[pk] = p
 	return p, nil
+}
+
+// pipelineSpec returns the pipeline of pk as the device takes it, and the
+// kernel's name.
+func pipelineSpec(pk pipeKey) (vk.PipelineSpec, string, error) {
+	v, err := shaders.Lookup(pk.key)
+	if err != nil {
+		return vk.PipelineSpec{}, "", fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if v.PushConstantSize != pushSize {
+		return vk.PipelineSpec{}, "", fmt.Errorf("vulkan: kernel %s takes %d bytes of push constants, this package packs %d", v.Name, v.PushConstantSize, pushSize)
+	}
+	code, err := v.SPIRV()
+	if err != nil {
+		return vk.PipelineSpec{}, "", err
+	}
+	return vk.PipelineSpec{SPIRV: code, PushConstantSize: v.PushConstantSize, LocalSize: v.LocalSize, SpecConstants: v.Specialize(pk.flags)}, v.Name, nil
 }
 
 // address returns the device address of a buffer from the pool, asking

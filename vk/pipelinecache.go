@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	vulkan "github.com/vulkan-go/vulkan"
 
@@ -28,6 +29,8 @@ type pipelineCache struct {
 	handle vulkan.PipelineCache
 	path   string // "" when the file is disabled
 	loaded []byte // file contents accepted at Open
+	saved  []byte // what SavePipelineCache last wrote
+	mu     sync.Mutex
 	warn   func(error)
 	warned bool
 }
@@ -156,6 +159,38 @@ func writeFileAtomic(path string, data []byte) error {
 	})
 }
 
+// PipelineCacheHeaderBytes is the size of a pipeline cache's header
+// (VkPipelineCacheHeaderVersionOne): cache data no longer than it holds
+// no compiled code. Mesa's drivers (lavapipe, radv, anv) give no more:
+// they keep compiled code in a disk cache of their own
+// (MESA_SHADER_CACHE_DIR), which later processes use as they would the
+// file.
+const PipelineCacheHeaderBytes = 32
+
+// SavePipelineCache writes the pipeline cache's data to its file now, as
+// Close does, when it changed, and returns the size of the data (see
+// PipelineCacheHeaderBytes). With the file disabled it writes nothing.
+func (d *Device) SavePipelineCache() (n int, err error) {
+	defer guard(&err)
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	defer d.leave()
+	d.cache.mu.Lock()
+	defer d.cache.mu.Unlock()
+	data, err := d.pipelineCacheData()
+	if err != nil {
+		return 0, err
+	}
+	if d.cache.path != "" && len(data) > 0 && !bytes.Equal(data, d.cache.loaded) && !bytes.Equal(data, d.cache.saved) {
+		if err := writeFileAtomic(d.cache.path, data); err != nil {
+			return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.path, err)
+		}
+		d.cache.saved = data
+	}
+	return len(data), nil
+}
+
 // closePipelineCache saves the cache (when it changed) and destroys it. A
 // cache that cannot be read back or saved is a warning (Options.Warn), not
 // an error: the work it would have sped up is done.
@@ -168,7 +203,7 @@ func (d *Device) closePipelineCache() error {
 		switch {
 		case err != nil:
 			d.cache.warnf("reading the cache back: %v", err)
-		case len(data) > 0 && !bytes.Equal(data, d.cache.loaded):
+		case len(data) > 0 && !bytes.Equal(data, d.cache.loaded) && !bytes.Equal(data, d.cache.saved):
 			if werr := writeFileAtomic(d.cache.path, data); werr != nil {
 				d.cache.warnf("saving: %v", werr)
 			}

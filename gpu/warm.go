@@ -1,0 +1,162 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// WarmStats says what Backend.Warm did.
+type WarmStats struct {
+	// Pipelines is the number of distinct pipelines the plans need;
+	// Compiled the number Warm created, the others being there already
+	// (compiled by an earlier call or Warm, or taken over from a kept
+	// device).
+	Pipelines, Compiled int
+	// Took is Warm's wall time.
+	Took time.Duration
+	// CacheFile is the device's pipeline cache file ("" when
+	// Options.PipelineCacheDir is "off"), and CacheBytes the size of the
+	// cache data Warm saved to it. DriverCache: the data holds no
+	// compiled code (vk.PipelineCacheHeaderBytes), because the driver
+	// keeps it in a cache of its own (Mesa's drivers do), which later
+	// processes use instead.
+	CacheFile   string
+	CacheBytes  int
+	DriverCache bool
+}
+
+// Warm compiles the pipelines that calls of plans need, so that their
+// first call does not wait for the compiler: for each plan, those of an
+// Execute and of a Batch call on resident tensors, every fold pass
+// included. It compiles on as many goroutines as GOMAXPROCS allows and
+// saves the device's pipeline cache file at the end, so that a later
+// process finds them too (where the driver keeps compiled code in a cache
+// of its own, that cache serves; WarmStats says which). Calls on other
+// goroutines go on meanwhile. Only the shapes, dtypes and attributes of
+// the plans matter (ops.PrepareShapes plans a call from shapes alone).
+// Warm returns the first error: a plan the device cannot run
+// (ops.ErrUnsupported), a failing device, ctx done, or ErrClosed.
+func (b *Backend) Warm(ctx context.Context, plans ...*ops.Plan) (WarmStats, error) {
+	start := time.Now()
+	var st WarmStats
+	if b == nil {
+		return st, ErrClosed
+	}
+	keys, err := b.warmKeys(plans)
+	if err != nil {
+		return st, err
+	}
+	st.Pipelines = len(keys)
+	var todo []pipeKey
+	b.mu.Lock()
+	for _, k := range keys {
+		if _, ok := b.pipes[k]; !ok {
+			todo = append(todo, k)
+		}
+	}
+	b.mu.Unlock()
+
+	made := make([]*vk.Pipeline, len(todo))
+	errs := make([]error, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				spec, name, err := pipelineSpec(todo[i])
+				if err == nil {
+					made[i], err = b.dev.NewPipeline(spec)
+					if err != nil {
+						err = wrapVK(fmt.Errorf("pipeline %s: %w", name, err))
+					}
+				}
+				errs[i] = err
+			}
+		}()
+	}
+feed:
+	for i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+
+	b.mu.Lock()
+	closed := b.closed
+	for i, p := range made {
+		if p == nil {
+			continue
+		}
+		st.Compiled++
+		if !closed {
+			if _, ok := b.pipes[todo[i]]; !ok {
+				b.pipes[todo[i]] = p
+			}
+		}
+	}
+	b.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
+		return st, err
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if closed {
+		return st, ErrClosed
+	}
+	n, err := b.dev.SavePipelineCache()
+	st.CacheFile, st.CacheBytes = b.dev.PipelineCachePath(), n
+	st.DriverCache = n <= vk.PipelineCacheHeaderBytes
+	st.Took = time.Since(start)
+	return st, wrapVK(err)
+}
+
+// warmKeys returns the distinct pipelines that Execute and resident calls
+// of plans use.
+func (b *Backend) warmKeys(plans []*ops.Plan) ([]pipeKey, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, ErrClosed
+	}
+	seen := map[pipeKey]bool{}
+	var keys []pipeKey
+	for _, p := range plans {
+		for _, stream := range []bool{true, false} {
+			f := b.facts(stream)
+			pl, err := f.planCall(p)
+			if err != nil {
+				return nil, err
+			}
+			if !stream {
+				// As a Batch lays the call out over resident tensors.
+				if err := pl.resident([3]uint64{pl.host[0], pl.host[1], pl.host[2]}, 0); err != nil {
+					return nil, err
+				}
+			}
+			for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
+				k := pipeKey{ps.key, pl.flags}
+				if ps.kind == passDispatch && !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	return keys, nil
+}
