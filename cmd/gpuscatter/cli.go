@@ -124,7 +124,7 @@ type cli struct {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, benchCommand, planCommand, checkCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, benchCommand, planCommand, warmCommand, checkCommand, onnxTestCommand, examplesCommand, opsCommand, devicesCommand, versionCommand, helpCommand}
 }
 
 // lookupCommand returns the command called name, or nil.

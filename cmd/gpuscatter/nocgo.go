@@ -22,6 +22,8 @@ var devicesCommand = noVulkanCommand("devices", "list the Vulkan devices (not in
 
 var planCommand = noVulkanCommand("plan", "print a call's plan on the GPU (not in this build: it has no Vulkan)")
 
+var warmCommand = noVulkanCommand("warm", "compile a call's GPU pipelines ahead of time (not in this build: it has no Vulkan)")
+
 // noVulkanCommand is a command that needs Vulkan: it fails with
 // errNoGPUBackend.
 func noVulkanCommand(name, summary string) *command {
