@@ -155,4 +155,3 @@ func warmLine(st gpu.WarmStats, calls int, device string) string {
 	}
 	return sb.String()
 }
-
