@@ -166,6 +166,9 @@ type DeviceInfo struct {
 	DeviceLocalMemory uint64       `json:"deviceLocalMemory"`
 	PipelineCacheUUID string       `json:"pipelineCacheUUID"`
 	Capabilities      Capabilities `json:"capabilities"`
+	// Measured are the device's transfer and latency figures, where they
+	// were measured (Device.MeasuredFigures); nil otherwise.
+	Measured *Measured `json:"measured,omitempty"`
 }
 
 // features mirrors the extension feature bits this package reads and enables.

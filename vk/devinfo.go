@@ -17,7 +17,8 @@ import (
 // not know are ignored. It fails, with one line saying what is wrong, for
 // JSON of another shape, a device type it does not know, and a device
 // that cannot be planned for: no name, or a limit that planning reads
-// (planLimits) missing, 0 or out of the range a device can have.
+// (planLimits) missing, 0 or out of the range a device can have, or
+// measured figures (optional) that are not all positive.
 func ParseDeviceInfo(b []byte) (DeviceInfo, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
@@ -47,6 +48,9 @@ func ParseDeviceInfo(b []byte) (DeviceInfo, error) {
 		if err := l.check(); err != nil {
 			return DeviceInfo{}, err
 		}
+	}
+	if m := info.Measured; m != nil && !m.valid() {
+		return DeviceInfo{}, fmt.Errorf("measured: upload_gbps, download_gbps, copy_gbps, submit_wait_us and probe_bytes must all be positive (got %+v)", *m)
 	}
 	return info, nil
 }

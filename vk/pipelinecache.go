@@ -28,6 +28,7 @@ import (
 type pipelineCache struct {
 	handle vulkan.PipelineCache
 	path   string // "" when the file is disabled
+	dir    string // Options.PipelineCacheDir
 	loaded []byte // file contents accepted at Open
 	saved  []byte // what SavePipelineCache last wrote
 	mu     sync.Mutex
@@ -78,6 +79,7 @@ func validCacheHeader(data []byte, p *physical) bool {
 // openPipelineCache creates the VkPipelineCache, seeded from the cache file
 // when one exists and matches the device.
 func (d *Device) openPipelineCache(dir string) error {
+	d.cache.dir = dir
 	switch dir {
 	case "off":
 		dir = ""

@@ -5,7 +5,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/vk"
@@ -14,25 +16,43 @@ import (
 var devicesCommand = &command{
 	name:    "devices",
 	summary: "list the Vulkan devices with their type, driver, memory, limits and capabilities",
-	flags:   func() []flagSpec { return []flagSpec{jsonListSpec(new(bool))} },
+	flags:   func() []flagSpec { return devicesFlags(new(bool), new(bool)) },
 	details: `Lists every Vulkan device the loader finds, in the loader's order. The index
 or any part of the name selects a device for --device (or GPUSCATTER_DEVICE).
 Without a selector the first discrete GPU is used, else an integrated one,
 a virtual one, then a CPU device such as lavapipe. --json prints the same as
 a JSON array.
+
+Each device's transfer and latency figures, measured through the paths
+the backend uses, are shown too ("measured"; in --json an object measured
+with upload_gbps, download_gbps, copy_gbps, submit_wait_us and
+probe_bytes): upload and download of 32 MiB between host and device, a
+device-to-device copy (in bytes read and written per second), and one
+submission of a trivial command with the wait for it. They are measured
+once per device and driver, in well under a second, and kept beside the
+pipeline cache (the user's cache folder, gpuscatter/measured-*.json);
+--remeasure measures again. A device that cannot be opened is listed
+without them.
 `,
 	run: devicesMain,
 }
 
 // devicesMain is the devices command.
-func devicesMain(_ context.Context, c *cli, args []string) error {
-	asJSON := false
-	if err := parseFlags(args, []flagSpec{jsonListSpec(&asJSON)}); err != nil {
+func devicesMain(ctx context.Context, c *cli, args []string) error {
+	asJSON, remeasure := false, false
+	if err := parseFlags(args, devicesFlags(&asJSON, &remeasure)); err != nil {
 		return err
 	}
 	devs, err := vk.Devices()
 	if err != nil {
 		return fmt.Errorf("devices: %w", err)
+	}
+	for i := range devs {
+		if m, err := measured(ctx, c, devs[i].Index, remeasure); err == nil {
+			devs[i].Measured = &m
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -48,6 +68,30 @@ func devicesMain(_ context.Context, c *cli, args []string) error {
 	}
 	_, err = fmt.Fprint(c.stdout, b.String())
 	return err
+}
+
+// devicesFlags returns the flags of the devices command.
+func devicesFlags(asJSON, remeasure *bool) []flagSpec {
+	re := flagSpec{name: "remeasure", boolean: true, usage: "measure the devices' figures again rather than read the kept ones",
+		set: func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("--remeasure=%q: want true or false", v)
+			}
+			*remeasure = b
+			return nil
+		}}
+	return []flagSpec{jsonListSpec(asJSON), re}
+}
+
+// measured returns the figures of device index: kept, or measured now.
+func measured(ctx context.Context, c *cli, index int, remeasure bool) (vk.Measured, error) {
+	d, err := vk.Open(vk.Options{Selector: strconv.Itoa(index), Warn: c.gpu.warn})
+	if err != nil {
+		return vk.Measured{}, err
+	}
+	m, err := d.MeasuredFigures(ctx, remeasure)
+	return m, errors.Join(err, d.Close())
 }
 
 // describeDevice writes the block that the devices command prints for d.
@@ -75,6 +119,12 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 	line("8/16-bit storage", "%v/%v", cp.StorageBuffer8BitAccess, cp.StorageBuffer16BitAccess)
 	line("buffer device address", "%v", cp.BufferDeviceAddress)
 	line("timestamps", "%v (%.3g ns per tick)", cp.Timestamps, cp.TimestampPeriod)
+	if m := d.Measured; m != nil {
+		line("measured", "upload %.3g GB/s, download %.3g GB/s, device copy %.3g GB/s, submit and wait %.0f µs",
+			m.UploadGBps, m.DownloadGBps, m.CopyGBps, m.SubmitWaitUs)
+	} else {
+		line("measured", "not measured (the device did not open)")
+	}
 }
 
 // mib formats a byte count in MiB (GiB from 4 GiB up).

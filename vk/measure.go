@@ -1,0 +1,176 @@
+//go:build cgo
+
+package vk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Measured are a device's transfer and latency figures, measured once by
+// Device.Measure through the paths the backend uses, so that the cost of
+// a call can be estimated before it runs. A --facts file of another
+// machine carries them too (DeviceInfo.Measured).
+type Measured struct {
+	// UploadGBps and DownloadGBps are Buffer.Upload and Buffer.Download
+	// of ProbeBytes, in 10^9 bytes per second: through the mapping on
+	// unified memory, else through staging buffers and copy commands.
+	UploadGBps   float64 `json:"upload_gbps"`
+	DownloadGBps float64 `json:"download_gbps"`
+	// CopyGBps is a device-to-device copy command, in bytes read and
+	// written (twice ProbeBytes) per second: the rate a pass that streams
+	// its bytes runs at, at best.
+	CopyGBps float64 `json:"copy_gbps"`
+	// SubmitWaitUs is the time of one submission of a trivial command
+	// and the wait for its fence, in microseconds: what each submission
+	// of a call costs beyond its work.
+	SubmitWaitUs float64 `json:"submit_wait_us"`
+	// ProbeBytes is the size of the transfers measured.
+	ProbeBytes uint64 `json:"probe_bytes"`
+}
+
+// probeBytes is the size Measure transfers: large enough to reach a
+// device's streaming rate, small enough to take well under a second on a
+// CPU device.
+const probeBytes = 32 << 20
+
+// Measure measures the device's figures (Measured): each transfer the
+// median of three, the submission the median of fifteen. It takes well
+// under a second on lavapipe.
+func (d *Device) Measure(ctx context.Context) (m Measured, err error) {
+	n := min(uint64(probeBytes), d.limits.MaxAllocationBytes)
+	m.ProbeBytes = n
+	src, err := d.NewBuffer(n)
+	if err != nil {
+		return m, err
+	}
+	defer src.Close()
+	dst, err := d.NewBuffer(n)
+	if err != nil {
+		return m, err
+	}
+	defer dst.Close()
+	host := make([]byte, n)
+	for i := range host {
+		host[i] = byte(i*7 + 1)
+	}
+	timed := func(reps int, f func() error) (time.Duration, error) {
+		ts := make([]time.Duration, reps)
+		for i := range ts {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			ts[i] = time.Since(t0)
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		return max(ts[reps/2], time.Nanosecond), nil
+	}
+	up, err := timed(3, func() error { return src.Upload(0, host) })
+	if err != nil {
+		return m, err
+	}
+	down, err := timed(3, func() error { return src.Download(0, host) })
+	if err != nil {
+		return m, err
+	}
+	seq, err := d.NewSequence()
+	if err != nil {
+		return m, err
+	}
+	defer seq.Close()
+	record := func(f func() error) func() error {
+		return func() error {
+			if err := seq.Reset(); err != nil {
+				return err
+			}
+			if err := f(); err != nil {
+				return err
+			}
+			return seq.Submit(ctx)
+		}
+	}
+	cp, err := timed(3, record(func() error { return seq.Copy(src, 0, dst, 0, n) }))
+	if err != nil {
+		return m, err
+	}
+	sw, err := timed(15, record(func() error { return seq.Fill(dst, 0, 4, 0) }))
+	if err != nil {
+		return m, err
+	}
+	gbps := func(bytes uint64, t time.Duration) float64 { return float64(bytes) / t.Seconds() / 1e9 }
+	m.UploadGBps, m.DownloadGBps = gbps(n, up), gbps(n, down)
+	m.CopyGBps = gbps(2*n, max(cp-sw, time.Nanosecond))
+	m.SubmitWaitUs = float64(sw) / float64(time.Microsecond)
+	return m, nil
+}
+
+// measuredFile is the name of the file that keeps a device's Measured:
+// the device, its driver version and pipeline cache UUID in the name, as
+// the pipeline cache file's, so that a new driver measures again.
+func measuredFile(info DeviceInfo) string {
+	return fmt.Sprintf("measured-%04x-%04x-%08x-%s.json", info.VendorID, info.DeviceID, info.DriverVersion, info.PipelineCacheUUID)
+}
+
+// cacheDir resolves a PipelineCacheDir option: "" is the user's cache
+// folder's gpuscatter, "off" none ("").
+func cacheDir(dir string) string {
+	switch dir {
+	case "off":
+		return ""
+	case "":
+		if ucd, err := os.UserCacheDir(); err == nil {
+			return filepath.Join(ucd, "gpuscatter")
+		}
+		return ""
+	}
+	return dir
+}
+
+// MeasuredFigures returns the device's figures: those kept beside the
+// pipeline cache (Options.PipelineCacheDir) from an earlier measurement
+// of the same device and driver, or, when there are none or remeasure is
+// set, a new Measure, which it keeps there. A file that cannot be read
+// or written is reported through Options.Warn (ErrPipelineCache) and
+// measured around.
+func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool) (Measured, error) {
+	dir := cacheDir(d.cache.dir)
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, measuredFile(d.info))
+		if !remeasure {
+			if b, err := os.ReadFile(path); err == nil {
+				var m Measured
+				if json.Unmarshal(b, &m) == nil && m.valid() {
+					return m, nil
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				d.cache.warnf("%v; measuring again", err)
+			}
+		}
+	}
+	m, err := d.Measure(ctx)
+	if err != nil || path == "" {
+		return m, err
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		d.cache.warnf("keeping the measured figures: %v", err)
+	}
+	return m, nil
+}
+
+// valid reports whether m holds figures a measurement gives.
+func (m Measured) valid() bool {
+	return m.UploadGBps > 0 && m.DownloadGBps > 0 && m.CopyGBps > 0 && m.SubmitWaitUs > 0 && m.ProbeBytes > 0
+}
