@@ -28,8 +28,8 @@ SWIFTSHADER_ICD := $(SWIFTSHADER_DIR)/current/vk_swiftshader_icd.json
 # --quick a second time on SwiftShader (make swiftshader-test). Off by
 # default: check --quick takes about ten minutes on SwiftShader on two
 # cores. `make test` runs gpu's TestSwiftShader either way, the device
-# suites of the gpu package on SwiftShader at the quick size (about a
-# minute).
+# suites of the gpu package on SwiftShader at the quick size (about three
+# minutes on two cores), in a pass of its own (ALONE).
 SWIFTSHADER_GPU_TESTS ?= no
 # The GPU tests of that second run (a -run pattern of ./gpu): the
 # conformance suite and the random differential tests (TestCheck, at the
@@ -44,6 +44,11 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 # them) and TestSwiftShader.
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
 STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
+# gpu's TestSwiftShader runs in a pass of its own, after the first: it
+# takes minutes of the gpu binary's time (the child runs the device
+# suites on SwiftShader), and alone it keeps each run of the binary well
+# within half of TEST_TIMEOUT.
+ALONE := ^TestSwiftShader$$
 
 .PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
@@ -96,8 +101,10 @@ vet:
 ## (internal/testbudget), whether it passed or not: a binary past half of
 ## it is marked, since CI's slower machines would be the next to time out.
 unit: swiftshader
-	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) $(PKG); \
+	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE)' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
+	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone.json -- -count=1 -timeout $(TEST_TIMEOUT) -run '$(ALONE)' ./gpu; \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone.json; exit $$rc
 	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
