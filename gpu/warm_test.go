@@ -12,8 +12,10 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/examples"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
 )
 
 // TestWarm: after Warm of calls' plans (made from their shapes alone),
@@ -43,6 +45,11 @@ func TestWarm(t *testing.T) {
 			assert.Positive(t, st.Pipelines)
 			assert.LessOrEqual(t, st.Compiled, st.Pipelines)
 			assert.Positive(t, st.Took)
+			if b.dev.Info().Type == vk.DeviceCPU {
+				assert.Equal(t, len(plans), st.Ran, "a CPU device runs each plan once")
+			} else {
+				assert.Zero(t, st.Ran)
+			}
 			assert.Equal(t, dir, filepath.Dir(st.CacheFile))
 			assert.Equal(t, st.CacheBytes <= 32, st.DriverCache)
 			warmed := len(b.pipes)
@@ -109,4 +116,24 @@ func shapesOnly(req ops.Request) ops.Request {
 		}
 	}
 	return req
+}
+
+// TestZeroedInputsAreValid: the inputs Warm runs a plan on are valid for
+// every spec example's call: the CPU reference runs them without error,
+// and their indices spread over the data.
+func TestZeroedInputsAreValid(t *testing.T) {
+	for _, ex := range examples.All() {
+		p, err := ops.PrepareShapes(shapesOnly(ex.Request))
+		if err != nil {
+			continue // an example of an error
+		}
+		q, out, err := zeroed(p)
+		require.NoError(t, err, ex.Name)
+		assert.NoError(t, cpuref.New().Execute(context.Background(), q, out), ex.Name)
+	}
+	p, err := ops.PrepareShapes(shapesOnly(dupRequest("ScatterElements-18", "add", tensor.Float32, 100)))
+	require.NoError(t, err)
+	q, _, err := zeroed(p)
+	require.NoError(t, err)
+	assert.Equal(t, int64(99), tensor.View[int64](q.Indices)[399], "index k is k modulo the dimension")
 }

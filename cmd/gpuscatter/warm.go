@@ -23,7 +23,10 @@ where a later process finds them: the first call of a new process then
 does not wait for the compiler (on lavapipe, deterministic SE-sum-dup's
 first call otherwise spends most of its time there). It warms the
 pipelines of the call on host tensors and on resident tensors, in
---deterministic mode when given, compiling on every core.
+--deterministic mode when given, compiling on every core. On a CPU
+device (lavapipe), which compiles much of a pipeline only at its first
+dispatch, it also runs each call once on zero-filled inputs of the same
+shapes, which takes the call's memory and time once.
 
 Where they are kept depends on the driver: the project's pipeline cache
 file (in the user's cache folder, gpuscatter/), or, for drivers that put
@@ -142,8 +145,12 @@ func warmMain(ctx context.Context, c *cli, args []string) error {
 // warmLine says what Warm did, in one line.
 func warmLine(st gpu.WarmStats, calls int, device string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "warm: %d pipelines for %s on %q in %.2f s (%d compiled, %d there already); ",
-		st.Pipelines, plural(calls, "call"), device, st.Took.Seconds(), st.Compiled, st.Pipelines-st.Compiled)
+	fmt.Fprintf(&sb, "warm: %d pipelines for %s on %q in %.2f s (%d compiled, %d there already", st.Pipelines, plural(calls, "call"),
+		device, st.Took.Seconds(), st.Compiled, st.Pipelines-st.Compiled)
+	if st.Ran > 0 {
+		fmt.Fprintf(&sb, "; %s run once on zeros, as this device compiles at the first dispatch", plural(st.Ran, "call"))
+	}
+	sb.WriteString("); ")
 	switch {
 	case st.CacheFile == "":
 		sb.WriteString("the pipeline cache file is off")
