@@ -62,7 +62,9 @@ func TestParseDeviceInfoRefuses(t *testing.T) {
 		{edit(func(d *DeviceInfo) { d.Capabilities.MaxComputeWorkGroupInvocations = 64 }), "maxComputeWorkGroupInvocations is 64, less than any device has"},
 		{edit(func(d *DeviceInfo) { d.DeviceLocalMemory = 0 }), "deviceLocalMemory is 0 or missing"},
 		{edit(func(d *DeviceInfo) { d.DeviceLocalMemory = 1 << 60 }), "deviceLocalMemory is 1152921504606846976, more than any device has"},
-		{edit(func(d *DeviceInfo) { d.Measured = &Measured{UploadGBps: 1, DownloadGBps: 1, CopyGBps: 0, SubmitWaitUs: 5, ProbeBytes: 1} }),
+		{edit(func(d *DeviceInfo) {
+			d.Measured = &Measured{UploadGBps: 1, DownloadGBps: 1, CopyGBps: 0, SubmitWaitUs: 5, ProbeBytes: 1}
+		}),
 			"measured: upload_gbps, download_gbps, copy_gbps, submit_wait_us and probe_bytes must all be positive"},
 	} {
 		_, err := ParseDeviceInfo([]byte(c.in))
