@@ -143,7 +143,7 @@ func TestDecodeWorkload(t *testing.T) {
 		assert.Equal(t, []int{1, 1, 2}, []int{gpu.Submits, gpu.Waits, gpu.TransferPieces})
 		assert.Equal(t, 2*time.Millisecond, gpu.Median)
 		assert.Equal(t, gpu.Median, gpu.ResidentTime)
-		assert.Equal(t, int64(1000*(2*32*128*2+8)), gpu.Bytes, "in place: each token read and written, its write index read")
+		assert.Equal(t, int64(1000*(3*32*128*2+8)), gpu.Bytes, "in place: the one-pass bytes, each token read, its target read and written, its write index read")
 		js, err := json.Marshal(rep)
 		require.NoError(t, err)
 		for _, s := range []string{`"calls":1000`, `"resident_per_call_ms":0.002`, `"per_call_ms":0.002`, `"submits":1`, `"waits":1`} {

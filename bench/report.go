@@ -104,9 +104,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if x.PlanDispatches == 1 {
 				dispatches = "dispatch"
 			}
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %s MB on the device in %d %s, %s MB/pass; %s MB of device memory",
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan: %d %s %s MB on the device in %d %s, %s the one-pass bytes; %s MB of device memory",
 				x.PlanPasses, verbs, mb(x.PlanBytes), x.PlanDispatches, dispatches,
-				times(float64(x.PlanBytes)/float64(max(x.Bytes, 1))), mb(x.PlanMemory)))
+				times(float64(x.PlanBytes)/float64(max(x.OnePassBytes, 1))), mb(x.PlanMemory)))
+		}
+		if x.ResidentPlanned {
+			dispatches := "dispatches"
+			if x.ResidentDispatches == 1 {
+				dispatches = "dispatch"
+			}
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan in place on resident tensors: %s MB on the device in %d %s, %s the one-pass bytes",
+				mb(x.ResidentPlanBytes), x.ResidentDispatches, dispatches, times(float64(x.ResidentPlanBytes)/float64(max(x.OnePassBytes, 1)))))
 		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
@@ -149,7 +157,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nMB/pass: the bytes one pass must move, 2 x data (read, then written) + updates + indices; memcpy ms: the time\n")
 	b.WriteString("a memory copy takes to move as many bytes, the floor for the median. plan: the backend's passes worked\n")
-	b.WriteString("out before running, with the device bytes they read and write in all (data's copy into the output aside).\n")
+	b.WriteString("out before running, with the device bytes they read and write in all (data's copy into the output aside),\n")
+	b.WriteString("against the one-pass bytes: indices and updates read once, each element the call may change read and written once.\n")
 	fmt.Fprintf(&b, "GB/s: MB/pass over the median time. memcpy: a parallel copy of %s\n", formatBytes(r.MemcpyBytes))
 	fmt.Fprintf(&b, "(or of the data, when larger) over %d goroutines, in GB/s read plus written. verified: every timed output\n", r.Threads)
 	b.WriteString("equals the cpu's bit for bit (any NaN equals any NaN); the cpu's own timed outputs equal its first.\n")
@@ -250,42 +259,45 @@ type jsonReport struct {
 }
 
 type jsonResult struct {
-	Workload         string      `json:"workload"`
-	Description      string      `json:"description"`
-	Backend          string      `json:"backend"`
-	Device           string      `json:"device"`
-	MedianMS         float64     `json:"median_ms"`
-	MinMS            float64     `json:"min_ms"`
-	MaxMS            float64     `json:"max_ms"`
-	TimesMS          []float64   `json:"times_ms"`
-	DeviceMS         float64     `json:"device_ms"`
-	Phases           []jsonPhase `json:"phases"`
-	DeviceCopyMS     float64     `json:"device_copy_ms,omitempty"`
-	DeviceOverCopy   float64     `json:"device_over_copy,omitempty"`
-	ResidentMS       float64     `json:"resident_ms,omitempty"`
-	ResidentBytes    int64       `json:"resident_bytes,omitempty"`
-	Calls            int         `json:"calls,omitempty"`
-	PerCallMS        float64     `json:"per_call_ms,omitempty"`
-	ResidentCallMS   float64     `json:"resident_per_call_ms,omitempty"`
-	Submits          int         `json:"submits,omitempty"`
-	Waits            int         `json:"waits,omitempty"`
-	TransferPieces   int         `json:"transfer_pieces,omitempty"`
-	PlanPasses       int         `json:"plan_passes,omitempty"`
-	Dispatches       *int        `json:"dispatches,omitempty"`
-	PlanBytes        int64       `json:"plan_bytes,omitempty"`
-	PlanMemory       int64       `json:"plan_memory,omitempty"`
-	Plan             string      `json:"plan,omitempty"`
-	Bytes            int64       `json:"bytes"`
-	GBps             float64     `json:"gbps"`
-	MemcpyGBps       float64     `json:"memcpy_gbps"`
-	FractionOfMemcpy float64     `json:"fraction_of_memcpy"`
-	Speedup          float64     `json:"speedup,omitempty"`
-	Verified         bool        `json:"verified"`
-	MaxAbsDiff       *float64    `json:"max_abs_diff"`
-	Mismatches       int64       `json:"mismatches"`
-	Tolerance        float64     `json:"tolerance"`
-	Skipped          string      `json:"skipped,omitempty"`
-	Error            string      `json:"error,omitempty"`
+	Workload           string      `json:"workload"`
+	Description        string      `json:"description"`
+	Backend            string      `json:"backend"`
+	Device             string      `json:"device"`
+	MedianMS           float64     `json:"median_ms"`
+	MinMS              float64     `json:"min_ms"`
+	MaxMS              float64     `json:"max_ms"`
+	TimesMS            []float64   `json:"times_ms"`
+	DeviceMS           float64     `json:"device_ms"`
+	Phases             []jsonPhase `json:"phases"`
+	DeviceCopyMS       float64     `json:"device_copy_ms,omitempty"`
+	DeviceOverCopy     float64     `json:"device_over_copy,omitempty"`
+	ResidentMS         float64     `json:"resident_ms,omitempty"`
+	ResidentBytes      int64       `json:"resident_bytes,omitempty"`
+	Calls              int         `json:"calls,omitempty"`
+	PerCallMS          float64     `json:"per_call_ms,omitempty"`
+	ResidentCallMS     float64     `json:"resident_per_call_ms,omitempty"`
+	Submits            int         `json:"submits,omitempty"`
+	Waits              int         `json:"waits,omitempty"`
+	TransferPieces     int         `json:"transfer_pieces,omitempty"`
+	PlanPasses         int         `json:"plan_passes,omitempty"`
+	Dispatches         *int        `json:"dispatches,omitempty"`
+	PlanBytes          int64       `json:"plan_bytes,omitempty"`
+	PlanMemory         int64       `json:"plan_memory,omitempty"`
+	OnePassBytes       int64       `json:"one_pass_bytes"`
+	ResidentPlanBytes  int64       `json:"resident_plan_bytes,omitempty"`
+	ResidentDispatches *int        `json:"resident_dispatches,omitempty"`
+	Plan               string      `json:"plan,omitempty"`
+	Bytes              int64       `json:"bytes"`
+	GBps               float64     `json:"gbps"`
+	MemcpyGBps         float64     `json:"memcpy_gbps"`
+	FractionOfMemcpy   float64     `json:"fraction_of_memcpy"`
+	Speedup            float64     `json:"speedup,omitempty"`
+	Verified           bool        `json:"verified"`
+	MaxAbsDiff         *float64    `json:"max_abs_diff"`
+	Mismatches         int64       `json:"mismatches"`
+	Tolerance          float64     `json:"tolerance"`
+	Skipped            string      `json:"skipped,omitempty"`
+	Error              string      `json:"error,omitempty"`
 }
 
 type jsonPhase struct {
@@ -317,7 +329,10 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // (workloads of several calls per execution: their number, and median_ms
 // and resident_ms over it), submits, waits and transfer_pieces (the host
 // round trips of the last resident batch of such a workload, on backends
-// that run batches), plan_passes, dispatches, plan_bytes and plan_memory
+// that run batches), plan_passes, dispatches, plan_bytes and plan_memory,
+// one_pass_bytes (ops.Plan.OnePassBytes per call), resident_dispatches and
+// resident_plan_bytes (the call planned in place on resident tensors:
+// ResidentPlanner)
 // (backends that work out their passes before running: the passes, their
 // compute dispatches, the device bytes they read and write in all, the
 // device memory) and plan (the backend's
@@ -338,7 +353,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			MedianMS: msOf(x.Median), MinMS: msOf(x.Min), MaxMS: msOf(x.Max), TimesMS: []float64{},
 			DeviceMS: msOf(x.DeviceTime), Phases: []jsonPhase{}, Bytes: x.Bytes,
 			DeviceCopyMS: msOf(x.DeviceCopyTime), DeviceOverCopy: x.DeviceOverCopy, ResidentMS: msOf(x.ResidentTime), ResidentBytes: x.ResidentBytes,
-			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory, Plan: x.Plan,
+			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory, Plan: x.Plan, OnePassBytes: x.OnePassBytes,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,
@@ -347,6 +362,10 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if x.Planned {
 			d := x.PlanDispatches
 			j.Dispatches = &d
+		}
+		if x.ResidentPlanned {
+			d := x.ResidentDispatches
+			j.ResidentDispatches, j.ResidentPlanBytes = &d, x.ResidentPlanBytes
 		}
 		if x.Calls > 1 {
 			j.Calls = x.Calls

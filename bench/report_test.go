@@ -20,7 +20,7 @@ func TestTableFiguresOfTinyInputs(t *testing.T) {
 		{Workload: "tiny", Backend: "gpu", Device: "fake device", Median: 250 * time.Nanosecond, Min: 200 * time.Nanosecond, Max: 3 * time.Microsecond,
 			DeviceTime: 120 * time.Nanosecond, Phases: []Phase{{Name: "scatter", Duration: 80 * time.Nanosecond}},
 			DeviceCopyTime: 40 * time.Microsecond, DeviceOverCopy: 0.003, ResidentTime: 90 * time.Nanosecond,
-			Planned: true, PlanPasses: 1, PlanDispatches: 1, PlanBytes: 96, PlanMemory: 4096,
+			Planned: true, PlanPasses: 1, PlanDispatches: 1, PlanBytes: 96, PlanMemory: 4096, OnePassBytes: 120,
 			Bytes: 120, GBps: 0.48, MemcpyGBps: 20, FractionOfMemcpy: 0.024, Speedup: 160, Verified: true},
 		{Workload: "big", Backend: "cpu", Device: "cpu", Median: 1234567 * time.Microsecond, Min: 12345 * time.Microsecond, Max: 2 * time.Second,
 			Bytes: 3_200_000_000, GBps: 2.5, MemcpyGBps: 20, FractionOfMemcpy: 0.125, Verified: true},
@@ -47,7 +47,7 @@ func TestTableFiguresOfTinyInputs(t *testing.T) {
 	assert.Contains(t, table, "phases: scatter 0.000080 ms\n")
 	assert.Contains(t, table, "device copy of the same traffic: 0.040 ms; device time is 0.0030x that\n")
 	assert.Contains(t, table, "in place on inputs resident on the device: 0.000090 ms per call (no host transfers), 444.44x the cpu\n")
-	assert.Contains(t, table, "plan: 1 pass reads and writes 0.000096 MB on the device in 1 dispatch, 0.80x MB/pass; 0.0041 MB of device memory\n")
+	assert.Contains(t, table, "plan: 1 pass reads and writes 0.000096 MB on the device in 1 dispatch, 0.80x the one-pass bytes; 0.0041 MB of device memory\n")
 }
 
 func TestFixed(t *testing.T) {

@@ -87,6 +87,15 @@ type TrafficPlanner interface {
 	PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memory uint64, plan string, err error)
 }
 
+// ResidentPlanner is implemented by device backends that also plan the
+// call a runtime makes on tensors resident on the device, in place
+// (internal/gpubench's PlanResidentTraffic): its compute dispatches and
+// the device bytes its passes read and write. Run reports them beside
+// the Execute plan's.
+type ResidentPlanner interface {
+	PlanResidentTraffic(p *ops.Plan) (dispatches int, traffic uint64, err error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -202,6 +211,17 @@ type Result struct {
 	PlanBytes, PlanMemory      int64
 	// Plan is the backend's description of the call (TrafficPlanner).
 	Plan string
+	// OnePassBytes is the least traffic of one execution on the device
+	// (ops.Plan.OnePassBytes per call, as gpuscatter plan counts it),
+	// which the plan's traffic is measured against. Bytes, the host call's
+	// floor, also counts data's copy into the output.
+	OnePassBytes int64
+	// ResidentPlanned reports that the backend planned the call in place
+	// on resident tensors (ResidentPlanner): ResidentDispatches compute
+	// dispatches moving ResidentPlanBytes device bytes.
+	ResidentPlanned    bool
+	ResidentDispatches int
+	ResidentPlanBytes  int64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -377,7 +397,8 @@ func (r *runner) skipAll(why string) []Result {
 }
 
 func (r *runner) result(t Target) Result {
-	return Result{Workload: r.w.Name, Description: r.w.Describe(), Backend: t.Label, Device: t.Backend.Name(), Bytes: r.w.Traffic(), Calls: r.w.calls()}
+	return Result{Workload: r.w.Name, Description: r.w.Describe(), Backend: t.Label, Device: t.Backend.Name(), Bytes: r.w.Traffic(),
+		OnePassBytes: r.w.ResidentTraffic(), Calls: r.w.calls()}
 }
 
 // tolerant reports whether another backend's result may differ from the
@@ -436,6 +457,11 @@ func (r *runner) workload() ([]Result, error) {
 			if n, dispatches, traffic, memory, plan, err := tp.PlanTraffic(p); err == nil {
 				res.Planned, res.PlanPasses, res.PlanDispatches = true, n, dispatches
 				res.PlanBytes, res.PlanMemory, res.Plan = int64(traffic), int64(memory), plan
+			}
+		}
+		if rp, ok := t.Backend.(ResidentPlanner); ok {
+			if dispatches, traffic, err := rp.PlanResidentTraffic(p); err == nil {
+				res.ResidentPlanned, res.ResidentDispatches, res.ResidentPlanBytes = true, dispatches, int64(traffic)
 			}
 		}
 		if ti > 0 && r.tolerant() {

@@ -140,9 +140,11 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 				want *= 1000 // every call moves as much
 				assert.Equal(t, 1000, w.Calls)
 			case "KV-decode":
-				// 1000 steps in place: each token read and written, and
-				// the write indices read; the cache is not copied.
-				want = 1000 * (2*n(c.updates)*size + 8*n(c.idx))
+				// 1000 steps in place, each the one-pass bytes
+				// (ops.Plan.OnePassBytes): each token read, the element
+				// it lands on read and written, and the write indices
+				// read; the cache is not copied.
+				want = 1000 * (3*n(c.updates)*size + 8*n(c.idx))
 				assert.Equal(t, 1000, w.Calls)
 				assert.True(t, w.Decode)
 			default:

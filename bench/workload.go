@@ -75,10 +75,15 @@ func (w *Workload) Traffic() int64 {
 func (w *Workload) calls() int { return max(1, w.Calls) }
 
 // ResidentTraffic returns the bytes one call in place on inputs resident on
-// the device moves at the least: indices and updates read, and one element
-// of data written per update. Data is neither read nor copied whole.
+// the device moves at the least: the one-pass bytes (ops.Plan.OnePassBytes:
+// indices and updates read once, each data element the call may change
+// read and written once), per call. Data is not copied whole.
 func (w *Workload) ResidentTraffic() int64 {
-	return int64(w.calls()) * (2*w.UpdatesBytes + w.IndicesBytes)
+	p, err := ops.PrepareShapes(w.shapes())
+	if err != nil {
+		return int64(w.calls()) * (w.UpdatesBytes + w.IndicesBytes)
+	}
+	return int64(w.calls()) * int64(p.OnePassBytes())
 }
 
 // Describe returns the operator call with its shapes, e.g.

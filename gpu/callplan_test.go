@@ -283,7 +283,10 @@ func TestOrderedPlanCost(t *testing.T) {
 			passes   int
 			maxRatio float64
 		}{
-			{"SE-sum-dup", se, 1, 2.7},
+			// 3.4: 2.7 under the one-pass bytes before ops.Plan.OnePassBytes
+			// (which counted a write per update rather than each element
+			// that may change read and written once).
+			{"SE-sum-dup", se, 1, 3.4},
 			{"SND-sum-dup", snd, 3, 2.2},
 		} {
 			for _, fc := range []struct {

@@ -231,6 +231,18 @@ func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
 	return pl.needs(), nil
 }
 
+// PlanInPlaceFor is PlanFor for the call in place on resident tensors
+// (Backend.NeedsInPlace).
+func PlanInPlaceFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
+	caps := info.Capabilities
+	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
+		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
+	}
+	f := infoFacts(info, opts)
+	f.ownOutput, f.streamMin = false, 0
+	return f.inPlaceNeeds(p)
+}
+
 // callShift returns the chunk shift of a call whose output takes
 // outBytes bytes.
 func (f *facts) callShift(outBytes uint64) uint {

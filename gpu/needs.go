@@ -32,12 +32,13 @@ type PlanNeeds struct {
 	Dispatches int
 	// TrafficBytes is the device bytes read and written over all Passes.
 	TrafficBytes uint64
-	// OnePassBytes is the traffic of a single pass that would read the
-	// indices and the updates once and write each update's target once:
-	// the least any plan of these shapes moves on the device.
+	// OnePassBytes is the least traffic any plan of these shapes moves
+	// (ops.Plan.OnePassBytes): the indices and the updates read once, and
+	// each output element the call may change read and written once.
 	OnePassBytes uint64
 	// HostBytes is what moves between host and device: data, updates and
-	// indices up, the output down.
+	// indices up, the output down (0 for a call in place on resident
+	// tensors: NeedsInPlace).
 	HostBytes uint64
 	// DataCopyBytes is data's size on the device, what the output holds
 	// before the passes run. Execute uploads data straight into the
@@ -87,6 +88,38 @@ func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
 		return PlanNeeds{}, err
 	}
 	return pl.needs(), nil
+}
+
+// NeedsInPlace is Needs for the call a runtime makes on tensors resident
+// on the device, with data as the output (a Run or Batch call whose Out
+// is Data): the passes it records, and no host traffic and no copy of
+// data. DeviceBytes counts the resident tensors too.
+func (b *Backend) NeedsInPlace(p *ops.Plan) (PlanNeeds, error) {
+	if b == nil {
+		return PlanNeeds{}, closedPlanError(p)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return PlanNeeds{}, closedPlanError(p)
+	}
+	f := b.facts(false)
+	return f.inPlaceNeeds(p)
+}
+
+// inPlaceNeeds plans p in place on resident tensors, as a Batch lays it
+// out, for a device with facts f.
+func (f *facts) inPlaceNeeds(p *ops.Plan) (PlanNeeds, error) {
+	pl, err := f.planCall(p)
+	if err != nil {
+		return PlanNeeds{}, err
+	}
+	if err := pl.resident([3]uint64{pl.host[0], pl.host[1], pl.host[2]}, 0); err != nil {
+		return PlanNeeds{}, err
+	}
+	n := pl.needs()
+	n.HostBytes, n.DataCopyBytes = 0, 0
+	return n, nil
 }
 
 // tensorBytes returns the device memory a tensor of size bytes takes in
@@ -152,7 +185,7 @@ func (pl *callPlan) needs() PlanNeeds {
 		n.TrafficBytes += pending.Read + pending.Written
 		pending = PassNeed{}
 	}
-	n.OnePassBytes = idx + 2*pl.j.updates*uint64(pl.j.elemBytes)
+	n.OnePassBytes = pl.p.OnePassBytes()
 	return n
 }
 

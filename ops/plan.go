@@ -91,6 +91,24 @@ type Plan struct {
 	SliceStart, SliceStep, SliceCount []int
 }
 
+// OnePassBytes is the least traffic any implementation of the call moves
+// in memory, the one definition that gpuscatter plan, the bench and the
+// plan figures use: the indices and the updates read once, and each
+// output element the call may change (at most one per update, at most
+// the whole output) read and written once. It leaves out the output's
+// starting copy of data, which a call in place does not make.
+func (p *Plan) OnePassBytes() uint64 {
+	elem := uint64(p.DType.Size())
+	upd := uint64(p.NumUpdates())
+	out, _ := tensor.NumElements(p.Shape) // a plan's shape is valid
+	changed := min(upd, uint64(out))
+	var idx uint64
+	if p.Indices != nil {
+		idx = uint64(p.Indices.Len()) * uint64(p.Indices.DType.Size())
+	}
+	return idx + upd*elem + 2*changed*elem
+}
+
 // NumUpdates returns the number of update elements, Outer*J*Inner.
 func (p *Plan) NumUpdates() int { return p.Outer * p.J * p.Inner }
 

@@ -261,3 +261,28 @@ func TestReductionNames(t *testing.T) {
 	_, ok = op.ReductionName(ops.Mean)
 	assert.False(t, ok)
 }
+
+// TestOnePassBytes: indices and updates read once, each output element
+// the call may change (one per update, at most the whole output) read and
+// written once.
+func TestOnePassBytes(t *testing.T) {
+	f32 := func(shape ...int) *tensor.Tensor { x, _ := tensor.New(tensor.Float32, shape); return x }
+	i64 := func(shape ...int) *tensor.Tensor { x, _ := tensor.New(tensor.Int64, shape); return x }
+	for _, c := range []struct {
+		name string
+		req  ops.Request
+		want uint64
+	}{
+		// 16 updates into 4 elements: at most 4 change.
+		{"more updates than elements", ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32(4), Indices: i64(16), Updates: f32(16)}, 16*8 + 16*4 + 2*4*4},
+		// 3 rows of 5 into 10 rows: 15 elements may change.
+		{"rows", ops.Request{Op: "ScatterND-18", Data: f32(10, 5), Indices: i64(3, 1), Updates: f32(3, 5)}, 3*8 + 15*4 + 2*15*4},
+		{"slices, no indices", ops.Request{Op: "SliceScatter-15", Data: f32(8, 8), Updates: f32(4, 8),
+			Start: tensor.MustFromSlice([]int{1}, []int64{0}), Stop: tensor.MustFromSlice([]int{1}, []int64{8}), Step: tensor.MustFromSlice([]int{1}, []int64{2})}, 32*4 + 2*32*4},
+		{"no updates", ops.Request{Op: "ScatterND-18", Data: f32(10, 5), Indices: i64(0, 1), Updates: f32(0, 5)}, 0},
+	} {
+		p, err := ops.PrepareShapes(c.req)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, p.OnePassBytes(), c.name)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/gpu"
@@ -33,11 +34,19 @@ it takes, every pass with its compute dispatches, the invocations that
 have work in them, and
 the device bytes it reads and writes (at most what the shapes allow; the
 index values decide how many targets an update meets), the dispatches and
-the traffic in all against the one-pass bytes (indices and updates read,
-each update's target written: the least any plan moves), the device
+the traffic in all against the one-pass bytes (below), the device
 memory the call allocates, the bytes it moves between host and device,
 and the passes as recorded, with their kernels and the device bytes of
 each tensor. The text and --json print each figure as one value.
+
+--in-place plans the call a runtime makes instead: on tensors resident on
+the device, with data as the output (gpu.Backend's Run or Batch with Out
+= Data), which moves nothing between host and device and copies no data.
+
+The one-pass bytes are the least traffic any implementation of the call
+moves: the indices and the updates read once, and each output element the
+call may change (at most one per update, at most the whole output) read
+and written once (ops.Plan.OnePassBytes; bench uses the same).
 
 The plan is the Vulkan device's (--device), or, with --facts FILE, that of
 the device FILE describes: one element of what 'gpuscatter devices --json'
@@ -50,7 +59,7 @@ lacks one, or gives 0 or a value no device has, is an error naming the
 field. --deterministic plans deterministic mode.
 
 --json prints an object instead: op, reduction (as the operator spells
-it, as the text does), device, device_type, deterministic,
+it, as the text does), device, device_type, deterministic, in_place,
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device),
@@ -79,10 +88,11 @@ without --facts, with one line on stderr; 2 for a malformed command line.
 // planFlags holds the parsed flags of the plan command: run's operator
 // and input flags, and its own.
 type planFlags struct {
-	run    *runFlags
-	model  stringArg
-	facts  stringArg
-	asJSON bool
+	run     *runFlags
+	model   stringArg
+	facts   stringArg
+	asJSON  bool
+	inPlace bool
 }
 
 func newPlanFlags() *planFlags {
@@ -100,7 +110,17 @@ func (f *planFlags) specs(g *gpuSettings) []flagSpec {
 	}
 	js := jsonListSpec(&f.asJSON)
 	js.usage = "print the plan as a JSON object, for tools"
-	return append(specs, js,
+	ip := flagSpec{name: "in-place", boolean: true, usage: "plan the call a runtime makes on tensors resident on the device, " +
+		"with data as the output (a Run or Batch call), instead of run's call on host tensors",
+		set: func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("--in-place=%q: want true or false", v)
+			}
+			f.inPlace = b
+			return nil
+		}}
+	return append(specs, js, ip,
 		f.facts.spec().with("FILE", "plan for the device FILE describes, one element of 'gpuscatter devices --json', "+
 			"instead of this machine's Vulkan device", false))
 }
@@ -142,9 +162,9 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, n, refused))
+		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, f.inPlace, n, refused))
 	} else {
-		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, n, refused))
+		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, f.inPlace, n, refused))
 	}
 	if err == nil && refused != nil {
 		// The plan is printed; the status is run's.
@@ -205,7 +225,11 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		if err != nil {
 			return n, info, nil, fmt.Errorf("--facts %s: %w", f.facts.value, err)
 		}
-		n, err := gpu.PlanFor(info, opts, p)
+		planFor := gpu.PlanFor
+		if f.inPlace {
+			planFor = gpu.PlanInPlaceFor
+		}
+		n, err := planFor(info, opts, p)
 		if err != nil {
 			return n, info, nil, err
 		}
@@ -224,7 +248,11 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 	if !ok {
 		return n, info, nil, fmt.Errorf("backend %s does not plan its calls", b.Name())
 	}
-	if n, err = g.Needs(p); err != nil {
+	needs := g.Needs
+	if f.inPlace {
+		needs = g.NeedsInPlace
+	}
+	if n, err = needs(p); err != nil {
 		return n, info, nil, err
 	}
 	refused = g.CheckFits(p, n)
@@ -290,6 +318,7 @@ type planJSON struct {
 	Device            string       `json:"device"`
 	DeviceType        string       `json:"device_type"`
 	Deterministic     bool         `json:"deterministic"`
+	InPlace           bool         `json:"in_place"`
 	Axis              *int         `json:"axis,omitempty"` // TensorScatter-24's, normalised
 	Mode              string       `json:"mode,omitempty"` // TensorScatter-24's
 	Path              string       `json:"path"`
@@ -320,8 +349,8 @@ type tensorJSON struct {
 	Bytes uint64 `json:"bytes"`
 }
 
-func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) planJSON {
-	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic,
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error) planJSON {
+	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic, InPlace: inPlace,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
 	if p.Op.TakesMode() {
@@ -340,11 +369,14 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.Plan
 }
 
 // planText is what plan prints without --json.
-func planText(p *ops.Plan, info vk.DeviceInfo, deterministic bool, n gpu.PlanNeeds, refused error) string {
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error) string {
 	var b strings.Builder
 	mode := ""
 	if deterministic {
 		mode = ", deterministic"
+	}
+	if inPlace {
+		mode += ", in place on resident tensors"
 	}
 	red := ""
 	if p.Reduction != ops.None {

@@ -152,6 +152,44 @@ func TestPlanForFacts(t *testing.T) {
 	}
 }
 
+// TestPlanInPlace: --in-place plans the call on resident tensors with
+// data as the output, as gpu.PlanInPlaceFor and Backend.NeedsInPlace do:
+// no host transfers, no copy of data, and for a sum with duplicates on
+// the discrete profile more traffic than Execute's (the index check's
+// pass before the scatter).
+func TestPlanInPlace(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, req := planInputs(t, dir, 1000, 40000)
+	p, err := ops.PrepareShapes(req)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	info, err := vk.ParseDeviceInfo(raw)
+	require.NoError(t, err)
+	want, err := gpu.PlanInPlaceFor(info, gpu.Options{MaxPoolBytes: -1}, p)
+	require.NoError(t, err)
+	execute, err := gpu.PlanFor(info, gpu.Options{MaxPoolBytes: -1}, p)
+	require.NoError(t, err)
+	code, stdout, stderr := runCLI(t, append([]string{"plan", "--json", "--in-place", "--facts", discreteFacts}, args...)...)
+	require.Equal(t, exitOK, code, stderr)
+	got := requirePlanJSON(t, stdout, want, "in place")
+	assert.True(t, got.InPlace)
+	assert.Zero(t, got.HostBytes)
+	assert.Zero(t, got.DataCopyBytes)
+	assert.Equal(t, execute.OnePassBytes, got.OnePassBytes, "one definition of the one-pass bytes")
+	assert.Greater(t, got.TrafficBytes, execute.TrafficBytes)
+
+	b, err := gpu.Open(testGPUOptions(t, gpu.Options{MaxPoolBytes: -1}))
+	require.NoError(t, err)
+	here, err := b.NeedsInPlace(p)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	code, stdout, stderr = runCLI(t, append([]string{"plan", "--json", "--in-place"}, args...)...)
+	require.Equal(t, exitOK, code, stderr)
+	requirePlanJSON(t, stdout, here, "this device in place")
+}
+
 // TestPlanReadsHeadersAlone: plan reads only the .npy headers, so files
 // of the header alone, or whose payload is short or too long, plan as the
 // whole files do; run still needs the payloads.
@@ -502,11 +540,11 @@ func parsePlanText(t *testing.T, text string) planJSON {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	require.NotEmpty(t, lines)
 	var got planJSON
-	m := regexp.MustCompile(`^(\S+) \S+(?: reduction (\S+))? on (".*") \((\w+)(, deterministic)?\): path (\S+)$`).FindStringSubmatch(lines[0])
+	m := regexp.MustCompile(`^(\S+) \S+(?: reduction (\S+))? on (".*") \((\w+)(, deterministic)?(, in place on resident tensors)?\): path (\S+)$`).FindStringSubmatch(lines[0])
 	require.NotNil(t, m, "header %q", lines[0])
 	device, err := strconv.Unquote(m[3])
 	require.NoError(t, err)
-	got.Op, got.Reduction, got.Device, got.DeviceType, got.Deterministic, got.Path = m[1], m[2], device, m[4], m[5] != "", m[6]
+	got.Op, got.Reduction, got.Device, got.DeviceType, got.Deterministic, got.InPlace, got.Path = m[1], m[2], device, m[4], m[5] != "", m[6] != "", m[7]
 	if got.Reduction == "" {
 		got.Reduction = "none"
 	}
@@ -618,6 +656,9 @@ func TestPlanTextAndJSONAgree(t *testing.T) {
 		{"refused", append([]string{"--facts", facts + "lavapipe.json"}, refused...)},
 		{"this device", se},
 		{"this device deterministic", append([]string{"--deterministic"}, se...)},
+		{"discrete add in place", append([]string{"--facts", discreteFacts, "--in-place"}, se...)},
+		{"discrete none in place deterministic", append([]string{"--facts", discreteFacts, "--in-place", "--deterministic"}, nd...)},
+		{"this device in place", append([]string{"--in-place"}, se...)},
 	} {
 		code, stdout, stderr := runCLI(t, append([]string{"plan", "--json"}, c.args...)...)
 		var want planJSON

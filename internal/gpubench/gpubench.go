@@ -67,6 +67,17 @@ func (b Backend) PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memo
 	return len(n.Passes), n.Dispatches, n.TrafficBytes, n.DeviceBytes, n.Plan, nil
 }
 
+// PlanResidentTraffic returns, from NeedsInPlace, the compute dispatches
+// and the device bytes of p's call in place on resident tensors (it is
+// bench.ResidentPlanner).
+func (b Backend) PlanResidentTraffic(p *ops.Plan) (dispatches int, traffic uint64, err error) {
+	n, err := b.NeedsInPlace(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	return n.Dispatches, n.TrafficBytes, nil
+}
+
 // RunResident times req's call on inputs already in device memory, the
 // way a runtime that keeps its tensors on the device runs it: it uploads
 // req's inputs once, runs the call in place (the output is data's tensor,
