@@ -22,6 +22,8 @@ type facts struct {
 	run uint32
 	// walkMin and copyMin are Backend.walkMin and Backend.copyMin.
 	walkMin, copyMin uint64
+	// directTie is Backend.directTie.
+	directTie bool
 	// maxGroups is the device's workgroup-count limits.
 	maxGroups [3]uint32
 	// shift is log2 of the chunk size of tensors, maxShift of the largest
@@ -131,7 +133,7 @@ func (f *facts) scanBlock() uint64 {
 func (b *Backend) facts(stream bool) facts {
 	caps := b.dev.Capabilities()
 	f := facts{
-		run: b.run, walkMin: b.walkMin, copyMin: b.copyMin, maxGroups: b.maxGroups,
+		run: b.run, walkMin: b.walkMin, copyMin: b.copyMin, directTie: b.directTie, maxGroups: b.maxGroups,
 		shift: b.shift, maxShift: b.maxShift, streamShift: b.shift,
 		float32Add: caps.Float32AtomicAdd && !b.noFloatAtomics, float64Add: caps.Float64AtomicAdd && !b.noFloatAtomics,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
@@ -159,9 +161,9 @@ func (b *Backend) facts(stream bool) facts {
 // copyMinRun bytes; on GPUs one position per invocation, the walk from
 // gpuWalkMin and no copy commands.
 func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
-	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall, exactAtomics: true}
+	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall, exactAtomics: true, directTie: true}
 	if t == vk.DeviceCPU {
-		tn.walkMin, tn.copyMin, tn.exactAtomics = cpuWalkMin, copyMinRun, false
+		tn.walkMin, tn.copyMin, tn.exactAtomics, tn.directTie = cpuWalkMin, copyMinRun, false, false
 		return cpuRun, tn
 	}
 	return 1, tn
@@ -191,7 +193,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 	run, tn := typeDefaults(info.Type)
 	shift := chunkShift(caps.MaxMemoryAllocationSize)
 	f := facts{
-		run: run, walkMin: tn.walkMin, copyMin: tn.copyMin, maxGroups: caps.MaxComputeWorkGroupCount,
+		run: run, walkMin: tn.walkMin, copyMin: tn.copyMin, directTie: tn.directTie, maxGroups: caps.MaxComputeWorkGroupCount,
 		shift: shift, maxShift: shift, streamMin: streamMin, streamShift: shift,
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
 		noInt64:       !caps.ShaderInt64,

@@ -219,3 +219,27 @@ func TestPlanFigures(t *testing.T) {
 		t.Errorf("%s: in %s but no longer a bench workload; run %s", k, figuresFile, regen)
 	}
 }
+
+// TestInPlaceReductionsAtTheFloor: on the discrete profile at full size, a
+// reduction in place on resident tensors (SE-sum-dup, SND-sum-dup,
+// SND-max-i32) moves at most its Execute plan's bytes and its indices'
+// once more (the check before any write reads them, the scatter reads
+// them again as Execute's does), in 2 dispatches.
+func TestInPlaceReductionsAtTheFloor(t *testing.T) {
+	info := figureDevices(t)["discrete"]
+	ws, err := bench.Select([]string{"SE-sum-dup", "SND-sum-dup", "SND-max-i32"}, 1, 1)
+	require.NoError(t, err)
+	for _, w := range ws {
+		p, err := ops.PrepareShapes(w.Shapes())
+		require.NoError(t, err, w.Name)
+		ex, err := PlanFor(info, Options{}, p)
+		require.NoError(t, err, w.Name)
+		in, err := PlanInPlaceFor(info, Options{}, p)
+		require.NoError(t, err, w.Name)
+		idx := uint64(p.Indices.Len() * p.Indices.DType.Size())
+		t.Logf("%s: Execute %d bytes in %d dispatches; in place %d bytes in %d dispatches; indices %d bytes",
+			w.Name, ex.TrafficBytes, ex.Dispatches, in.TrafficBytes, in.Dispatches, idx)
+		assert.LessOrEqual(t, in.TrafficBytes, ex.TrafficBytes+idx, w.Name)
+		assert.Equal(t, 2, in.Dispatches, w.Name)
+	}
+}

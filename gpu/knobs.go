@@ -30,6 +30,14 @@ type tuning struct {
 	// CPU devices, where a copy command is a memcpy and a shader's memory
 	// accesses run lane by lane, copyMinRun.
 	copyMin uint64
+	// directTie: a resident reduction whose indices take exactly 8 bytes
+	// a tuple checks them in a pass of their own and lets the scatter read
+	// them raw (planDirect), as when they take fewer, rather than write
+	// normalised words: on GPUs, where the fewer bytes are the cost; not on
+	// CPU devices, where decoding a raw index per element costs more than
+	// the bytes it saves (lavapipe: SND-sum-dup in place at scale 0.25,
+	// 40 ms with normalised words against 46-52 ms raw).
+	directTie bool
 	// forceWide makes every job use 64-bit positions.
 	forceWide bool
 	// forceCAS makes reductions use compare-and-swap loops where the

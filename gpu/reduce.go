@@ -144,15 +144,20 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 // (no counts to take): on an output of the backend's own (Execute) with no
 // resolve pass at all, since a bad index only makes the host discard the
 // output; on a caller's tensor after a resolve pass that only checks them,
-// where reading the indices twice costs less than writing and reading a
-// normalised word per index tuple (indices of under 8 bytes a tuple).
+// where reading the indices twice costs less than writing a normalised
+// word per index tuple and reading it back with the tuple's position word
+// (indices of under 8 bytes a tuple; of exactly 8 on GPUs, facts.directTie:
+// an in-place sum with one int64 index per update then moves its Execute
+// plan's bytes and its indices' once more, the least a check before any
+// write allows).
 func (f *facts) planDirect(j *job, r *reduction) {
 	if r.counts || j.walk || j.resolve == 0 {
 		return
 	}
 	switch {
 	case f.ownOutput:
-	case uint64(j.indexBytes)*j.indices < 8*j.resolve:
+	case uint64(j.indexBytes)*j.indices < 8*j.resolve,
+		f.directTie && uint64(j.indexBytes)*j.indices == 8*j.resolve:
 		j.check = true
 	default:
 		return
