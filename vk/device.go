@@ -550,6 +550,17 @@ func (d *Device) Close() (err error) {
 	return d.teardown()
 }
 
+// destroyPipelines destroys the pipelines of entries, each once it is
+// ready.
+func destroyPipelines(entries []*pipelineEntry) {
+	for _, e := range entries {
+		<-e.ready
+		if e.p != nil {
+			e.p.destroy()
+		}
+	}
+}
+
 // waitIdle waits for the device to go idle. On a lost device, whose
 // work may never finish (StallError), it gives up after the device's
 // timeout and reports answered false.
@@ -613,12 +624,7 @@ func (d *Device) teardown() error {
 		s.destroy()
 	}
 	if !keeping {
-		for _, e := range pipes {
-			<-e.ready
-			if e.p != nil {
-				e.p.destroy()
-			}
-		}
+		destroyPipelines(pipes)
 	}
 	for _, b := range bufs {
 		b.destroy()
@@ -633,12 +639,7 @@ func (d *Device) teardown() error {
 	if keeping {
 		kept, keeping = d.keep(pipes)
 		if !keeping {
-			for _, e := range pipes {
-				<-e.ready
-				if e.p != nil {
-					e.p.destroy()
-				}
-			}
+			destroyPipelines(pipes)
 		}
 	}
 	if d.handle != nil {
