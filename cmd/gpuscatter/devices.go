@@ -123,7 +123,7 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 		line("measured", "upload %.3g GB/s, download %.3g GB/s, device copy %.3g GB/s, submit and wait %.0f µs",
 			m.UploadGBps, m.DownloadGBps, m.CopyGBps, m.SubmitWaitUs)
 	} else {
-		line("measured", "not measured (the device did not open)")
+		line("measured", "not measured (the device could not be opened or measured)")
 	}
 }
 
