@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,4 +54,35 @@ func TestDevicesShowShaderFloat64(t *testing.T) {
 	blocks := strings.Split(text, "\n"+"1: ")
 	assert.Contains(t, blocks[0], fmt.Sprintf("  shader float64:        %v\n", devs[0].Capabilities.ShaderFloat64))
 	assert.Equal(t, len(devs), strings.Count(text, "  shader float64:  "))
+}
+
+// TestDevicesMeasured: each device's measured figures are in both
+// listings, kept in the cache folder after the first listing and read
+// back by the next; --remeasure measures again.
+func TestDevicesMeasured(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	code, stdout, stderr := runCLI(t, "devices", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var devs []vk.DeviceInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &devs))
+	require.NotEmpty(t, devs)
+	m := devs[0].Measured
+	require.NotNil(t, m, "the default device was measured")
+	for name, v := range map[string]float64{"upload": m.UploadGBps, "download": m.DownloadGBps, "copy": m.CopyGBps, "submit": m.SubmitWaitUs} {
+		assert.Positive(t, v, name)
+	}
+	kept, err := filepath.Glob(filepath.Join(cache, "gpuscatter", "measured-*.json"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, kept, "the figures are kept beside the pipeline cache")
+
+	code, stdout, stderr = runCLI(t, "devices", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var again []vk.DeviceInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &again))
+	assert.Equal(t, *m, *again[0].Measured, "read back, not measured again")
+
+	code, text, stderr := runCLI(t, "devices", "--remeasure")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `\n  measured: +upload [0-9.e+]+ GB/s, download [0-9.e+]+ GB/s, device copy [0-9.e+]+ GB/s, submit and wait \d+ µs\n`, text)
 }
