@@ -265,7 +265,7 @@ func TestFloatMinMaxGreatestNaNBitsWin(t *testing.T) {
 		} {
 			for _, red := range []string{"min", "max"} {
 				name := ty.dt.String() + " " + red + ": " + c.name
-				data, upd, want := bitsVec(ty.dt, c.data), bitsVec(ty.dt, c.upd...), bitsVec(ty.dt, c.want)
+				data, upd, want := opstest.FloatBits(ty.dt, c.data), opstest.FloatBits(ty.dt, c.upd...), opstest.FloatBits(ty.dt, c.want)
 				cases = append(cases, ruleCase{name, nd15(red, data, upd), want})
 				nd := nd15(red, data, upd)
 				nd.Op = "ScatterND-18"
@@ -276,21 +276,6 @@ func TestFloatMinMaxGreatestNaNBitsWin(t *testing.T) {
 		}
 	}
 	runRules(t, cases)
-}
-
-// bitsVec returns a 1-D tensor of float dtype dt holding the given bits.
-func bitsVec(dt tensor.DType, bits ...uint64) *tensor.Tensor {
-	t, err := tensor.New(dt, []int{len(bits)})
-	if err != nil {
-		panic(err)
-	}
-	sz := dt.Size()
-	for i, b := range bits {
-		for k := 0; k < sz; k++ {
-			t.Data[i*sz+k] = byte(b >> (8 * k))
-		}
-	}
-	return t
 }
 
 // specs/README.md: every reduction step is computed in the data type; a

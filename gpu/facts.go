@@ -221,28 +221,27 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 // Execute's error for a plan the device cannot run; whether the device
 // has the memory for the call is CheckFitsFor's answer.
 func PlanFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
-	caps := info.Capabilities
-	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
-		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
-	}
-	f := infoFacts(info, opts)
-	pl, err := f.planCall(p)
-	if err != nil {
-		return PlanNeeds{}, err
-	}
-	return pl.needs(), nil
+	return planFor(info, opts, p, false)
 }
 
 // PlanInPlaceFor is PlanFor for the call in place on resident tensors
 // (Backend.NeedsInPlace).
 func PlanInPlaceFor(info vk.DeviceInfo, opts Options, p *ops.Plan) (PlanNeeds, error) {
+	return planFor(info, opts, p, true)
+}
+
+// planFor is PlanFor, or PlanInPlaceFor with inPlace.
+func planFor(info vk.DeviceInfo, opts Options, p *ops.Plan, inPlace bool) (PlanNeeds, error) {
 	caps := info.Capabilities
 	if missing := lacking(caps.BufferDeviceAddress, caps); len(missing) > 0 {
 		return PlanNeeds{}, fmt.Errorf("%w: vulkan: device %q lacks %v", ops.ErrUnsupported, info.Name, missing)
 	}
 	f := infoFacts(info, opts)
-	f.ownOutput, f.streamMin = false, 0
-	return f.inPlaceNeeds(p)
+	if inPlace {
+		// As Backend.facts(false): the output is the caller's tensor.
+		f.ownOutput, f.streamMin = false, 0
+	}
+	return f.callNeeds(p, inPlace)
 }
 
 // callShift returns the chunk shift of a call whose output takes

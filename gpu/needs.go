@@ -73,28 +73,16 @@ type PassNeed struct {
 // device, so that a caller can split work that does not fit: the device
 // memory of every tensor and the passes it runs. It allocates nothing. It returns the error
 // Execute would give for a plan this backend cannot run.
-func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) {
-	if b == nil {
-		return PlanNeeds{}, closedPlanError(p)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return PlanNeeds{}, closedPlanError(p)
-	}
-	f := b.facts(true)
-	pl, err := f.planCall(p)
-	if err != nil {
-		return PlanNeeds{}, err
-	}
-	return pl.needs(), nil
-}
+func (b *Backend) Needs(p *ops.Plan) (PlanNeeds, error) { return b.needs(p, false) }
 
 // NeedsInPlace is Needs for the call a runtime makes on tensors resident
 // on the device, with data as the output (a Run or Batch call whose Out
 // is Data): the passes it records, and no host traffic and no copy of
 // data. DeviceBytes counts the resident tensors too.
-func (b *Backend) NeedsInPlace(p *ops.Plan) (PlanNeeds, error) {
+func (b *Backend) NeedsInPlace(p *ops.Plan) (PlanNeeds, error) { return b.needs(p, true) }
+
+// needs is Needs, or NeedsInPlace with inPlace, on b's device now.
+func (b *Backend) needs(p *ops.Plan, inPlace bool) (PlanNeeds, error) {
 	if b == nil {
 		return PlanNeeds{}, closedPlanError(p)
 	}
@@ -103,23 +91,41 @@ func (b *Backend) NeedsInPlace(p *ops.Plan) (PlanNeeds, error) {
 	if b.closed {
 		return PlanNeeds{}, closedPlanError(p)
 	}
-	f := b.facts(false)
-	return f.inPlaceNeeds(p)
+	// Execute's output is the backend's own; a resident call's is not.
+	f := b.facts(!inPlace)
+	return f.callNeeds(p, inPlace)
 }
 
-// inPlaceNeeds plans p in place on resident tensors, as a Batch lays it
-// out, for a device with facts f.
-func (f *facts) inPlaceNeeds(p *ops.Plan) (PlanNeeds, error) {
-	pl, err := f.planCall(p)
-	if err != nil {
-		return PlanNeeds{}, err
+// callNeeds plans p for a device with facts f, as Execute records it or,
+// with inPlace, as a Batch records the call in place on resident tensors.
+func (f *facts) callNeeds(p *ops.Plan, inPlace bool) (PlanNeeds, error) {
+	if !inPlace {
+		pl, err := f.planCall(p)
+		if err != nil {
+			return PlanNeeds{}, err
+		}
+		return pl.needs(), nil
 	}
-	if err := pl.resident([3]uint64{pl.host[0], pl.host[1], pl.host[2]}, 0); err != nil {
+	pl, err := f.planResident(p)
+	if err != nil {
 		return PlanNeeds{}, err
 	}
 	n := pl.needs()
 	n.HostBytes, n.DataCopyBytes = 0, 0
 	return n, nil
+}
+
+// planResident plans p as a Batch lays the call out over resident
+// tensors of its inputs' sizes, in place (no copy of data).
+func (f *facts) planResident(p *ops.Plan) (*callPlan, error) {
+	pl, err := f.planCall(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.resident([3]uint64{pl.host[0], pl.host[1], pl.host[2]}, 0); err != nil {
+		return nil, err
+	}
+	return pl, nil
 }
 
 // tensorBytes returns the device memory a tensor of size bytes takes in

@@ -208,17 +208,15 @@ func (b *Backend) warmKeys(plans []*ops.Plan) ([]pipeKey, error) {
 	seen := map[pipeKey]bool{}
 	var keys []pipeKey
 	for _, p := range plans {
-		for _, stream := range []bool{true, false} {
-			f := b.facts(stream)
-			pl, err := f.planCall(p)
+		for _, resident := range []bool{false, true} {
+			f := b.facts(!resident)
+			plan := f.planCall
+			if resident {
+				plan = f.planResident
+			}
+			pl, err := plan(p)
 			if err != nil {
 				return nil, err
-			}
-			if !stream {
-				// As a Batch lays the call out over resident tensors.
-				if err := pl.resident([3]uint64{pl.host[0], pl.host[1], pl.host[2]}, 0); err != nil {
-					return nil, err
-				}
 			}
 			for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
 				k := pipeKey{ps.key, pl.flags}

@@ -10,7 +10,6 @@ import "C"
 
 import (
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -53,17 +52,7 @@ type keptDevice struct {
 	queue       vulkan.Queue
 	queueFamily uint32
 	fns         *C.gsDeviceFns
-	pipes       []keptPipeline
-}
-
-// keptPipeline is a pipeline's Vulkan objects and what describes them.
-type keptPipeline struct {
-	spec     PipelineSpec
-	digest   [32]byte
-	dsl      vulkan.DescriptorSetLayout
-	layout   vulkan.PipelineLayout
-	pipeline vulkan.Pipeline
-	created  time.Duration
+	pipes       []pipelineObjects
 }
 
 // keep hands d's device and pipelines over to a keptDevice, in place of
@@ -90,7 +79,7 @@ func (d *Device) keep(pipes []*pipelineEntry) (k *keptDevice, ok bool) {
 		if closed || p.pipeline == nil || p.layout == nil || p.dsl == nil {
 			continue
 		}
-		k.pipes = append(k.pipes, keptPipeline{spec: p.spec, digest: p.digest, dsl: p.dsl, layout: p.layout, pipeline: p.pipeline, created: p.created})
+		k.pipes = append(k.pipes, p.pipelineObjects)
 		p.pipeline, p.layout, p.dsl = nil, nil, nil
 		d.track("VkPipeline", -1)
 		d.track("VkPipelineLayout", -1)
@@ -107,7 +96,7 @@ func (d *Device) adopt(k *keptDevice) {
 	d.handle, d.queue, d.queueFamily, d.fns = k.handle, k.queue, k.queueFamily, k.fns
 	d.track("VkDevice", 1)
 	for _, kp := range k.pipes {
-		p := &Pipeline{d: d, spec: kp.spec, digest: kp.digest, dsl: kp.dsl, layout: kp.layout, pipeline: kp.pipeline, created: kp.created}
+		p := &Pipeline{d: d, pipelineObjects: kp}
 		e := &pipelineEntry{ready: make(chan struct{}), p: p}
 		close(e.ready)
 		d.pipelines[kp.digest] = e

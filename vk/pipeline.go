@@ -45,14 +45,20 @@ type PipelineSpec struct {
 // shader, entry point, layout and specialization constants returns the same
 // *Pipeline, which stays valid until the Device is closed.
 type Pipeline struct {
-	d        *Device
+	d *Device
+	pipelineObjects
+	closed bool // guarded by d.mu
+}
+
+// pipelineObjects are a pipeline's Vulkan objects and what describes
+// them: a Pipeline's, or a kept device's (keep.go).
+type pipelineObjects struct {
 	spec     PipelineSpec
 	digest   [32]byte
 	dsl      vulkan.DescriptorSetLayout
 	layout   vulkan.PipelineLayout
 	pipeline vulkan.Pipeline
 	created  time.Duration
-	closed   bool // guarded by d.mu
 }
 
 // pipelineEntry lets concurrent requests for the same pipeline share one
@@ -165,7 +171,7 @@ func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
 
 func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline, err error) {
 	start := time.Now()
-	p = &Pipeline{d: d, spec: spec, digest: digest}
+	p = &Pipeline{d: d, pipelineObjects: pipelineObjects{spec: spec, digest: digest}}
 	defer func() {
 		if err != nil {
 			p.release()

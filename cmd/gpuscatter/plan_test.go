@@ -301,6 +301,21 @@ func TestPlanFactsLimits(t *testing.T) {
 	}
 }
 
+// holeNPY writes dir/name, a float32 [n] .npy file whose payload is a
+// hole (no disk blocks), and returns its path.
+func holeNPY(t *testing.T, dir, name string, n int64) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{int(n)}))
+	at, err := f.Seek(0, 1)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(at+4*n))
+	require.NoError(t, f.Close())
+	return path
+}
+
 // TestPlanReadsNoPayload: the shapes come from the headers: a data file
 // of 4 GiB whose payload is a hole, and indices in a .pb file, plan
 // without being read.
@@ -308,14 +323,7 @@ func TestPlanReadsNoPayload(t *testing.T) {
 	treetests.Require(t) // the discrete GPU's description in gpu/testdata
 	dir := t.TempDir()
 	const m = 1 << 30
-	data := filepath.Join(dir, "data.npy")
-	f, err := os.Create(data)
-	require.NoError(t, err)
-	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{m}))
-	at, err := f.Seek(0, 1)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(at+4*m))
-	require.NoError(t, f.Close())
+	data := holeNPY(t, dir, "data.npy", m)
 	pb, err := onnx.Marshal(i64([]int{3, 1}, 0, m-1, 5))
 	require.NoError(t, err)
 	indices := filepath.Join(dir, "indices.pb")
@@ -340,14 +348,7 @@ func TestPlanSaysRunWouldRefuse(t *testing.T) {
 	dir := t.TempDir()
 	// 4 GiB of data, a hole, and three updates: more than lavapipe's 2 GiB.
 	const m = 1 << 30
-	data := filepath.Join(dir, "data.npy")
-	f, err := os.Create(data)
-	require.NoError(t, err)
-	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{m}))
-	at, err := f.Seek(0, 1)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(at+4*m))
-	require.NoError(t, f.Close())
+	data := holeNPY(t, dir, "data.npy", m)
 	args := []string{"--op", "ScatterND-18", "--data", data,
 		"--indices", writeNPY(t, dir, "i.npy", i64([]int{3, 1}, 0, m-1, 5)), "--updates", writeNPY(t, dir, "u.npy", f32([]int{3}, 1, 2, 3))}
 	p, err := ops.PrepareShapes(ops.Request{Op: "ScatterND-18", Data: &tensor.Tensor{DType: tensor.Float32, Shape: []int{m}},
@@ -634,11 +635,7 @@ func TestPlanTextAndJSONAgree(t *testing.T) {
 		"--indices", writeNPY(t, dir, "e-i.npy", i64([]int{0, 1})), "--updates", writeNPY(t, dir, "e-u.npy", f32([]int{0}))}
 	slice := []string{"--op", "SliceScatter-15", "--data", writeNPY(t, dir, "s-d.npy", f32([]int{64, 64}, make([]float32, 4096)...)),
 		"--updates", writeNPY(t, dir, "s-u.npy", f32([]int{32, 64}, make([]float32, 2048)...)), "--start", "0", "--stop", "64", "--step", "2"}
-	big := filepath.Join(dir, "big.npy")
-	f, err := os.Create(big)
-	require.NoError(t, err)
-	require.NoError(t, npy.WriteHeader(f, tensor.Float32, []int{1 << 30}))
-	require.NoError(t, f.Close())
+	big := holeNPY(t, dir, "big.npy", 1<<30)
 	refused := []string{"--op", "ScatterND-18", "--data", big, "--indices", writeNPY(t, dir, "b-i.npy", i64([]int{3, 1}, 0, 1, 2)),
 		"--updates", writeNPY(t, dir, "b-u.npy", f32([]int{3}, 1, 2, 3))}
 	for _, c := range []struct {

@@ -80,9 +80,9 @@ func tens(dt tensor.DType, shape []int, vals ...float64) *tensor.Tensor {
 	return t
 }
 
-// floatBits returns a 1-D float tensor of dtype dt holding the given bit
+// FloatBits returns a 1-D float tensor of dtype dt holding the given bit
 // patterns, NaN payloads and signs as given.
-func floatBits(dt tensor.DType, bits ...uint64) *tensor.Tensor {
+func FloatBits(dt tensor.DType, bits ...uint64) *tensor.Tensor {
 	t, err := tensor.New(dt, []int{len(bits)})
 	if err != nil {
 		panic(err)

@@ -34,7 +34,7 @@ func ContractCases() []examples.Example {
 	// twoNaNs: two NaNs into each of four elements, each pair in both
 	// orders: positive and negative, then two payloads.
 	twoNaNs := func() *tensor.Tensor {
-		return floatBits(tensor.Float32, 0x7FC00000, 0xFFC00000, 0xFFC00000, 0x7FC00000, 0x7FC00001, 0x7FC00002, 0x7FC00002, 0x7FC00001)
+		return FloatBits(tensor.Float32, 0x7FC00000, 0xFFC00000, 0xFFC00000, 0x7FC00000, 0x7FC00001, 0x7FC00002, 0x7FC00002, 0x7FC00001)
 	}
 	cs := []examples.Example{
 		ex("duplicates-last-wins", "with reduction none and duplicate targets, the last one in row-major order wins",
@@ -80,34 +80,34 @@ func ContractCases() []examples.Example {
 		// against numbers in data or in the updates.
 		ex("float-max-keeps-nan-bits", "floats: max gives a lone NaN bit for bit, sign and payload kept",
 			ops.Request{Op: "ScatterElements-18", Reduction: "max", Axis: tensor.Scalar(0),
-				Data: floatBits(tensor.Float32, 0x3F800000, 0xFFC00001, 0x7F800001, 0xFF800000), Indices: ints(tensor.Int64, []int{4}, 0, 1, 2, 3),
-				Updates: floatBits(tensor.Float32, 0xFFC12345, 0x7F800000, 0x00000000, 0x7FC00002)},
-			floatBits(tensor.Float32, 0xFFC12345, 0xFFC00001, 0x7F800001, 0x7FC00002)),
+				Data: FloatBits(tensor.Float32, 0x3F800000, 0xFFC00001, 0x7F800001, 0xFF800000), Indices: ints(tensor.Int64, []int{4}, 0, 1, 2, 3),
+				Updates: FloatBits(tensor.Float32, 0xFFC12345, 0x7F800000, 0x00000000, 0x7FC00002)},
+			FloatBits(tensor.Float32, 0xFFC12345, 0xFFC00001, 0x7F800001, 0x7FC00002)),
 		ex("float-min-keeps-nan-bits", "floats: min gives a lone NaN bit for bit, sign and payload kept",
 			ops.Request{Op: "ScatterElements-18", Reduction: "min", Axis: tensor.Scalar(0),
-				Data:    floatBits(tensor.Float64, 0x3FF0000000000000, 0x7FF8000000000001, 0xFFF0000000000001, 0x7FF0000000000000),
+				Data:    FloatBits(tensor.Float64, 0x3FF0000000000000, 0x7FF8000000000001, 0xFFF0000000000001, 0x7FF0000000000000),
 				Indices: ints(tensor.Int64, []int{4}, 0, 1, 2, 3),
-				Updates: floatBits(tensor.Float64, 0x7FF8000000012345, 0xFFF0000000000000, 0x8000000000000000, 0xFFF8000000000002)},
-			floatBits(tensor.Float64, 0x7FF8000000012345, 0x7FF8000000000001, 0xFFF0000000000001, 0xFFF8000000000002)),
+				Updates: FloatBits(tensor.Float64, 0x7FF8000000012345, 0xFFF0000000000000, 0x8000000000000000, 0xFFF8000000000002)},
+			FloatBits(tensor.Float64, 0x7FF8000000012345, 0x7FF8000000000001, 0xFFF0000000000001, 0xFFF8000000000002)),
 		// Two NaNs meeting one element, in either order: the greater
 		// unsigned pattern, so a negative NaN beats a positive one;
 		// the element's NaN against an update's likewise.
 		ex("float-max-greatest-nan", "floats: of several NaNs, max gives the greatest bit pattern (unsigned), in any order",
-			ops.Request{Op: "ScatterNDUpdate-15", Reduction: "max", Data: floatBits(tensor.Float32, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000),
+			ops.Request{Op: "ScatterNDUpdate-15", Reduction: "max", Data: FloatBits(tensor.Float32, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000),
 				Indices: idx(0, 0, 1, 1, 2, 2, 3, 3), Updates: twoNaNs()},
-			floatBits(tensor.Float32, 0xFFC00000, 0xFFC00000, 0x7FC00002, 0x7FC00002)),
+			FloatBits(tensor.Float32, 0xFFC00000, 0xFFC00000, 0x7FC00002, 0x7FC00002)),
 		ex("float-min-greatest-nan", "floats: of several NaNs, min gives the greatest bit pattern (unsigned), in any order",
-			ops.Request{Op: "ScatterNDUpdate-15", Reduction: "min", Data: floatBits(tensor.Float32, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000),
+			ops.Request{Op: "ScatterNDUpdate-15", Reduction: "min", Data: FloatBits(tensor.Float32, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000),
 				Indices: idx(0, 0, 1, 1, 2, 2, 3, 3), Updates: twoNaNs()},
-			floatBits(tensor.Float32, 0xFFC00000, 0xFFC00000, 0x7FC00002, 0x7FC00002)),
+			FloatBits(tensor.Float32, 0xFFC00000, 0xFFC00000, 0x7FC00002, 0x7FC00002)),
 		ex("float16-min-data-nan-against-update-nan", "floats: the element's NaN meets the updates' as one more operand",
-			ops.Request{Op: "ScatterND-18", Reduction: "min", Data: floatBits(tensor.Float16, 0x7E00, 0xFE00, 0x7E07),
-				Indices: idx(0, 1, 2), Updates: floatBits(tensor.Float16, 0xFE00, 0x7E00, 0x7E03)},
-			floatBits(tensor.Float16, 0xFE00, 0xFE00, 0x7E07)),
+			ops.Request{Op: "ScatterND-18", Reduction: "min", Data: FloatBits(tensor.Float16, 0x7E00, 0xFE00, 0x7E07),
+				Indices: idx(0, 1, 2), Updates: FloatBits(tensor.Float16, 0xFE00, 0x7E00, 0x7E03)},
+			FloatBits(tensor.Float16, 0xFE00, 0xFE00, 0x7E07)),
 		ex("bfloat16-max-data-nan-against-update-nan", "floats: the element's NaN meets the updates' as one more operand",
-			ops.Request{Op: "ScatterND-18", Reduction: "max", Data: floatBits(tensor.BFloat16, 0x7FC0, 0xFFC0, 0x7FC7),
-				Indices: idx(0, 1, 2), Updates: floatBits(tensor.BFloat16, 0xFFC0, 0x7FC0, 0x7FC3)},
-			floatBits(tensor.BFloat16, 0xFFC0, 0xFFC0, 0x7FC7)),
+			ops.Request{Op: "ScatterND-18", Reduction: "max", Data: FloatBits(tensor.BFloat16, 0x7FC0, 0xFFC0, 0x7FC7),
+				Indices: idx(0, 1, 2), Updates: FloatBits(tensor.BFloat16, 0xFFC0, 0x7FC0, 0x7FC3)},
+			FloatBits(tensor.BFloat16, 0xFFC0, 0xFFC0, 0x7FC7)),
 		ex("float16-sum-rounds-each-step", "a float16 step rounds to float16: 2048+1 = 2048 (ties to even), twice",
 			nd("sum", tensor.Float16, []float64{2048}, []float64{1, 1}, nil, 0, 0), tens(tensor.Float16, []int{1}, 2048)),
 		ex("bfloat16-sum-rounds-each-step", "a bfloat16 step rounds to bfloat16: 256+1 = 256, twice",
