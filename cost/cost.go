@@ -1,0 +1,271 @@
+// Package cost estimates how long a scatter call takes on each backend,
+// from figures measured once on the machine: the device's transfer,
+// copy, dispatch and per-element rates (Device) and the CPU backend's
+// rates by kind of work (CPU). It holds the figures and the arithmetic
+// only; each backend says what work a call is (gpu.Estimate,
+// cpuref.WorkOf), and cmd/gpuscatter's --backend auto runs each call where
+// the estimate is lower.
+//
+// The estimates are for choosing and for reading a plan, not promises:
+// on lavapipe they fall within 3x of the measured time for every bench
+// workload, and a device that runs other work at the same time is slower.
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Device holds a Vulkan device's figures: vk.Device.Measure measures the
+// transfers, the copy and the submission; gpu.Backend.Figures the
+// per-dispatch, per-element and per-atomic times with the backend's own
+// kernels. A --facts file carries them as its "measured" object, with the
+// host's CPU figures in CPU.
+type Device struct {
+	// UploadGBps and DownloadGBps are host-to-device and device-to-host
+	// transfers through the path the backend uses (the mapping on unified
+	// memory, else staging buffers and copy commands), in 10^9 bytes per
+	// second.
+	UploadGBps   float64 `json:"upload_gbps"`
+	DownloadGBps float64 `json:"download_gbps"`
+	// CopyGBps is a device-to-device copy command, in bytes read and
+	// written per second: the rate a pass that streams its bytes runs at,
+	// at best.
+	CopyGBps float64 `json:"copy_gbps"`
+	// SubmitWaitUs is one submission of a trivial command and the wait
+	// for its fence, in microseconds.
+	SubmitWaitUs float64 `json:"submit_wait_us"`
+	// DispatchUs is what each compute dispatch adds to a submission
+	// beyond its work (recording, the barrier after it, the launch), in
+	// microseconds.
+	DispatchUs float64 `json:"dispatch_us,omitempty"`
+	// ElementNs is the device time per position a kernel handles
+	// (moving one element or unit), at full occupancy, in nanoseconds;
+	// a pass takes the longer of its positions at this rate and its
+	// bytes at CopyGBps.
+	ElementNs float64 `json:"element_ns,omitempty"`
+	// AtomicNs is what one global atomic on a distinct address adds to a
+	// position, in nanoseconds.
+	AtomicNs float64 `json:"atomic_ns,omitempty"`
+	// ProbeBytes is the size of the transfers measured.
+	ProbeBytes uint64 `json:"probe_bytes"`
+	// CPU holds the figures of the CPU backend on the same machine, what
+	// --backend auto weighs the device against; nil where they were not
+	// measured.
+	CPU *CPU `json:"cpu,omitempty"`
+}
+
+// CPU holds the CPU backend's figures (cpuref.Measure).
+type CPU struct {
+	// Threads is the number of threads the CPU backend ran on.
+	Threads int `json:"threads"`
+	// CopyGBps is a parallel memory copy, in bytes read and written per
+	// second: the output's starting copy of data.
+	CopyGBps float64 `json:"copy_gbps"`
+	// MoveGBps is the rate at which reduction-none calls of whole rows
+	// (ScatterUpdate, ScatterND of rows, SliceScatter, TensorScatter)
+	// move the updates that land, in bytes of update per second.
+	MoveGBps float64 `json:"move_gbps"`
+	// ElementNs is the time per update element of a reduction-none call
+	// of single elements (ScatterElements, ScatterND of elements), in
+	// nanoseconds.
+	ElementNs float64 `json:"element_ns"`
+	// ReduceNs is the time per update element folded by a reduction, in
+	// nanoseconds.
+	ReduceNs float64 `json:"reduce_ns"`
+}
+
+// ErrFigures is matched by every error of Check.
+var ErrFigures = errors.New("cost: invalid figures")
+
+// Check reports the first figure of d that a measurement cannot give
+// (not finite, zero or negative where a rate is needed), naming its JSON
+// field. The dispatch, element and atomic figures may be absent (0: an
+// older measurement); an estimate then leaves them out.
+func (d *Device) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+		zero bool
+	}{
+		{"upload_gbps", d.UploadGBps, false}, {"download_gbps", d.DownloadGBps, false}, {"copy_gbps", d.CopyGBps, false},
+		{"submit_wait_us", d.SubmitWaitUs, false}, {"dispatch_us", d.DispatchUs, true}, {"element_ns", d.ElementNs, true},
+		{"atomic_ns", d.AtomicNs, true},
+	} {
+		if err := checkFigure(f.name, f.v, f.zero); err != nil {
+			return err
+		}
+	}
+	if d.ProbeBytes == 0 {
+		return fmt.Errorf("%w: probe_bytes is 0", ErrFigures)
+	}
+	if d.CPU != nil {
+		return d.CPU.Check()
+	}
+	return nil
+}
+
+// Complete reports whether d holds every figure a measurement of this
+// version gives: the kernel figures and the CPU's too.
+func (d *Device) Complete() bool {
+	return d.Check() == nil && d.DispatchUs > 0 && d.ElementNs > 0 && d.CPU != nil
+}
+
+// Check reports the first figure of c that a measurement cannot give,
+// naming its JSON field.
+func (c *CPU) Check() error {
+	if c.Threads < 1 {
+		return fmt.Errorf("%w: cpu.threads is %d", ErrFigures, c.Threads)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"copy_gbps", c.CopyGBps}, {"move_gbps", c.MoveGBps}, {"element_ns", c.ElementNs}, {"reduce_ns", c.ReduceNs}} {
+		if err := checkFigure("cpu."+f.name, f.v, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkFigure(name string, v float64, zeroOK bool) error {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Errorf("%w: %s is %v", ErrFigures, name, v)
+	case v < 0, v == 0 && !zeroOK:
+		return fmt.Errorf("%w: %s is %v; want a positive figure", ErrFigures, name, v)
+	}
+	return nil
+}
+
+// Part is one term of an estimate: what it is the time of, and the time.
+type Part struct {
+	Name string  `json:"name"`
+	Ms   float64 `json:"ms"`
+}
+
+// Estimate is a call's estimated time on one backend, with what it is
+// made of. The zero Estimate means none could be made (Known is false).
+type Estimate struct {
+	Ms    float64 `json:"ms"`
+	Parts []Part  `json:"parts"`
+}
+
+// Known reports whether e is an estimate rather than its absence.
+func (e Estimate) Known() bool { return e.Parts != nil }
+
+func (e *Estimate) add(name string, ms float64) {
+	if e.Parts == nil {
+		e.Parts = []Part{}
+	}
+	if ms == 0 {
+		return
+	}
+	e.Parts = append(e.Parts, Part{name, ms})
+	e.Ms += ms
+}
+
+// String formats e as "12.3 ms (transfers 10.1, passes 2.0, ...)".
+func (e Estimate) String() string {
+	if !e.Known() {
+		return "no estimate"
+	}
+	s := fmt.Sprintf("%.3g ms", e.Ms)
+	for i, p := range e.Parts {
+		sep := ", "
+		if i == 0 {
+			sep = " ("
+		}
+		s += fmt.Sprintf("%s%s %.3g", sep, p.Name, p.Ms)
+	}
+	if len(e.Parts) > 0 {
+		s += ")"
+	}
+	return s
+}
+
+// Pass is the work of one pass of a call on the device.
+type Pass struct {
+	// Bytes is the device memory the pass reads and writes.
+	Bytes uint64
+	// Positions is the positions its kernel handles (0 for copy and fill
+	// commands); Atomics the global atomics it issues, at most.
+	Positions, Atomics uint64
+}
+
+// GPUWork is a call's work on the device (gpu.Backend's plan of it).
+type GPUWork struct {
+	// UploadBytes and DownloadBytes move between host and device (0 and
+	// 0 for a call on resident tensors).
+	UploadBytes, DownloadBytes uint64
+	// Submits is the submissions and waits; Dispatches the compute
+	// dispatches over all passes.
+	Submits, Dispatches int
+	Passes              []Pass
+}
+
+// Estimate estimates w on the device d: the transfers at their measured
+// rates, each pass the longer of its bytes at the copy rate and its
+// positions and atomics at the element and atomic rates (a pass is bound
+// by memory or by its invocations), each dispatch and each submission at
+// theirs.
+func (d *Device) Estimate(w GPUWork) Estimate {
+	var e Estimate
+	e.add("upload", ms(float64(w.UploadBytes)/(d.UploadGBps*1e9)))
+	e.add("download", ms(float64(w.DownloadBytes)/(d.DownloadGBps*1e9)))
+	var passes float64
+	for _, p := range w.Passes {
+		mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
+		work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
+		passes += max(mem, work)
+	}
+	e.add("passes", ms(passes))
+	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
+	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
+	return e
+}
+
+// CPUWork is a call's work on the CPU backend (cpuref.WorkOf).
+type CPUWork struct {
+	// CopyBytes is the output's starting copy of data, in bytes read and
+	// written (0 in place).
+	CopyBytes uint64
+	// MoveBytes is the update bytes a reduction-none call of rows moves.
+	MoveBytes uint64
+	// Elements is the update elements a reduction-none call of single
+	// elements scatters; Reduced those a reduction folds.
+	Elements, Reduced uint64
+}
+
+// Estimate estimates w on the CPU backend c.
+func (c *CPU) Estimate(w CPUWork) Estimate {
+	var e Estimate
+	e.add("copy", ms(float64(w.CopyBytes)/(c.CopyGBps*1e9)))
+	e.add("move", ms(float64(w.MoveBytes)/(c.MoveGBps*1e9)))
+	e.add("elements", float64(w.Elements)*c.ElementNs/1e6)
+	e.add("reduce", float64(w.Reduced)*c.ReduceNs/1e6)
+	return e
+}
+
+func ms(s float64) float64 { return s * 1e3 }
+
+// Repeat returns the work of n calls of w: one submission each, or, with
+// batched, one submission for all of them (a resident batch).
+func (w GPUWork) Repeat(n int, batched bool) GPUWork {
+	r := GPUWork{UploadBytes: w.UploadBytes * uint64(n), DownloadBytes: w.DownloadBytes * uint64(n),
+		Submits: w.Submits * n, Dispatches: w.Dispatches * n}
+	if batched {
+		r.Submits = min(w.Submits, 1)
+	}
+	for _, p := range w.Passes {
+		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n)})
+	}
+	return r
+}
+
+// Repeat returns the work of n calls of w.
+func (w CPUWork) Repeat(n int) CPUWork {
+	k := uint64(n)
+	return CPUWork{CopyBytes: w.CopyBytes * k, MoveBytes: w.MoveBytes * k, Elements: w.Elements * k, Reduced: w.Reduced * k}
+}

@@ -1,0 +1,114 @@
+package cost
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func device() *Device {
+	return &Device{UploadGBps: 10, DownloadGBps: 20, CopyGBps: 100, SubmitWaitUs: 50, DispatchUs: 5, ElementNs: 2, AtomicNs: 8, ProbeBytes: 1,
+		CPU: &CPU{Threads: 2, CopyGBps: 40, MoveGBps: 20, ElementNs: 3, ReduceNs: 6}}
+}
+
+// TestDeviceEstimate: transfers at their rates, each pass the longer of
+// its bytes at the copy rate and its positions and atomics at theirs,
+// dispatches and submissions at theirs; the parts add up to the total.
+func TestDeviceEstimate(t *testing.T) {
+	d := device()
+	e := d.Estimate(GPUWork{
+		UploadBytes: 10e6, DownloadBytes: 4e6, Submits: 1, Dispatches: 3,
+		Passes: []Pass{
+			{Bytes: 200e6},                             // memory-bound: 2 ms
+			{Bytes: 1e6, Positions: 1e6},               // element-bound: 2 ms against 0.01
+			{Bytes: 1e6, Positions: 1e6, Atomics: 1e6}, // 2 + 8 ms
+		},
+	})
+	want := []Part{{"upload", 1}, {"download", 0.2}, {"passes", 14}, {"dispatches", 0.015}, {"submits", 0.05}}
+	require.Len(t, e.Parts, len(want))
+	var sum float64
+	for i, p := range e.Parts {
+		assert.Equal(t, want[i].Name, p.Name)
+		assert.InDelta(t, want[i].Ms, p.Ms, 1e-9, p.Name)
+		sum += p.Ms
+	}
+	assert.InDelta(t, 15.265, e.Ms, 1e-9)
+	assert.InDelta(t, sum, e.Ms, 1e-12)
+	assert.Equal(t, "15.3 ms (upload 1, download 0.2, passes 14, dispatches 0.015, submits 0.05)", e.String())
+	assert.True(t, e.Known())
+
+	// Without the kernel figures a pass is its bytes alone.
+	d.ElementNs, d.AtomicNs, d.DispatchUs = 0, 0, 0
+	e = d.Estimate(GPUWork{Passes: []Pass{{Bytes: 100e6, Positions: 1e9, Atomics: 1e9}}, Dispatches: 7})
+	assert.InDelta(t, 1.0, e.Ms, 1e-9)
+	assert.False(t, Estimate{}.Known())
+	assert.Equal(t, "no estimate", Estimate{}.String())
+	assert.True(t, d.Estimate(GPUWork{}).Known(), "an empty call is estimated: nothing to do")
+}
+
+// TestCPUEstimate: the copy, rows, elements and folds at their rates.
+func TestCPUEstimate(t *testing.T) {
+	c := device().CPU
+	e := c.Estimate(CPUWork{CopyBytes: 80e6, MoveBytes: 20e6, Elements: 1e6, Reduced: 1e6})
+	assert.InDelta(t, 2+1+3+6, e.Ms, 1e-9)
+	assert.Equal(t, []string{"copy", "move", "elements", "reduce"}, names(e))
+	e = c.Estimate(CPUWork{Reduced: 500})
+	assert.Equal(t, []string{"reduce"}, names(e), "zero parts are left out")
+	assert.InDelta(t, 0.003, e.Ms, 1e-12)
+}
+
+func names(e Estimate) []string {
+	var n []string
+	for _, p := range e.Parts {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+// TestRepeat: n calls are n times the work; a batch submits once.
+func TestRepeat(t *testing.T) {
+	w := GPUWork{UploadBytes: 3, DownloadBytes: 2, Submits: 1, Dispatches: 2, Passes: []Pass{{Bytes: 5, Positions: 7, Atomics: 1}}}
+	assert.Equal(t, GPUWork{UploadBytes: 30, DownloadBytes: 20, Submits: 10, Dispatches: 20, Passes: []Pass{{Bytes: 50, Positions: 70, Atomics: 10}}}, w.Repeat(10, false))
+	assert.Equal(t, 1, w.Repeat(10, true).Submits)
+	assert.Equal(t, CPUWork{CopyBytes: 4, MoveBytes: 6, Elements: 8, Reduced: 10}, CPUWork{2, 3, 4, 5}.Repeat(2))
+}
+
+// TestCheck: every figure a measurement cannot give is an error naming
+// its JSON field; the kernel figures may be absent, the CPU's may not.
+func TestCheck(t *testing.T) {
+	require.NoError(t, device().Check())
+	assert.True(t, device().Complete())
+	for _, c := range []struct {
+		edit func(*Device)
+		want string
+	}{
+		{func(d *Device) { d.UploadGBps = 0 }, "upload_gbps is 0; want a positive figure"},
+		{func(d *Device) { d.CopyGBps = math.Inf(1) }, "copy_gbps is +Inf"},
+		{func(d *Device) { d.SubmitWaitUs = math.NaN() }, "submit_wait_us is NaN"},
+		{func(d *Device) { d.AtomicNs = -1 }, "atomic_ns is -1"},
+		{func(d *Device) { d.ProbeBytes = 0 }, "probe_bytes is 0"},
+		{func(d *Device) { d.CPU.Threads = 0 }, "cpu.threads is 0"},
+		{func(d *Device) { d.CPU.ReduceNs = 0 }, "cpu.reduce_ns is 0"},
+	} {
+		d := device()
+		c.edit(d)
+		err := d.Check()
+		require.ErrorIs(t, err, ErrFigures, c.want)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	d := device()
+	d.DispatchUs, d.ElementNs, d.AtomicNs, d.CPU = 0, 0, 0, nil
+	require.NoError(t, d.Check(), "an older measurement")
+	assert.False(t, d.Complete())
+}
+
+// TestJSON: the figures' names in a devices --json "measured" object.
+func TestJSON(t *testing.T) {
+	b, err := json.Marshal(device())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"upload_gbps":10,"download_gbps":20,"copy_gbps":100,"submit_wait_us":50,"dispatch_us":5,"element_ns":2,"atomic_ns":8,"probe_bytes":1,
+		"cpu":{"threads":2,"copy_gbps":40,"move_gbps":20,"element_ns":3,"reduce_ns":6}}`, string(b))
+}
