@@ -116,6 +116,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("plan in place on resident tensors: %s MB on the device in %d %s, %s the one-pass bytes",
 				mb(x.ResidentPlanBytes), x.ResidentDispatches, dispatches, times(float64(x.ResidentPlanBytes)/float64(max(x.OnePassBytes, 1)))))
 		}
+		if x.Estimated {
+			what := ""
+			if x.Estimate > 0 && x.Median > 0 {
+				what = fmt.Sprintf(" (measured %s it)", times(x.Median.Seconds()/x.Estimate.Seconds()))
+			}
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms on the device%s, %s ms on the cpu; --backend auto runs the host calls on the %s",
+				ms(x.Estimate), what, ms(x.CPUEstimate), x.AutoChoice))
+		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
 		}
@@ -286,6 +294,9 @@ type jsonResult struct {
 	OnePassBytes       int64       `json:"one_pass_bytes"`
 	ResidentPlanBytes  int64       `json:"resident_plan_bytes,omitempty"`
 	ResidentDispatches *int        `json:"resident_dispatches,omitempty"`
+	EstimateMS         *float64    `json:"estimate_ms,omitempty"`
+	CPUEstimateMS      *float64    `json:"cpu_estimate_ms,omitempty"`
+	AutoChoice         string      `json:"auto_choice,omitempty"`
 	Plan               string      `json:"plan,omitempty"`
 	Bytes              int64       `json:"bytes"`
 	GBps               float64     `json:"gbps"`
@@ -332,7 +343,10 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // that run batches), plan_passes, dispatches, plan_bytes and plan_memory,
 // one_pass_bytes (ops.Plan.OnePassBytes per call), resident_dispatches and
 // resident_plan_bytes (the call planned in place on resident tensors:
-// ResidentPlanner)
+// ResidentPlanner), estimate_ms, cpu_estimate_ms and auto_choice (the
+// estimates of backends that make them, Estimator: on the device as the
+// row measures it, on the CPU, and "cpu" or "gpu", where --backend auto
+// runs the host calls)
 // (backends that work out their passes before running: the passes, their
 // compute dispatches, the device bytes they read and write in all, the
 // device memory) and plan (the backend's
@@ -366,6 +380,10 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if x.ResidentPlanned {
 			d := x.ResidentDispatches
 			j.ResidentDispatches, j.ResidentPlanBytes = &d, x.ResidentPlanBytes
+		}
+		if x.Estimated {
+			e, c := msOf(x.Estimate), msOf(x.CPUEstimate)
+			j.EstimateMS, j.CPUEstimateMS, j.AutoChoice = &e, &c, x.AutoChoice
 		}
 		if x.Calls > 1 {
 			j.Calls = x.Calls

@@ -96,6 +96,17 @@ type ResidentPlanner interface {
 	PlanResidentTraffic(p *ops.Plan) (dispatches int, traffic uint64, err error)
 }
 
+// Estimator is implemented by device backends that estimate a call's
+// time before running it, from figures measured on the machine
+// (internal/gpubench's Estimate): calls calls of p on the device and on
+// the CPU backend, as host calls or, with resident, in place (on the
+// device as one batch on resident tensors), and which backend --backend
+// auto runs the host calls on ("cpu" or "gpu"). Run reports the
+// estimates beside the measurements.
+type Estimator interface {
+	Estimate(ctx context.Context, p *ops.Plan, calls int, resident bool) (device, cpu time.Duration, autoChoice string, err error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -222,6 +233,14 @@ type Result struct {
 	ResidentPlanned    bool
 	ResidentDispatches int
 	ResidentPlanBytes  int64
+	// Estimated reports that the backend estimated the execution
+	// (Estimator): Estimate on the device and CPUEstimate on the CPU
+	// backend, as the rows measure them (a Decode workload in place, else
+	// host calls), and AutoChoice, "cpu" or "gpu", where --backend auto
+	// runs the host calls: the lower of their estimates.
+	Estimated             bool
+	Estimate, CPUEstimate time.Duration
+	AutoChoice            string
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -462,6 +481,12 @@ func (r *runner) workload() ([]Result, error) {
 		if rp, ok := t.Backend.(ResidentPlanner); ok {
 			if dispatches, traffic, err := rp.PlanResidentTraffic(p); err == nil {
 				res.ResidentPlanned, res.ResidentDispatches, res.ResidentPlanBytes = true, dispatches, int64(traffic)
+			}
+		}
+		if es, ok := t.Backend.(Estimator); ok {
+			calls := r.w.calls()
+			if dev, cpu, choice, err := es.Estimate(r.ctx, p, calls, w.Decode); err == nil {
+				res.Estimated, res.Estimate, res.CPUEstimate, res.AutoChoice = true, dev, cpu, choice
 			}
 		}
 		if ti > 0 && r.tolerant() {

@@ -94,6 +94,20 @@ type pass struct {
 	// (the index values decide how many targets an update really meets,
 	// and how long a slot's list is).
 	read, written uint64
+	// atomics is the atomics the pass issues at most: one per update
+	// of an atomic reduction's scatter, one per index of a resolve that
+	// claims owner words or counts slots.
+	atomics uint64
+}
+
+// positions returns the positions a dispatch pass's invocations handle,
+// each walking or folding chain of them where it does (0 for other
+// passes).
+func (ps *pass) positions() uint64 {
+	if ps.kind != passDispatch {
+		return 0
+	}
+	return ps.n * max(ps.chain, 1)
 }
 
 // chunkCopy is one copy command: regions from chunk src of the updates to

@@ -40,6 +40,14 @@ type PlanNeeds struct {
 	// indices up, the output down (0 for a call in place on resident
 	// tensors: NeedsInPlace).
 	HostBytes uint64
+	// DownloadBytes is the part of HostBytes that is the output's
+	// download; the rest is uploaded.
+	DownloadBytes uint64
+	// Submits is the submissions, each with its wait, the call takes
+	// beyond those of staged transfers: 1, or 0 when nothing runs on the
+	// device (an in-order fold whose lists run longer than a segment
+	// adds one as it runs; see Stats.Submits).
+	Submits int
 	// DataCopyBytes is data's size on the device, what the output holds
 	// before the passes run. Execute uploads data straight into the
 	// output (part of HostBytes), so for every operator no pass copies it
@@ -67,6 +75,10 @@ type PassNeed struct {
 	Dispatches    int
 	Invocations   uint64
 	Read, Written uint64
+	// Positions is the positions its kernels handle (elements or units
+	// moved, folded or resolved); Atomics the atomics it issues at most,
+	// in device or workgroup memory.
+	Positions, Atomics uint64
 }
 
 // Needs tells, before anything runs, what Execute of p will take of the
@@ -111,7 +123,7 @@ func (f *facts) callNeeds(p *ops.Plan, inPlace bool) (PlanNeeds, error) {
 		return PlanNeeds{}, err
 	}
 	n := pl.needs()
-	n.HostBytes, n.DataCopyBytes = 0, 0
+	n.HostBytes, n.DownloadBytes, n.DataCopyBytes = 0, 0, 0
 	return n, nil
 }
 
@@ -174,7 +186,9 @@ func (pl *callPlan) needs() PlanNeeds {
 	n.DataCopyBytes = data
 	if pl.j.updates > 0 {
 		n.HostBytes += data
+		n.DownloadBytes = data
 	}
+	n.Submits = 1
 	var pending PassNeed // unlabelled passes: timed with the next pass
 	for i := range pl.passes {
 		ps := &pl.passes[i]
@@ -182,6 +196,8 @@ func (pl *callPlan) needs() PlanNeeds {
 		pending.Invocations += ps.invocations()
 		pending.Read += ps.read
 		pending.Written += ps.written
+		pending.Positions += ps.positions()
+		pending.Atomics += ps.atomics
 		if ps.label == "" {
 			continue
 		}

@@ -28,17 +28,19 @@ func (pl *callPlan) planPasses() error {
 	}
 	if j.resolve > 0 && j.kind != shaders.Slice && (!j.direct || j.check) {
 		read, written := uint64(j.indexBytes)*j.indices, 4*j.normWords()
+		var atomics uint64
 		if j.flags&(flagOwner|flagCount) != 0 {
 			read, written = read+4*j.resolve, written+4*j.resolve
+			atomics = j.resolve
 		}
 		key := shaders.Key{Family: shaders.Resolve, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, IndexBytes: j.indexBytes, IndexSigned: j.indexSigned}
 		if j.flags&flagTable != 0 {
 			// One workgroup takes every position (planTable).
 			key.Private = true
 			pl.passes = append(pl.passes, pass{label: "resolve", kind: passDispatch, key: key, n: j.resolve, run: 1,
-				dispatches: []dispatch{{base: 0, end: j.resolve, groups: [3]uint32{1, 1, 1}}}, read: read, written: written})
+				dispatches: []dispatch{{base: 0, end: j.resolve, groups: [3]uint32{1, 1, 1}}}, read: read, written: written, atomics: atomics})
 		} else {
-			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written})
+			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written, atomics: atomics})
 		}
 	}
 	if j.checks > 0 {
@@ -194,11 +196,15 @@ func (pl *callPlan) atomic() {
 	}
 	if r.private {
 		// One 1-D dispatch of r.groups workgroups; each strides over the
-		// updates (scatter.comp, scatterPrivate).
+		// updates (scatter.comp, scatterPrivate), with an atomic in
+		// workgroup memory per update.
 		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), n: j.updates, run: pl.f.run,
-			dispatches: []dispatch{{base: 0, end: j.updates, groups: [3]uint32{r.groups, 1, 1}}}, read: read, written: written})
+			dispatches: []dispatch{{base: 0, end: j.updates, groups: [3]uint32{r.groups, 1, 1}}}, read: read, written: written, atomics: j.updates})
 	} else {
 		pl.scatter(read, written)
+		if !j.walk {
+			pl.passes[len(pl.passes)-1].atomics = j.updates
+		}
 	}
 	if r.finish {
 		pl.dispatch(pass{label: "finish", key: reduce, n: j.outputs, args: []uint32{argPhase: phaseFinish},

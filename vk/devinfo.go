@@ -49,8 +49,10 @@ func ParseDeviceInfo(b []byte) (DeviceInfo, error) {
 			return DeviceInfo{}, err
 		}
 	}
-	if m := info.Measured; m != nil && !m.valid() {
-		return DeviceInfo{}, fmt.Errorf("measured: upload_gbps, download_gbps, copy_gbps, submit_wait_us and probe_bytes must all be positive (got %+v)", *m)
+	if m := info.Measured; m != nil {
+		if err := m.Check(); err != nil {
+			return DeviceInfo{}, fmt.Errorf("measured: %w", err)
+		}
 	}
 	return info, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,7 +66,12 @@ func TestParseDeviceInfoRefuses(t *testing.T) {
 		{edit(func(d *DeviceInfo) {
 			d.Measured = &Measured{UploadGBps: 1, DownloadGBps: 1, CopyGBps: 0, SubmitWaitUs: 5, ProbeBytes: 1}
 		}),
-			"measured: upload_gbps, download_gbps, copy_gbps, submit_wait_us and probe_bytes must all be positive"},
+			"measured: cost: invalid figures: copy_gbps is 0; want a positive figure"},
+		{edit(func(d *DeviceInfo) {
+			d.Measured = &Measured{UploadGBps: 1, DownloadGBps: 1, CopyGBps: 1, SubmitWaitUs: 5, ProbeBytes: 1,
+				CPU: &cost.CPU{Threads: 2, CopyGBps: 1, MoveGBps: 1, ElementNs: -1, ReduceNs: 1}}
+		}),
+			"measured: cost: invalid figures: cpu.element_ns is -1; want a positive figure"},
 	} {
 		_, err := ParseDeviceInfo([]byte(c.in))
 		require.Error(t, err, c.in)

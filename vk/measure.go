@@ -12,29 +12,18 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/gpuscatter/gpuscatter/cost"
 )
 
-// Measured are a device's transfer and latency figures, measured once by
-// Device.Measure through the paths the backend uses, so that the cost of
-// a call can be estimated before it runs. A --facts file of another
-// machine carries them too (DeviceInfo.Measured).
-type Measured struct {
-	// UploadGBps and DownloadGBps are Buffer.Upload and Buffer.Download
-	// of ProbeBytes, in 10^9 bytes per second: through the mapping on
-	// unified memory, else through staging buffers and copy commands.
-	UploadGBps   float64 `json:"upload_gbps"`
-	DownloadGBps float64 `json:"download_gbps"`
-	// CopyGBps is a device-to-device copy command, in bytes read and
-	// written (twice ProbeBytes) per second: the rate a pass that streams
-	// its bytes runs at, at best.
-	CopyGBps float64 `json:"copy_gbps"`
-	// SubmitWaitUs is the time of one submission of a trivial command
-	// and the wait for its fence, in microseconds: what each submission
-	// of a call costs beyond its work.
-	SubmitWaitUs float64 `json:"submit_wait_us"`
-	// ProbeBytes is the size of the transfers measured.
-	ProbeBytes uint64 `json:"probe_bytes"`
-}
+// Measured are a device's figures, measured once through the paths the
+// backend uses, so that the cost of a call can be estimated before it
+// runs (package cost). Measure gives the transfers, the device copy and
+// the submission; gpu.Backend.Figures adds the per-dispatch, per-element
+// and per-atomic times of the backend's kernels and the host CPU's
+// figures. A --facts file of another machine carries them too
+// (DeviceInfo.Measured).
+type Measured = cost.Device
 
 // probeBytes is the size Measure transfers: large enough to reach a
 // device's streaming rate, small enough to take well under a second on a
@@ -143,7 +132,12 @@ func cacheDir(dir string) string {
 // set, a new Measure, which it keeps there. A file that cannot be read
 // or written is reported through Options.Warn (ErrPipelineCache) and
 // measured around.
-func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool) (Measured, error) {
+//
+// more, when not nil, measures the figures Measure does not (it is
+// given Measure's and fills in the rest) before they are kept; kept
+// figures that lack what a complete measurement has (cost.Device.Complete)
+// are then measured again.
+func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool, more func(*Measured) error) (Measured, error) {
 	dir := cacheDir(d.cache.dir)
 	path := ""
 	if dir != "" {
@@ -151,7 +145,7 @@ func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool) (Measured,
 		if !remeasure {
 			if b, err := os.ReadFile(path); err == nil {
 				var m Measured
-				if json.Unmarshal(b, &m) == nil && m.valid() {
+				if json.Unmarshal(b, &m) == nil && m.Check() == nil && (more == nil || m.Complete()) {
 					return m, nil
 				}
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -160,6 +154,9 @@ func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool) (Measured,
 		}
 	}
 	m, err := d.Measure(ctx)
+	if err == nil && more != nil {
+		err = more(&m)
+	}
 	if err != nil || path == "" {
 		return m, err
 	}
@@ -168,9 +165,4 @@ func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool) (Measured,
 		d.cache.warnf("keeping the measured figures: %v", err)
 	}
 	return m, nil
-}
-
-// valid reports whether m holds figures a measurement gives.
-func (m Measured) valid() bool {
-	return m.UploadGBps > 0 && m.DownloadGBps > 0 && m.CopyGBps > 0 && m.SubmitWaitUs > 0 && m.ProbeBytes > 0
 }

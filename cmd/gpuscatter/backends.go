@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -150,6 +151,10 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 			}
 			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
+		if est := estimatorOf(b); est != nil {
+			info, _ := deviceOf(b)
+			return &autoBackend{gpu: b, est: est, dev: info}, "", nil
+		}
 		if info, ok := deviceOf(b); ok && !info.isGPU {
 			// A CPU Vulkan device such as lavapipe computes the same bits
 			// as the CPU reference on the same cores, several times slower.
@@ -210,28 +215,95 @@ func openGPU(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, err
 // ops.ErrDeviceLost: the device failed during the call, or had before) on
 // the CPU instead, noting that it did. A call on host tensors can: the
 // CPU computes the whole output again from them.
+//
+// With est (a Vulkan backend, which estimates its calls: estimatorOf), it
+// first runs each call where the estimate is lower, on the device or on
+// the CPU, and its notice gives both estimates and the choice; a call
+// whose estimate fails runs on the device when it is a GPU, else on the
+// CPU.
 type autoBackend struct {
 	gpu    ops.Backend
 	cpu    *cpuref.Backend
+	est    estimator
+	dev    deviceKind
 	notice string
+	// calls and onCPU count the calls est chose for.
+	calls, onCPU int
+	// chosenCPU: the streamed run (runStreamed) chose the CPU for the
+	// call that Execute runs next.
+	chosenCPU bool
 	// lost: the device was lost and the notice says so; Close's report
 	// of it is not news.
 	lost bool
 }
 
+// estimator returns the estimates of p as a host call on the device and
+// on the CPU backend.
+type estimator func(ctx context.Context, p *ops.Plan) (device, cpu cost.Estimate, err error)
+
 func (a *autoBackend) Name() string { return a.gpu.Name() }
 
+func (a *autoBackend) cpuBackend() *cpuref.Backend {
+	if a.cpu == nil {
+		a.cpu = cpuref.New()
+	}
+	return a.cpu
+}
+
+// choose reports whether the estimates put p on the CPU, and sets the
+// notice.
+func (a *autoBackend) choose(ctx context.Context, p *ops.Plan) bool {
+	dev, cpu, err := a.est(ctx, p)
+	a.calls++
+	if err != nil || !cpu.Known() || !dev.Known() {
+		if err == nil {
+			err = errors.New("no figures for the CPU")
+		}
+		onCPU := !a.dev.isGPU
+		where := "device"
+		if onCPU {
+			a.onCPU++
+			where = "CPU"
+		}
+		a.notice = fmt.Sprintf("--backend auto: %s: no estimate (%s); ran it on the %s", p.Op.Name, oneLine(err.Error()), where)
+		return onCPU
+	}
+	onCPU := cpu.Ms < dev.Ms // as gpubench.Choice
+	where := fmt.Sprintf("device %q", a.dev.name)
+	if onCPU {
+		a.onCPU++
+		where = "CPU"
+	}
+	calls := ""
+	if a.calls > 1 {
+		calls = fmt.Sprintf(" (%d of %d calls on the CPU)", a.onCPU, a.calls)
+	}
+	a.notice = fmt.Sprintf("--backend auto: ran %s on the %s: estimated %s on the CPU, %s on the device%s",
+		p.Op.Name, where, fmtMs(cpu.Ms), fmtMs(dev.Ms), calls)
+	return onCPU
+}
+
+// fmtMs formats a time in milliseconds to three significant digits, in
+// microseconds below a millisecond.
+func fmtMs(ms float64) string {
+	if ms < 1 {
+		return strconv.FormatFloat(ms*1e3, 'g', 3, 64) + " µs"
+	}
+	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
+}
+
 func (a *autoBackend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	if a.chosenCPU || a.est != nil && a.choose(ctx, p) {
+		a.chosenCPU = false
+		return a.cpuBackend().Execute(ctx, p, out)
+	}
 	err := a.gpu.Execute(ctx, p, out)
 	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) && !errors.Is(err, ops.ErrDeviceLost) {
 		return err
 	}
-	if a.cpu == nil {
-		a.cpu = cpuref.New()
-	}
 	a.notice = fmt.Sprintf("--backend auto: %s; ran %s on the CPU", oneLine(err.Error()), p.Op.Name)
 	a.lost = a.lost || errors.Is(err, ops.ErrDeviceLost)
-	return a.cpu.Execute(ctx, p, out)
+	return a.cpuBackend().Execute(ctx, p, out)
 }
 
 func (a *autoBackend) Close() error {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -23,13 +25,20 @@ Without a selector the first discrete GPU is used, else an integrated one,
 a virtual one, then a CPU device such as lavapipe. --json prints the same as
 a JSON array.
 
-Each device's transfer and latency figures, measured through the paths
-the backend uses, are shown too ("measured"; in --json an object measured
-with upload_gbps, download_gbps, copy_gbps, submit_wait_us and
-probe_bytes): upload and download of 32 MiB between host and device, a
-device-to-device copy (in bytes read and written per second), and one
-submission of a trivial command with the wait for it. They are measured
-once per device and driver, in well under a second, and kept beside the
+Each device's figures, measured through the paths the backend uses, are
+shown too ("measured", "kernels" and "cpu backend"; in --json an object
+measured): upload_gbps and download_gbps, 32 MiB between host and device;
+copy_gbps, a device-to-device copy (bytes read and written per second);
+submit_wait_us, one submission of a trivial command with the wait for it;
+dispatch_us, what each compute dispatch adds to a submission;
+element_ns, the device time per element of a streaming pass (a
+SliceScatter of 2M float32 elements); atomic_ns, what an atomic on a
+distinct address adds (a ScatterND max of 2M int32 updates); probe_bytes;
+and cpu, the CPU backend's figures on this machine (threads, copy_gbps,
+move_gbps for rows, element_ns per element scattered, reduce_ns per
+element folded). gpuscatter plan and --backend auto estimate each call's
+time from them (package cost). They are measured once per device and
+driver (under a second once the kernels are compiled) and kept beside the
 pipeline cache (the user's cache folder, gpuscatter/measured-*.json);
 --remeasure measures again. A device that cannot be opened is listed
 without them.
@@ -86,12 +95,12 @@ func devicesFlags(asJSON, remeasure *bool) []flagSpec {
 
 // measured returns the figures of device index: kept, or measured now.
 func measured(ctx context.Context, c *cli, index int, remeasure bool) (vk.Measured, error) {
-	d, err := vk.Open(vk.Options{Selector: strconv.Itoa(index), Warn: c.gpu.warn})
+	b, err := gpu.Open(gpu.Options{Device: strconv.Itoa(index), Warn: c.gpu.warn, MaxPoolBytes: -1})
 	if err != nil {
 		return vk.Measured{}, err
 	}
-	m, err := d.MeasuredFigures(ctx, remeasure)
-	return m, errors.Join(err, d.Close())
+	m, err := gpubench.Of(b).Figures(ctx, remeasure)
+	return m, errors.Join(err, b.Close())
 }
 
 // describeDevice writes the block that the devices command prints for d.
@@ -122,6 +131,11 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 	if m := d.Measured; m != nil {
 		line("measured", "upload %.3g GB/s, download %.3g GB/s, device copy %.3g GB/s, submit and wait %.0f µs",
 			m.UploadGBps, m.DownloadGBps, m.CopyGBps, m.SubmitWaitUs)
+		line("kernels", "%.3g µs per dispatch, %.3g ns per element, %.3g ns per atomic", m.DispatchUs, m.ElementNs, m.AtomicNs)
+		if c := m.CPU; c != nil {
+			line("cpu backend", "%d threads: copy %.3g GB/s, rows %.3g GB/s, %.3g ns per element, %.3g ns per reduced element",
+				c.Threads, c.CopyGBps, c.MoveGBps, c.ElementNs, c.ReduceNs)
+		}
 	} else {
 		line("measured", "not measured (the device could not be opened or measured)")
 	}

@@ -30,3 +30,5 @@ func noVulkanCommand(name, summary string) *command {
 	return &command{name: name, summary: summary, operands: "...",
 		run: func(context.Context, *cli, []string) error { return errNoGPUBackend }}
 }
+
+func estimatorOf(ops.Backend) estimator { return nil }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/npy"
@@ -256,7 +257,13 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		return n, info, nil, err
 	}
 	refused = g.CheckFits(p, n)
-	return n, gpubench.Of(g).Device().Info(), refused, g.Close()
+	info = gpubench.Of(g).Device().Info()
+	if m, err := gpubench.Of(g).Figures(ctx, false); err == nil {
+		info.Measured = &m
+	} else if ctx.Err() != nil {
+		return n, info, nil, ctx.Err()
+	}
+	return n, info, refused, g.Close()
 }
 
 // shapes returns op's call on f's inputs with data, indices and updates
@@ -334,6 +341,31 @@ type planJSON struct {
 	// Refused is why run would refuse the call before any work (more
 	// device memory than the device has free); absent when it would not.
 	Refused string `json:"refused,omitempty"`
+	// The estimates (planEstimates); absent without the device's
+	// figures.
+	EstimateMS    *float64       `json:"estimate_ms,omitempty"`
+	Estimate      *cost.Estimate `json:"estimate,omitempty"`
+	CPUEstimateMS *float64       `json:"cpu_estimate_ms,omitempty"`
+	CPUEstimate   *cost.Estimate `json:"cpu_estimate,omitempty"`
+	AutoChoice    string         `json:"auto_choice,omitempty"`
+}
+
+// planEstimates returns the estimates of the call planned as n from the
+// device's figures (info.Measured; unknown without them): on the device,
+// on the CPU backend as a host call (unknown without the CPU's figures),
+// and where --backend auto runs it: "cpu" or "gpu" by the lower estimate,
+// and "gpu" in place, where the tensors stay on the device.
+func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeeds) (dev, cpu cost.Estimate, choice string) {
+	m := info.Measured
+	if m == nil {
+		return dev, cpu, ""
+	}
+	dev, _ = gpubench.Estimates(m, n, p, 1, inPlace)
+	_, cpu = gpubench.Estimates(m, n, p, 1, false)
+	if choice = "gpu"; !inPlace {
+		choice = gpubench.Choice(dev, cpu)
+	}
+	return dev, cpu, choice
 }
 
 type passJSON struct {
@@ -358,6 +390,12 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n
 	}
 	if refused != nil {
 		j.Refused = refused.Error()
+	}
+	if dev, cpu, choice := planEstimates(p, info, inPlace, n); dev.Known() {
+		j.EstimateMS, j.Estimate, j.AutoChoice = &dev.Ms, &dev, choice
+		if cpu.Known() {
+			j.CPUEstimateMS, j.CPUEstimate = &cpu.Ms, &cpu
+		}
 	}
 	for _, ps := range n.Passes {
 		j.Passes = append(j.Passes, passJSON{ps.Name, ps.Dispatches, ps.Invocations, ps.Read, ps.Written})
@@ -408,6 +446,19 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gp
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "host transfers: %d bytes\n", n.HostBytes)
+	if dev, cpu, choice := planEstimates(p, info, inPlace, n); dev.Known() {
+		fmt.Fprintf(&b, "estimate: %s on the device\n", dev)
+		if cpu.Known() {
+			fmt.Fprintf(&b, "cpu estimate: %s\n", cpu)
+		}
+		if inPlace {
+			b.WriteString("--backend auto: in place, the tensors stay on the device\n")
+		} else {
+			fmt.Fprintf(&b, "--backend auto: runs it on the %s\n", choice)
+		}
+	} else {
+		b.WriteString("estimate: none (no measured figures for the device)\n")
+	}
 	if refused != nil {
 		fmt.Fprintf(&b, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): %v\n", refused)
 	}

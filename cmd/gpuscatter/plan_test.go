@@ -663,6 +663,42 @@ func TestPlanTextAndJSONAgree(t *testing.T) {
 		textCode, text, textStderr := runCLI(t, append([]string{"plan"}, c.args...)...)
 		assert.Equal(t, code, textCode, c.name)
 		assert.Equal(t, stderr, textStderr, c.name)
+		text = estimateLines(t, c.name, text, &want)
 		assert.Equal(t, want, parsePlanText(t, text), "%s:\n%s", c.name, text)
 	}
+}
+
+// estimateLines checks the estimate lines of a plan's text against its
+// JSON, want: the estimates as cost.Estimate formats them, and auto's
+// choice; it returns the text without them and clears them in want.
+func estimateLines(t *testing.T, name, text string, want *planJSON) string {
+	t.Helper()
+	var lines []string
+	var est []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "estimate: ") || strings.HasPrefix(l, "cpu estimate: ") || strings.HasPrefix(l, "--backend auto: ") {
+			est = append(est, l)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if want.Estimate == nil {
+		assert.Equal(t, []string{"estimate: none (no measured figures for the device)"}, est, name)
+	} else {
+		assert.Equal(t, *want.EstimateMS, want.Estimate.Ms, name)
+		wantLines := []string{fmt.Sprintf("estimate: %s on the device", want.Estimate)}
+		if want.CPUEstimate != nil {
+			assert.Equal(t, *want.CPUEstimateMS, want.CPUEstimate.Ms, name)
+			wantLines = append(wantLines, fmt.Sprintf("cpu estimate: %s", want.CPUEstimate))
+		}
+		if want.InPlace {
+			assert.Equal(t, "gpu", want.AutoChoice, name)
+			wantLines = append(wantLines, "--backend auto: in place, the tensors stay on the device")
+		} else {
+			wantLines = append(wantLines, "--backend auto: runs it on the "+want.AutoChoice)
+		}
+		assert.Equal(t, wantLines, est, name)
+	}
+	want.EstimateMS, want.Estimate, want.CPUEstimateMS, want.CPUEstimate, want.AutoChoice = nil, nil, nil, nil, ""
+	return strings.Join(lines, "\n")
 }

@@ -114,9 +114,9 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 		specs = append(specs, m)
 	}
 	return append(specs,
-		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu. auto runs on the Vulkan device only when it is a GPU "+
-			"(discrete, integrated or virtual); with no device, or a CPU device such as lavapipe (the same bits as the CPU "+
-			"reference on the same cores, slower), it runs on the CPU with a one-line notice saying why. gpu runs on any "+
+		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu. auto runs the call where its estimate is lower, on the Vulkan device or "+
+			"on the CPU, from the device's measured figures ('gpuscatter devices'), with a one-line notice giving both "+
+			"estimates and the choice; with no device it runs on the CPU with a notice saying why. gpu runs on any "+
 			"Vulkan device, lavapipe included", false),
 		deviceSpec(g), deterministicSpec(g))
 }

@@ -43,7 +43,8 @@ var streamedRuns atomic.Int64
 // gives its refusal, or, under auto, runs it on the CPU with its notice.
 func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) {
 	g, ok := b.(*gpu.Backend)
-	if a, isAuto := b.(*autoBackend); isAuto {
+	a, isAuto := b.(*autoBackend)
+	if isAuto {
 		g, ok = a.gpu.(*gpu.Backend)
 	}
 	if !ok || isPBPath(f.out.value) {
@@ -80,6 +81,11 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 	p, err := ops.PrepareShapes(req)
 	if err != nil {
 		return true, err
+	}
+	if isAuto && a.est != nil && a.choose(ctx, p) {
+		// Estimated faster on the CPU: the host path runs it there.
+		a.chosenCPU = true
+		return false, nil
 	}
 	if err := g.CheckResident(p); err != nil {
 		if errors.Is(err, ops.ErrUnsupported) || errors.Is(err, ops.ErrOutOfMemory) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -115,4 +116,32 @@ func (g gpuTimer) LastDeviceTimings() []bench.Phase {
 		phases = append(phases, bench.Phase{Name: p.Label, Duration: p.Duration})
 	}
 	return phases
+}
+
+// estimatorOf returns what --backend auto weighs each call of b by: for
+// the Vulkan backend, the estimates of a host call on its device and on
+// the CPU backend from the device's figures (gpubench.Backend.Figures:
+// kept beside the pipeline cache, or measured at the first call that
+// needs them); nil for a backend that does not estimate.
+func estimatorOf(b ops.Backend) estimator {
+	g, ok := b.(*gpu.Backend)
+	if !ok {
+		return nil
+	}
+	var figs *cost.Device
+	return func(ctx context.Context, p *ops.Plan) (dev, cpu cost.Estimate, err error) {
+		if figs == nil {
+			m, err := gpubench.Of(g).Figures(ctx, false)
+			if err != nil {
+				return dev, cpu, fmt.Errorf("measuring the device: %w", err)
+			}
+			figs = &m
+		}
+		n, err := g.Needs(p)
+		if err != nil {
+			return dev, cpu, err
+		}
+		dev, cpu = gpubench.Estimates(figs, n, p, 1, false)
+		return dev, cpu, nil
+	}
 }

@@ -1,0 +1,198 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// Work returns the call's work as cost.Device.Estimate takes it: its
+// transfers, submissions, dispatches, and each pass's bytes, positions
+// and atomics.
+func (n PlanNeeds) Work() cost.GPUWork {
+	w := cost.GPUWork{UploadBytes: n.HostBytes - n.DownloadBytes, DownloadBytes: n.DownloadBytes,
+		Submits: n.Submits, Dispatches: n.Dispatches}
+	for _, ps := range n.Passes {
+		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics})
+	}
+	return w
+}
+
+// probeElements is the size of the calls Figures times: 8 MiB of
+// updates, large enough for a pass to outlast its launch on a discrete
+// GPU, small enough to take well under a second on lavapipe.
+const probeElements = 1 << 21
+
+// Figures returns the device's figures (cost.Device): those kept beside
+// the pipeline cache from an earlier measurement of the same device and
+// driver, or, when there are none or remeasure is set, new ones, which it
+// keeps there. A new measurement takes the transfers, the device copy and
+// the submission from vk.Device.Measure, then times the backend's own
+// kernels on resident tensors (about 2M elements; on lavapipe about 0.3 s
+// once the pipelines are compiled):
+//
+//   - DispatchUs: a batch of 32 small SliceScatter calls against a batch
+//     of one, per dispatch;
+//   - ElementNs: a SliceScatter of 2M float32 elements in place, its
+//     pass's device time (timestamps; else its wall time less a
+//     submission) per element;
+//   - AtomicNs: a ScatterND-18 max of 2M int32 updates on distinct
+//     targets in place, its scatter pass's time less its elements at
+//     ElementNs, per update.
+//
+// more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
+// before they are kept.
+func (b *Backend) Figures(ctx context.Context, remeasure bool, more func(*cost.Device) error) (cost.Device, error) {
+	if b == nil {
+		return cost.Device{}, ErrClosed
+	}
+	b.mu.Lock()
+	closed, dev := b.closed, b.dev
+	b.mu.Unlock()
+	if closed {
+		return cost.Device{}, ErrClosed
+	}
+	return dev.MeasuredFigures(ctx, remeasure, func(m *cost.Device) error {
+		if err := b.measureKernels(ctx, m); err != nil {
+			return fmt.Errorf("measuring the kernels: %w", err)
+		}
+		if more != nil {
+			return more(m)
+		}
+		return nil
+	})
+}
+
+// measureKernels sets m's DispatchUs, ElementNs and AtomicNs (Figures).
+func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error) {
+	var closers []*Tensor
+	defer func() {
+		for _, t := range closers {
+			t.Close()
+		}
+	}()
+	upload := func(src *tensor.Tensor) *Tensor {
+		if err != nil {
+			return nil
+		}
+		var t *Tensor
+		if t, err = b.Upload(ctx, src); err == nil {
+			closers = append(closers, t)
+		}
+		return t
+	}
+	// timed runs calls once, then reps times, and returns the median wall
+	// time and the median device time of the last call's pass named pass
+	// (0 without timestamps).
+	timed := func(reps int, pass string, calls ...Call) (wall, device time.Duration, dispatches int, err error) {
+		walls, devs := make([]time.Duration, reps), make([]time.Duration, reps)
+		for i := -1; i < reps; i++ {
+			bt := b.NewBatch()
+			for _, c := range calls {
+				if err := bt.Add(c); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+			t0 := time.Now()
+			s, err := bt.Submit(ctx)
+			if err == nil {
+				err = s.Wait(ctx)
+			}
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if i < 0 {
+				continue
+			}
+			walls[i] = time.Since(t0)
+			st := b.LastStats()
+			dispatches = st.Dispatches
+			for _, p := range st.Passes {
+				if p.Label == pass {
+					devs[i] = p.Duration
+				}
+			}
+		}
+		return median(walls), median(devs), dispatches, nil
+	}
+	n := probeElements
+	slice := func(data, upd *Tensor, n int) Call {
+		return Call{Op: "SliceScatter-15", Data: data, Updates: upd, Out: data,
+			Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * n)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
+	}
+	data := upload(mustNew(tensor.Float32, 2*n))
+	upd := upload(mustNew(tensor.Float32, n))
+	small := upload(mustNew(tensor.Float32, 64))
+	smallUpd := upload(mustNew(tensor.Float32, 32))
+	perm := rand.New(rand.NewSource(1)).Perm(n)
+	idx := make([]int64, n)
+	for i, v := range perm {
+		idx[i] = int64(v)
+	}
+	target := upload(mustNew(tensor.Int32, n))
+	indices := upload(tensor.MustFromSlice([]int{n, 1}, idx))
+	values := upload(mustNew(tensor.Int32, n))
+	if err != nil {
+		return err
+	}
+
+	// Dispatches: 32 calls against one.
+	var batch []Call
+	for range 32 {
+		batch = append(batch, slice(small, smallUpd, 32))
+	}
+	one, _, _, err := timed(5, "", batch[0])
+	if err != nil {
+		return err
+	}
+	many, _, d, err := timed(5, "", batch...)
+	if err != nil {
+		return err
+	}
+	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), 1e-3)
+
+	// Elements: one streaming pass.
+	wall, dev, _, err := timed(3, "scatter", slice(data, upd, n))
+	if err != nil {
+		return err
+	}
+	if dev == 0 {
+		dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
+	}
+	m.ElementNs = max(float64(dev)/float64(n), 1e-6)
+
+	// Atomics: one per update, on distinct targets.
+	awall, adev, _, err := timed(3, "scatter", Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"})
+	if err != nil {
+		return err
+	}
+	if adev == 0 {
+		adev = max(awall-wall, time.Nanosecond)
+	} else {
+		adev -= time.Duration(float64(n) * m.ElementNs)
+	}
+	m.AtomicNs = max(float64(adev)/float64(n), 1e-6)
+	return nil
+}
+
+// mustNew returns a zeroed 1-D tensor of n elements of dt.
+func mustNew(dt tensor.DType, n int) *tensor.Tensor {
+	t, err := tensor.New(dt, []int{n})
+	if err != nil {
+		panic(err) // a probe's size is valid
+	}
+	return t
+}
+
+// median returns the middle of ds (sorted in place).
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}

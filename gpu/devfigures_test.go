@@ -1,0 +1,102 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
+)
+
+// TestFigures: Figures measures every figure of the device with the
+// backend's kernels, adds what more gives, keeps them beside the pipeline
+// cache and reads them back without measuring; kept figures without the
+// kernel figures (an older file) are measured again.
+func TestFigures(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, Options{PipelineCacheDir: dir})
+	ctx := context.Background()
+	cpu := &cost.CPU{Threads: 1, CopyGBps: 1, MoveGBps: 2, ElementNs: 3, ReduceNs: 4}
+	calls := 0
+	more := func(m *cost.Device) error {
+		calls++
+		m.CPU = cpu
+		return nil
+	}
+	m, err := b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	require.NoError(t, m.Check())
+	assert.True(t, m.Complete(), "%+v", m)
+	assert.Equal(t, 1, calls)
+	t.Logf("figures: %+v", m)
+
+	again, err := b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	assert.Equal(t, m, again, "kept figures read back")
+	assert.Equal(t, 1, calls, "kept figures are not measured again")
+
+	files, err := filepath.Glob(filepath.Join(dir, "measured-*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	old := m
+	old.DispatchUs, old.ElementNs, old.AtomicNs, old.CPU = 0, 0, 0, nil
+	js, err := json.Marshal(old)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(files[0], js, 0o644))
+	fresh, err := b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	assert.True(t, fresh.Complete())
+	assert.Equal(t, 2, calls, "figures without the kernel ones are measured again")
+
+	_, err = b.Figures(ctx, true, more)
+	require.NoError(t, err)
+	assert.Equal(t, 3, calls, "remeasure measures")
+
+	require.NoError(t, b.Close())
+	_, err = b.Figures(ctx, false, nil)
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// TestEstimateWork: the work an estimate reads is the plan's: its
+// transfers split into upload and download, its submission, dispatches,
+// and each pass's bytes, positions and atomics (an atomic reduction's
+// scatter one atomic per update; a resident call in place moves nothing
+// between host and device).
+func TestEstimateWork(t *testing.T) {
+	b := openTest(t, Options{})
+	req := dupRequest("ScatterElements-18", "add", tensor.Float32, 3000)
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	w := n.Work()
+	assert.Equal(t, n.HostBytes, w.UploadBytes+w.DownloadBytes)
+	assert.Equal(t, uint64(req.Data.Len()*4), w.DownloadBytes, "the output comes back")
+	assert.Equal(t, 1, w.Submits)
+	assert.Equal(t, n.Dispatches, w.Dispatches)
+	require.Len(t, w.Passes, len(n.Passes))
+	var atomics uint64
+	for i, ps := range n.Passes {
+		assert.Equal(t, ps.Read+ps.Written, w.Passes[i].Bytes)
+		atomics += w.Passes[i].Atomics
+		if ps.Name == "scatter" {
+			assert.Equal(t, uint64(p.NumUpdates()), ps.Positions, "one position per update")
+		}
+	}
+	if n.Path == "native" || n.Path == "cas" {
+		assert.Equal(t, uint64(p.NumUpdates()), atomics, "one atomic per update")
+	}
+	in, err := b.NeedsInPlace(p)
+	require.NoError(t, err)
+	wi := in.Work()
+	assert.Zero(t, wi.UploadBytes+wi.DownloadBytes, "in place: no host transfers")
+}

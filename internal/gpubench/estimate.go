@@ -1,0 +1,81 @@
+//go:build cgo
+
+package gpubench
+
+import (
+	"context"
+	"time"
+
+	"github.com/gpuscatter/gpuscatter/bench"
+	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
+	"github.com/gpuscatter/gpuscatter/ops"
+)
+
+var _ bench.Estimator = Backend{}
+
+// Figures returns the device's figures with the host CPU's (kept, or
+// measured now and kept; remeasure measures again): gpu.Backend.Figures
+// with cpuref.Measure for cost.Device.CPU.
+func (b Backend) Figures(ctx context.Context, remeasure bool) (cost.Device, error) {
+	return b.Backend.Figures(ctx, remeasure, func(m *cost.Device) error {
+		c, err := cpuref.Measure(ctx)
+		if err != nil {
+			return err
+		}
+		m.CPU = &c
+		return nil
+	})
+}
+
+// Estimates returns the estimates of calls calls of p, planned as n
+// (gpu.PlanNeeds: Needs, or NeedsInPlace with inPlace), from the figures m:
+// on the device, as that many Execute calls or, with inPlace, as one
+// batch of them in place on resident tensors; and on the CPU backend
+// (unknown where m has no CPU figures), in place with inPlace.
+func Estimates(m *cost.Device, n gpu.PlanNeeds, p *ops.Plan, calls int, inPlace bool) (device, cpu cost.Estimate) {
+	device = m.Estimate(n.Work().Repeat(calls, inPlace))
+	if m.CPU != nil {
+		cpu = m.CPU.Estimate(cpuref.WorkOf(p, inPlace).Repeat(calls))
+	}
+	return device, cpu
+}
+
+// Estimate returns the estimated times of calls calls of p, from the
+// device's figures (Figures), as the bench measures them: on the device
+// as host calls or, with resident, as one batch in place on resident
+// tensors; on the CPU backend as host calls or, with resident, in place;
+// and where --backend auto runs them as host calls, by the lower of the
+// host calls' estimates (it is bench.Estimator).
+func (b Backend) Estimate(ctx context.Context, p *ops.Plan, calls int, resident bool) (device, cpu time.Duration, choice string, err error) {
+	m, err := b.Figures(ctx, false)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	host, err := b.Needs(p)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	hostDev, hostCPU := Estimates(&m, host, p, calls, false)
+	dev, c := hostDev, hostCPU
+	if resident {
+		in, err := b.NeedsInPlace(p)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		dev, c = Estimates(&m, in, p, calls, true)
+	}
+	return duration(dev.Ms), duration(c.Ms), Choice(hostDev, hostCPU), nil
+}
+
+// Choice returns where --backend auto runs a host call with these
+// estimates: "cpu" where the CPU's is known and lower, else "gpu".
+func Choice(device, cpu cost.Estimate) string {
+	if cpu.Known() && device.Known() && cpu.Ms < device.Ms {
+		return "cpu"
+	}
+	return "gpu"
+}
+
+func duration(ms float64) time.Duration { return time.Duration(ms * 1e6) }
