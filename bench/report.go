@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/atomicfile"
+	"github.com/gpuscatter/gpuscatter/cost"
 )
 
 // WriteTable writes the report as an aligned text table: a header naming
@@ -250,20 +251,23 @@ func diffText(d float64) string {
 
 // jsonReport is the file WriteJSON writes.
 type jsonReport struct {
-	Tool           string       `json:"tool"`
-	Command        string       `json:"command,omitempty"`
-	Started        string       `json:"started"`
-	ElapsedS       float64      `json:"elapsed_s"`
-	Interrupted    bool         `json:"interrupted,omitempty"`
-	CPU            string       `json:"cpu"`
-	Threads        int          `json:"threads"`
-	Scale          float64      `json:"scale,omitempty"`
-	Seed           uint64       `json:"seed"`
-	Repeats        int          `json:"repeats"`
-	Warmups        int          `json:"warmups"`
-	Tolerance      float64      `json:"tolerance"`
-	MemcpyMinBytes int64        `json:"memcpy_min_bytes"`
-	Results        []jsonResult `json:"results"`
+	Tool           string  `json:"tool"`
+	Command        string  `json:"command,omitempty"`
+	Started        string  `json:"started"`
+	ElapsedS       float64 `json:"elapsed_s"`
+	Interrupted    bool    `json:"interrupted,omitempty"`
+	CPU            string  `json:"cpu"`
+	Threads        int     `json:"threads"`
+	Scale          float64 `json:"scale,omitempty"`
+	Seed           uint64  `json:"seed"`
+	Repeats        int     `json:"repeats"`
+	Warmups        int     `json:"warmups"`
+	Tolerance      float64 `json:"tolerance"`
+	MemcpyMinBytes int64   `json:"memcpy_min_bytes"`
+	// Figures are the device figures of the backends that estimate,
+	// by backend label.
+	Figures map[string]*cost.Device `json:"figures,omitempty"`
+	Results []jsonResult            `json:"results"`
 }
 
 type jsonResult struct {
@@ -329,7 +333,9 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 	return 0
 }
 
-// MarshalJSON encodes the report as WriteJSON writes it: per workload and
+// MarshalJSON encodes the report as WriteJSON writes it: figures (the
+// device figures of the backends that estimate, by label: Report.Figures),
+// then per workload and
 // backend the fields workload, description, backend ("cpu", "gpu"),
 // device, median_ms, min_ms, max_ms, times_ms, device_ms (0 when the
 // backend does not time its device), phases ([] likewise), device_copy_ms
@@ -359,7 +365,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Tool: "gpuscatter bench", Command: r.Command, Started: r.Started.UTC().Format(time.RFC3339),
 		ElapsedS: r.Elapsed.Seconds(), Interrupted: r.Interrupted, CPU: r.CPU, Threads: r.Threads, Scale: r.Scale, Seed: r.Seed,
 		Repeats: r.Repeats, Warmups: r.Warmups, Tolerance: r.Tolerance, MemcpyMinBytes: r.MemcpyBytes,
-		Results: []jsonResult{},
+		Figures: r.Figures, Results: []jsonResult{},
 	}
 	for _, x := range r.Results {
 		j := jsonResult{

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -105,6 +106,9 @@ type ResidentPlanner interface {
 // estimates beside the measurements.
 type Estimator interface {
 	Estimate(ctx context.Context, p *ops.Plan, calls int, resident bool) (device, cpu time.Duration, autoChoice string, err error)
+	// DeviceFigures returns the figures the estimates are made from,
+	// which the report records (Report.Figures).
+	DeviceFigures(ctx context.Context) (*cost.Device, error)
 }
 
 // Target is a backend to benchmark, under a short label such as "cpu" or
@@ -288,6 +292,9 @@ type Report struct {
 	// Interrupted: ctx was done before every workload ran on every
 	// backend; Results holds those that completed.
 	Interrupted bool
+	// Figures holds, by target label, the device figures of the targets
+	// that estimate (Estimator).
+	Figures map[string]*cost.Device
 }
 
 // Failures returns the results that failed or did not match.
@@ -363,6 +370,16 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 		Repeats: opt.Repeats, Warmups: opt.Warmups, Tolerance: opt.Tolerance,
 		CPU: cpuModel(), Threads: runtime.GOMAXPROCS(0), MemcpyBytes: opt.MemcpyMinBytes,
 		Started: time.Now(),
+	}
+	for _, t := range targets {
+		if es, ok := t.Backend.(Estimator); ok {
+			if f, err := es.DeviceFigures(ctx); err == nil {
+				if rep.Figures == nil {
+					rep.Figures = map[string]*cost.Device{}
+				}
+				rep.Figures[t.Label] = f
+			}
+		}
 	}
 	for i, w := range workloads {
 		r.w, r.index, r.count = w, i+1, len(workloads)

@@ -48,6 +48,12 @@ type Device struct {
 	// AtomicNs is what one global atomic on a distinct address adds to a
 	// position, in nanoseconds.
 	AtomicNs float64 `json:"atomic_ns,omitempty"`
+	// CompileMs is what compiling one pipeline adds to the first call
+	// that uses it, in milliseconds: creating it and, on a device that
+	// compiles at the first dispatch (lavapipe), that dispatch's extra
+	// time. 0 where it was not measured (the probe's pipelines were
+	// compiled before); an estimate then leaves compilation out.
+	CompileMs float64 `json:"compile_ms,omitempty"`
 	// ProbeBytes is the size of the transfers measured.
 	ProbeBytes uint64 `json:"probe_bytes"`
 	// CPU holds the figures of the CPU backend on the same machine, what
@@ -63,9 +69,9 @@ type CPU struct {
 	// CopyGBps is a parallel memory copy, in bytes read and written per
 	// second: the output's starting copy of data.
 	CopyGBps float64 `json:"copy_gbps"`
-	// MoveGBps is the rate at which reduction-none calls of whole rows
-	// (ScatterUpdate, ScatterND of rows, SliceScatter, TensorScatter)
-	// move the updates that land, in bytes of update per second.
+	// MoveGBps is the rate at which whole rows of updates are moved
+	// (ScatterUpdate, ScatterND of rows, SliceScatter, TensorScatter), in
+	// bytes of CPUWork.MoveBytes per second.
 	MoveGBps float64 `json:"move_gbps"`
 	// ElementNs is the time per update element of a reduction-none call
 	// of single elements (ScatterElements, ScatterND of elements), in
@@ -91,7 +97,7 @@ func (d *Device) Check() error {
 	}{
 		{"upload_gbps", d.UploadGBps, false}, {"download_gbps", d.DownloadGBps, false}, {"copy_gbps", d.CopyGBps, false},
 		{"submit_wait_us", d.SubmitWaitUs, false}, {"dispatch_us", d.DispatchUs, true}, {"element_ns", d.ElementNs, true},
-		{"atomic_ns", d.AtomicNs, true},
+		{"atomic_ns", d.AtomicNs, true}, {"compile_ms", d.CompileMs, true},
 	} {
 		if err := checkFigure(f.name, f.v, f.zero); err != nil {
 			return err
@@ -203,6 +209,8 @@ type GPUWork struct {
 	// dispatches over all passes.
 	Submits, Dispatches int
 	Passes              []Pass
+	// Compiles is the pipelines the call compiles first.
+	Compiles int
 }
 
 // Estimate estimates w on the device d: the transfers at their measured
@@ -223,6 +231,7 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 	e.add("passes", ms(passes))
 	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
 	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
+	e.add("compile", float64(w.Compiles)*d.CompileMs)
 	return e
 }
 
@@ -231,7 +240,10 @@ type CPUWork struct {
 	// CopyBytes is the output's starting copy of data, in bytes read and
 	// written (0 in place).
 	CopyBytes uint64
-	// MoveBytes is the update bytes a reduction-none call of rows moves.
+	// MoveBytes is the bytes of the runs of updates moved whole (rows of
+	// a reduction-none call, and the float32 row sums folded a row at a
+	// time), each with what its partly written cache lines cost
+	// (cpuref.WorkOf says which).
 	MoveBytes uint64
 	// Elements is the update elements a reduction-none call of single
 	// elements scatters; Reduced those a reduction folds.
@@ -251,10 +263,11 @@ func (c *CPU) Estimate(w CPUWork) Estimate {
 func ms(s float64) float64 { return s * 1e3 }
 
 // Repeat returns the work of n calls of w: one submission each, or, with
-// batched, one submission for all of them (a resident batch).
+// batched, one submission for all of them (a resident batch); the first
+// compiles what w compiles.
 func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	r := GPUWork{UploadBytes: w.UploadBytes * uint64(n), DownloadBytes: w.DownloadBytes * uint64(n),
-		Submits: w.Submits * n, Dispatches: w.Dispatches * n}
+		Submits: w.Submits * n, Dispatches: w.Dispatches * n, Compiles: w.Compiles}
 	if batched {
 		r.Submits = min(w.Submits, 1)
 	}

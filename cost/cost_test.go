@@ -40,6 +40,12 @@ func TestDeviceEstimate(t *testing.T) {
 	assert.Equal(t, "15.3 ms (upload 1, download 0.2, passes 14, dispatches 0.015, submits 0.05)", e.String())
 	assert.True(t, e.Known())
 
+	// Pipelines to compile first, at CompileMs each; Repeat compiles them
+	// once.
+	d.CompileMs = 40
+	e = d.Estimate(GPUWork{Compiles: 3}.Repeat(5, false))
+	assert.Equal(t, []Part{{"compile", 120}}, e.Parts)
+
 	// Without the kernel figures a pass is its bytes alone.
 	d.ElementNs, d.AtomicNs, d.DispatchUs = 0, 0, 0
 	e = d.Estimate(GPUWork{Passes: []Pass{{Bytes: 100e6, Positions: 1e9, Atomics: 1e9}}, Dispatches: 7})

@@ -193,8 +193,9 @@ func TestWorkOf(t *testing.T) {
 
 // TestWorkOfOwned: a reduction of single elements that Execute folds owned
 // (2 to 4 workers, about as many updates as elements of out, out under 2
-// MiB) copies data twice, in place too; binned (out of 2 MiB or more) or
-// on other numbers of workers, once.
+// MiB) copies data twice, in place too, and walks every update on every
+// owner; binned (out of 2 MiB or more) or on other numbers of workers, it
+// copies once and only folds.
 func TestWorkOfOwned(t *testing.T) {
 	plan := func(outLen, updates int) *ops.Plan {
 		p, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: shapeOnly(tensor.Float32, outLen),
@@ -205,8 +206,8 @@ func TestWorkOfOwned(t *testing.T) {
 	const mi = 1 << 20
 	owned := plan(mi/4, mi/4) // out 1 MiB
 	for _, w := range []int{2, 4} {
-		require.Equal(t, cost.CPUWork{CopyBytes: 4 * mi, Reduced: mi / 4}, workOf(owned, false, w), "%d workers", w)
-		require.Equal(t, cost.CPUWork{CopyBytes: 4 * mi, Reduced: mi / 4}, workOf(owned, true, w), "%d workers, in place", w)
+		require.Equal(t, cost.CPUWork{CopyBytes: 4 * mi, Elements: mi / 4, Reduced: mi / 4}, workOf(owned, false, w), "%d workers", w)
+		require.Equal(t, cost.CPUWork{CopyBytes: 4 * mi, Elements: mi / 4, Reduced: mi / 4}, workOf(owned, true, w), "%d workers, in place", w)
 	}
 	for _, w := range []int{1, 8} {
 		require.Equal(t, cost.CPUWork{CopyBytes: 2 * mi, Reduced: mi / 4}, workOf(owned, false, w), "%d workers", w)
@@ -272,9 +273,9 @@ func TestEstimateWithinFactor(t *testing.T) {
 		// 512K single elements into 4 MiB.
 		{"ScatterElements-18 none", ops.Request{Op: "ScatterElements-18", Data: f32Tensor([]int{512, 2048}, 3),
 			Indices: randIndices(rng, []int{256, 2048}, func(int) int { return 512 }), Updates: f32Tensor([]int{256, 2048}, 4)}},
-		// 1M updates into 256K elements, 4 each.
-		{"ScatterElements-18 add duplicates", ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32Tensor([]int{1 << 18}, 5),
-			Indices: randIndices(rng, []int{1 << 20}, func(int) int { return 1 << 18 }), Updates: f32Tensor([]int{1 << 20}, 6)}},
+		// 1M updates into 128K elements, 8 each.
+		{"ScatterElements-18 add duplicates", ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32Tensor([]int{1 << 17}, 5),
+			Indices: randIndices(rng, []int{1 << 20}, func(int) int { return 1 << 17 }), Updates: f32Tensor([]int{1 << 20}, 6)}},
 	}
 	plans := make([]*ops.Plan, len(calls))
 	for i, c := range calls {

@@ -100,14 +100,18 @@ type pass struct {
 	atomics uint64
 }
 
-// positions returns the positions a dispatch pass's invocations handle,
-// each walking or folding chain of them where it does (0 for other
-// passes).
-func (ps *pass) positions() uint64 {
+// positions returns the positions a dispatch pass's invocations handle
+// (0 for other passes): one each, or, where each walks or folds in order
+// up to chain of them, at most that many, and at most the updates, which
+// every walk or fold takes once in all.
+func (ps *pass) positions(updates uint64) uint64 {
 	if ps.kind != passDispatch {
 		return 0
 	}
-	return ps.n * max(ps.chain, 1)
+	if ps.chain == 0 {
+		return ps.n
+	}
+	return min(ps.n*ps.chain, max(updates, ps.n))
 }
 
 // chunkCopy is one copy command: regions from chunk src of the updates to

@@ -15,7 +15,7 @@ import (
 
 // Work returns the call's work as cost.Device.Estimate takes it: its
 // transfers, submissions, dispatches, and each pass's bytes, positions
-// and atomics.
+// and atomics; the caller sets Compiles (Backend.Uncompiled).
 func (n PlanNeeds) Work() cost.GPUWork {
 	w := cost.GPUWork{UploadBytes: n.HostBytes - n.DownloadBytes, DownloadBytes: n.DownloadBytes,
 		Submits: n.Submits, Dispatches: n.Dispatches}
@@ -45,7 +45,10 @@ const probeElements = 1 << 21
 //     submission) per element;
 //   - AtomicNs: a ScatterND-18 max of 2M int32 updates on distinct
 //     targets in place, its scatter pass's time less its elements at
-//     ElementNs, per update.
+//     ElementNs, per update;
+//   - CompileMs: the first run of each of these calls over its median,
+//     per pipeline it compiled (pipelines not compiled before on this
+//     device and driver: vk.Device.PipelineKnown); 0 when there were none.
 //
 // more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
 // before they are kept.
@@ -91,7 +94,24 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	// timed runs calls once, then reps times, and returns the median wall
 	// time and the median device time of the last call's pass named pass
 	// (0 without timestamps).
+	// The first run's extra time over the median compiles the pipelines
+	// the calls use that were not compiled before (compiles of them).
+	var compiles int
+	var compileTime time.Duration
 	timed := func(reps int, pass string, calls ...Call) (wall, device time.Duration, dispatches int, err error) {
+		fresh := 0
+		for _, c := range calls[:1] {
+			p, err := b.prepareCall(c)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			n, err := b.NeedsInPlace(p)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			fresh = b.Uncompiled(n)
+		}
+		var first time.Duration
 		walls, devs := make([]time.Duration, reps), make([]time.Duration, reps)
 		for i := -1; i < reps; i++ {
 			bt := b.NewBatch()
@@ -109,6 +129,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 				return 0, 0, 0, err
 			}
 			if i < 0 {
+				first = time.Since(t0)
 				continue
 			}
 			walls[i] = time.Since(t0)
@@ -119,6 +140,10 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 					devs[i] = p.Duration
 				}
 			}
+		}
+		if fresh > 0 {
+			compiles += fresh
+			compileTime += max(first-median(walls), 0)
 		}
 		return median(walls), median(devs), dispatches, nil
 	}
@@ -179,6 +204,9 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		adev -= time.Duration(float64(n) * m.ElementNs)
 	}
 	m.AtomicNs = max(float64(adev)/float64(n), 1e-6)
+	if compiles > 0 {
+		m.CompileMs = max(float64(compileTime)/1e6/float64(compiles), 1e-3)
+	}
 	return nil
 }
 

@@ -100,3 +100,32 @@ func TestEstimateWork(t *testing.T) {
 	wi := in.Work()
 	assert.Zero(t, wi.UploadBytes+wi.DownloadBytes, "in place: no host transfers")
 }
+
+// TestUncompiledPipelines: a plan's pipelines count as uncompiled until
+// a call (or Warm) creates them, in this process or in an earlier one
+// that kept the pipeline cache; the estimate's work carries them.
+func TestUncompiledPipelines(t *testing.T) {
+	dir := t.TempDir()
+	req := dupRequest("ScatterElements-18", "add", tensor.Float32, 3000)
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	b := openTest(t, Options{PipelineCacheDir: dir})
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	require.Positive(t, n.Pipelines)
+	assert.Equal(t, n.Pipelines, b.Uncompiled(n), "nothing compiled yet")
+	_, err = b.Warm(context.Background(), p)
+	require.NoError(t, err)
+	n, err = b.Needs(p)
+	require.NoError(t, err)
+	assert.Zero(t, b.Uncompiled(n), "warmed")
+	require.NoError(t, b.Close())
+
+	later := openTest(t, Options{PipelineCacheDir: dir})
+	n, err = later.Needs(p)
+	require.NoError(t, err)
+	assert.Zero(t, later.Uncompiled(n), "compiled by an earlier backend that kept the cache")
+	in, err := later.NeedsInPlace(p)
+	require.NoError(t, err)
+	assert.Zero(t, later.Uncompiled(in), "Warm compiles the resident call's pipelines too")
+}

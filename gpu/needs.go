@@ -58,6 +58,10 @@ type PlanNeeds struct {
 	// Plan describes the call as Execute records it: the path, the
 	// tensors and every pass with its kernel, positions and arguments.
 	Plan string
+	// Pipelines is the distinct compute pipelines the call uses
+	// (Backend.Uncompiled tells how many are yet to be compiled).
+	Pipelines int
+	keys      []pipeKey
 }
 
 // TensorNeed is one device tensor of a call.
@@ -106,6 +110,32 @@ func (b *Backend) needs(p *ops.Plan, inPlace bool) (PlanNeeds, error) {
 	// Execute's output is the backend's own; a resident call's is not.
 	f := b.facts(!inPlace)
 	return f.callNeeds(p, inPlace)
+}
+
+// Uncompiled returns how many of the pipelines of a call planned as n
+// (Needs, NeedsInPlace or PlanFor for b's device) neither this backend nor
+// an earlier process that kept the pipeline cache compiled on this device
+// and driver (vk.Device.PipelineKnown): the first call waits for the
+// compiler on each.
+func (b *Backend) Uncompiled(n PlanNeeds) int {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0
+	}
+	count := 0
+	for _, k := range n.keys {
+		if _, ok := b.pipes[k]; ok {
+			continue
+		}
+		if spec, _, err := pipelineSpec(k); err != nil || !b.dev.PipelineKnown(spec) {
+			count++
+		}
+	}
+	return count
 }
 
 // callNeeds plans p for a device with facts f, as Execute records it or,
@@ -196,7 +226,7 @@ func (pl *callPlan) needs() PlanNeeds {
 		pending.Invocations += ps.invocations()
 		pending.Read += ps.read
 		pending.Written += ps.written
-		pending.Positions += ps.positions()
+		pending.Positions += ps.positions(pl.j.updates)
 		pending.Atomics += ps.atomics
 		if ps.label == "" {
 			continue
@@ -208,6 +238,16 @@ func (pl *callPlan) needs() PlanNeeds {
 		pending = PassNeed{}
 	}
 	n.OnePassBytes = pl.p.OnePassBytes()
+	seen := map[pipeKey]bool{}
+	for _, list := range [][]pass{pl.passes, pl.more} {
+		for _, ps := range list {
+			if k := (pipeKey{ps.key, pl.flags}); ps.kind == passDispatch && !seen[k] {
+				seen[k] = true
+				n.keys = append(n.keys, k)
+			}
+		}
+	}
+	n.Pipelines = len(n.keys)
 	return n
 }
 

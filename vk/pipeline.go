@@ -158,6 +158,9 @@ func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
 	d.mu.Unlock()
 
 	e.p, e.err = d.createPipeline(spec, digest)
+	if e.err == nil {
+		d.cache.compiled(digest)
+	}
 	if e.err != nil {
 		d.mu.Lock()
 		if d.pipelines[digest] == e {

@@ -5,6 +5,7 @@ package vk
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,4 +161,37 @@ func TestPipelineCacheUnwritableWarns(t *testing.T) {
 		require.ErrorIs(t, warnings[0], ErrPipelineCache)
 		assert.Contains(t, warnings[0].Error(), "not a directory")
 	}
+}
+
+// TestPipelineKnown: a pipeline is known once created; with the cache
+// file on, a later device of the same driver knows it from the index kept
+// beside the cache (a garbled line is skipped); with it off, only the
+// process that created it does.
+func TestPipelineKnown(t *testing.T) {
+	dir := t.TempDir()
+	spec := PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{16}}
+	other := PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{32}}
+	d, err := Open(Options{PipelineCacheDir: dir, Validation: true})
+	require.NoError(t, err)
+	assert.False(t, d.PipelineKnown(spec))
+	_, err = d.NewPipeline(spec)
+	require.NoError(t, err)
+	assert.True(t, d.PipelineKnown(spec))
+	assert.False(t, d.PipelineKnown(other), "specialisation constants make another pipeline")
+	require.NoError(t, d.Close())
+	assert.Empty(t, d.ValidationMessages())
+
+	index := strings.TrimSuffix(d.PipelineCachePath(), ".bin") + ".pipelines"
+	data, err := os.ReadFile(index)
+	require.NoError(t, err, "Close keeps the index")
+	require.NoError(t, os.WriteFile(index, append([]byte("not a digest\n"), data...), 0o644))
+	later := openTest(t, Options{PipelineCacheDir: dir})
+	assert.True(t, later.PipelineKnown(spec), "known from the index")
+	assert.False(t, later.PipelineKnown(other))
+
+	off := openTest(t, Options{PipelineCacheDir: "off"})
+	assert.False(t, off.PipelineKnown(spec), "no index without the cache file")
+	_, err = off.NewPipeline(spec)
+	require.NoError(t, err)
+	assert.True(t, off.PipelineKnown(spec))
 }

@@ -11,12 +11,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -31,7 +34,13 @@ type pipelineCache struct {
 	dir    string // Options.PipelineCacheDir
 	loaded []byte // file contents accepted at Open
 	saved  []byte // what SavePipelineCache last wrote
-	mu     sync.Mutex
+	// known holds the digests of the pipelines compiled on this device
+	// and driver by any process that kept the cache (the index file
+	// beside it, indexPath), and by this one; dirty: this process added
+	// some since the index was last written.
+	known map[[32]byte]bool
+	dirty bool
+	mu    sync.Mutex
 	warn   func(error)
 	warned bool
 }
@@ -88,8 +97,10 @@ func (d *Device) openPipelineCache(dir string) error {
 			dir = filepath.Join(ucd, "gpuscatter")
 		}
 	}
+	d.cache.known = map[[32]byte]bool{}
 	if dir != "" {
 		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
+		d.cache.loadIndex()
 		data, err := os.ReadFile(d.cache.path)
 		switch {
 		case err == nil && validCacheHeader(data, d.phys):
@@ -190,7 +201,79 @@ func (d *Device) SavePipelineCache() (n int, err error) {
 		}
 		d.cache.saved = data
 	}
+	if err := d.cache.saveIndex(); err != nil {
+		return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.indexPath(), err)
+	}
 	return len(data), nil
+}
+
+// indexPath is the file of the pipelines compiled with the cache: the
+// cache file's name with .pipelines for .bin.
+func (c *pipelineCache) indexPath() string {
+	return strings.TrimSuffix(c.path, ".bin") + ".pipelines"
+}
+
+// loadIndex reads the index file: one pipeline digest in hex a line. A
+// missing or unreadable file is an empty index (a line that is not a
+// digest is skipped): it only informs estimates.
+func (c *pipelineCache) loadIndex() {
+	data, err := os.ReadFile(c.indexPath())
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var dg [32]byte
+		if b, err := hex.DecodeString(strings.TrimSpace(line)); err == nil && len(b) == len(dg) {
+			copy(dg[:], b)
+			c.known[dg] = true
+		}
+	}
+}
+
+// saveIndex writes the index file when this process added to it. The
+// caller holds c.mu.
+func (c *pipelineCache) saveIndex() error {
+	if c.path == "" || !c.dirty {
+		return nil
+	}
+	lines := make([]string, 0, len(c.known))
+	for dg := range c.known {
+		lines = append(lines, hex.EncodeToString(dg[:]))
+	}
+	sort.Strings(lines)
+	if err := writeFileAtomic(c.indexPath(), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+// compiled records that the pipeline of digest dg was created.
+func (c *pipelineCache) compiled(dg [32]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known == nil {
+		c.known = map[[32]byte]bool{}
+	}
+	if !c.known[dg] {
+		c.known[dg] = true
+		c.dirty = true
+	}
+}
+
+// PipelineKnown reports whether the pipeline of spec was compiled on this
+// device and driver before: by this process, or by one that kept the
+// pipeline cache (Options.PipelineCacheDir), whose compiled code the
+// driver then finds in that cache or its own. An estimate counts the
+// pipelines a call needs that are not known as compile time.
+func (d *Device) PipelineKnown(spec PipelineSpec) bool {
+	if spec.Entry == "" {
+		spec.Entry = "main"
+	}
+	dg := specDigest(&spec)
+	d.cache.mu.Lock()
+	defer d.cache.mu.Unlock()
+	return d.cache.known[dg]
 }
 
 // closePipelineCache saves the cache (when it changed) and destroys it. A
@@ -210,6 +293,11 @@ func (d *Device) closePipelineCache() error {
 				d.cache.warnf("saving: %v", werr)
 			}
 		}
+		d.cache.mu.Lock()
+		if err := d.cache.saveIndex(); err != nil {
+			d.cache.warnf("saving: %v", err)
+		}
+		d.cache.mu.Unlock()
 	}
 	vulkan.DestroyPipelineCache(d.handle, d.cache.handle, nil)
 	d.cache.handle = nil

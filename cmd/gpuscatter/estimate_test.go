@@ -54,13 +54,13 @@ func TestAutoChoiceOnTheDiscreteProfile(t *testing.T) {
 		opts := gpu.Options{MaxPoolBytes: -1}
 		host, err := gpu.PlanFor(info, opts, p)
 		require.NoError(t, err, w.Name)
-		dev, cpu, choice := planEstimates(p, info, false, host)
+		dev, cpu, choice := planEstimates(p, info, false, host, 0)
 		require.True(t, dev.Known() && cpu.Known(), w.Name)
 		assert.Equal(t, gpubench.Choice(dev, cpu), choice, w.Name)
 		assert.Equal(t, want[w.Name], choice, "%s: gpu %v, cpu %v", w.Name, dev, cpu)
 		in, err := gpu.PlanInPlaceFor(info, opts, p)
 		require.NoError(t, err, w.Name)
-		resident, _, residentChoice := planEstimates(p, info, true, in)
+		resident, _, residentChoice := planEstimates(p, info, true, in, 0)
 		assert.Equal(t, "gpu", residentChoice, "%s: a resident call stays on the device", w.Name)
 		assert.Less(t, resident.Ms, dev.Ms, "%s: in place, no transfers", w.Name)
 		fmt.Fprintf(&table, "%-12s %12.4g %12.4g %6s %16.4g\n", w.Name, dev.Ms, cpu.Ms, choice, resident.Ms)
@@ -75,10 +75,10 @@ func TestAutoChoiceOnTheDiscreteProfile(t *testing.T) {
 	require.NoError(t, err)
 	in, err := gpu.PlanInPlaceFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	batch, _ := gpubench.Estimates(info.Measured, in, p, 1000, true)
+	batch, _ := gpubench.Estimates(info.Measured, in, p, 1000, true, 0)
 	host, err := gpu.PlanFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	hostDev, hostCPU := gpubench.Estimates(info.Measured, host, p, 1000, false)
+	hostDev, hostCPU := gpubench.Estimates(info.Measured, host, p, 1000, false, 0)
 	t.Logf("SND-1000 as a resident batch: %v; as host calls: gpu %v, cpu %v", batch, hostDev, hostCPU)
 	assert.Less(t, batch.Ms, hostCPU.Ms, "the resident batch beats the CPU's host calls")
 	assert.Less(t, batch.Ms, hostDev.Ms, "one submission instead of 1000, no transfers")
@@ -91,7 +91,7 @@ func TestAutoChoiceOnTheDiscreteProfile(t *testing.T) {
 	require.NoError(t, err)
 	n, err := gpu.PlanFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	dev, cpu, choice := planEstimates(p, info, false, n)
+	dev, cpu, choice := planEstimates(p, info, false, n, 0)
 	t.Logf("ScatterNDUpdate-15 sum float16[1M], int32 indices [16M,1]: gpu %v, cpu %v: %s", dev, cpu, choice)
 	assert.Equal(t, "gpu", choice)
 }
@@ -118,7 +118,7 @@ func TestEstimateArithmetic(t *testing.T) {
 	require.NoError(t, err)
 	n, err := gpu.PlanFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	dev, cpu := gpubench.Estimates(m, n, p, 1, false)
+	dev, cpu := gpubench.Estimates(m, n, p, 1, false, 0)
 	up := float64(n.HostBytes-n.DownloadBytes) / (m.UploadGBps * 1e9) * 1e3
 	down := float64(n.DownloadBytes) / (m.DownloadGBps * 1e9) * 1e3
 	var passes float64

@@ -65,8 +65,21 @@ path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device),
 data_copy_bytes, tensors (each with name and bytes), plan (the passes as
-recorded), for TensorScatter-24 also axis and mode, and, where run would
-refuse the call, refused.
+recorded), for TensorScatter-24 also axis and mode, where run would
+refuse the call, refused, and, where the device's figures are known
+(below), estimate_ms and estimate (ms and parts, each with name and ms),
+cpu_estimate_ms and cpu_estimate, auto_choice and figures.
+
+The estimates come from the device's figures as 'gpuscatter devices'
+shows them (measured once and kept; with --facts, the file's measured
+object, which the discrete profile in gpu/testdata/facts carries): on the
+device, the upload and download at their measured rates, each pass the
+longer of its bytes at the device copy rate and its positions and
+atomics at theirs, each dispatch and submission, and, for pipelines never
+compiled on this device and driver, their compilation; on the CPU
+backend, the output's copy of data and the rows, elements or folds of
+the call at its measured rates. auto_choice is where run --backend auto
+runs the call: the lower estimate, and the device in place (--in-place).
 
 The traffic is the passes' device bytes. It leaves out, for every
 operator, the output's starting copy of data (data_copy_bytes): run
@@ -94,6 +107,9 @@ type planFlags struct {
 	facts   stringArg
 	asJSON  bool
 	inPlace bool
+	// compiles is the pipelines of the plan not yet compiled on the
+	// device (gpu.Backend.Uncompiled; 0 with --facts).
+	compiles int
 }
 
 func newPlanFlags() *planFlags {
@@ -163,9 +179,9 @@ func planMain(ctx context.Context, c *cli, args []string) error {
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, f.inPlace, n, refused))
+		err = enc.Encode(newPlanJSON(p, info, c.gpu.deterministic, f.inPlace, n, refused, f.compiles))
 	} else {
-		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, f.inPlace, n, refused))
+		_, err = fmt.Fprint(c.stdout, planText(p, info, c.gpu.deterministic, f.inPlace, n, refused, f.compiles))
 	}
 	if err == nil && refused != nil {
 		// The plan is printed; the status is run's.
@@ -257,6 +273,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		return n, info, nil, err
 	}
 	refused = g.CheckFits(p, n)
+	f.compiles = g.Uncompiled(n)
 	info = gpubench.Of(g).Device().Info()
 	if m, err := gpubench.Of(g).Figures(ctx, false); err == nil {
 		info.Measured = &m
@@ -348,20 +365,26 @@ type planJSON struct {
 	CPUEstimateMS *float64       `json:"cpu_estimate_ms,omitempty"`
 	CPUEstimate   *cost.Estimate `json:"cpu_estimate,omitempty"`
 	AutoChoice    string         `json:"auto_choice,omitempty"`
+	// Figures are the device's figures the estimates are made from
+	// ('gpuscatter devices'; with --facts, the file's measured).
+	Figures *cost.Device `json:"figures,omitempty"`
 }
 
-// planEstimates returns the estimates of the call planned as n from the
-// device's figures (info.Measured; unknown without them): on the device,
+// planEstimates returns the estimates of the call planned as n, whose
+// first run compiles compiles pipelines, from the device's figures
+// (info.Measured; unknown without them): on the device,
 // on the CPU backend as a host call (unknown without the CPU's figures),
 // and where --backend auto runs it: "cpu" or "gpu" by the lower estimate,
 // and "gpu" in place, where the tensors stay on the device.
-func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeeds) (dev, cpu cost.Estimate, choice string) {
+func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeeds, compiles int) (dev, cpu cost.Estimate, choice string) {
 	m := info.Measured
 	if m == nil {
 		return dev, cpu, ""
 	}
-	dev, _ = gpubench.Estimates(m, n, p, 1, inPlace)
-	_, cpu = gpubench.Estimates(m, n, p, 1, false)
+	dev, cpu = gpubench.Estimates(m, n, p, 1, inPlace, compiles)
+	if inPlace {
+		_, cpu = gpubench.Estimates(m, n, p, 1, false, 0)
+	}
 	if choice = "gpu"; !inPlace {
 		choice = gpubench.Choice(dev, cpu)
 	}
@@ -381,7 +404,7 @@ type tensorJSON struct {
 	Bytes uint64 `json:"bytes"`
 }
 
-func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error) planJSON {
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles int) planJSON {
 	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic, InPlace: inPlace,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
@@ -391,7 +414,8 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n
 	if refused != nil {
 		j.Refused = refused.Error()
 	}
-	if dev, cpu, choice := planEstimates(p, info, inPlace, n); dev.Known() {
+	j.Figures = info.Measured
+	if dev, cpu, choice := planEstimates(p, info, inPlace, n, compiles); dev.Known() {
 		j.EstimateMS, j.Estimate, j.AutoChoice = &dev.Ms, &dev, choice
 		if cpu.Known() {
 			j.CPUEstimateMS, j.CPUEstimate = &cpu.Ms, &cpu
@@ -407,7 +431,7 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n
 }
 
 // planText is what plan prints without --json.
-func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error) string {
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles int) string {
 	var b strings.Builder
 	mode := ""
 	if deterministic {
@@ -446,7 +470,7 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gp
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "host transfers: %d bytes\n", n.HostBytes)
-	if dev, cpu, choice := planEstimates(p, info, inPlace, n); dev.Known() {
+	if dev, cpu, choice := planEstimates(p, info, inPlace, n, compiles); dev.Known() {
 		fmt.Fprintf(&b, "estimate: %s on the device\n", dev)
 		if cpu.Known() {
 			fmt.Fprintf(&b, "cpu estimate: %s\n", cpu)

@@ -141,7 +141,7 @@ func estimatorOf(b ops.Backend) estimator {
 		if err != nil {
 			return dev, cpu, err
 		}
-		dev, cpu = gpubench.Estimates(figs, n, p, 1, false)
+		dev, cpu = gpubench.Estimates(figs, n, p, 1, false, g.Uncompiled(n))
 		return dev, cpu, nil
 	}
 }

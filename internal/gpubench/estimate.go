@@ -30,12 +30,16 @@ func (b Backend) Figures(ctx context.Context, remeasure bool) (cost.Device, erro
 }
 
 // Estimates returns the estimates of calls calls of p, planned as n
-// (gpu.PlanNeeds: Needs, or NeedsInPlace with inPlace), from the figures m:
+// (gpu.PlanNeeds: Needs, or NeedsInPlace with inPlace), of which the
+// first compiles compiles pipelines (gpu.Backend.Uncompiled), from the
+// figures m:
 // on the device, as that many Execute calls or, with inPlace, as one
 // batch of them in place on resident tensors; and on the CPU backend
 // (unknown where m has no CPU figures), in place with inPlace.
-func Estimates(m *cost.Device, n gpu.PlanNeeds, p *ops.Plan, calls int, inPlace bool) (device, cpu cost.Estimate) {
-	device = m.Estimate(n.Work().Repeat(calls, inPlace))
+func Estimates(m *cost.Device, n gpu.PlanNeeds, p *ops.Plan, calls int, inPlace bool, compiles int) (device, cpu cost.Estimate) {
+	w := n.Work()
+	w.Compiles = compiles
+	device = m.Estimate(w.Repeat(calls, inPlace))
 	if m.CPU != nil {
 		cpu = m.CPU.Estimate(cpuref.WorkOf(p, inPlace).Repeat(calls))
 	}
@@ -45,7 +49,8 @@ func Estimates(m *cost.Device, n gpu.PlanNeeds, p *ops.Plan, calls int, inPlace 
 // Estimate returns the estimated times of calls calls of p, from the
 // device's figures (Figures), as the bench measures them: on the device
 // as host calls or, with resident, as one batch in place on resident
-// tensors; on the CPU backend as host calls or, with resident, in place;
+// tensors, its pipelines compiled (the bench times them after a warm-up);
+// on the CPU backend as host calls or, with resident, in place;
 // and where --backend auto runs them as host calls, by the lower of the
 // host calls' estimates (it is bench.Estimator).
 func (b Backend) Estimate(ctx context.Context, p *ops.Plan, calls int, resident bool) (device, cpu time.Duration, choice string, err error) {
@@ -57,14 +62,14 @@ func (b Backend) Estimate(ctx context.Context, p *ops.Plan, calls int, resident 
 	if err != nil {
 		return 0, 0, "", err
 	}
-	hostDev, hostCPU := Estimates(&m, host, p, calls, false)
+	hostDev, hostCPU := Estimates(&m, host, p, calls, false, 0)
 	dev, c := hostDev, hostCPU
 	if resident {
 		in, err := b.NeedsInPlace(p)
 		if err != nil {
 			return 0, 0, "", err
 		}
-		dev, c = Estimates(&m, in, p, calls, true)
+		dev, c = Estimates(&m, in, p, calls, true, 0)
 	}
 	return duration(dev.Ms), duration(c.Ms), Choice(hostDev, hostCPU), nil
 }
@@ -79,3 +84,13 @@ func Choice(device, cpu cost.Estimate) string {
 }
 
 func duration(ms float64) time.Duration { return time.Duration(ms * 1e6) }
+
+// DeviceFigures returns the device's figures (Figures), for the bench's
+// report (it is bench.Estimator).
+func (b Backend) DeviceFigures(ctx context.Context) (*cost.Device, error) {
+	m, err := b.Figures(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
