@@ -38,9 +38,9 @@ type pipelineCache struct {
 	// and driver by any process that kept the cache (the index file
 	// beside it, indexPath), and by this one; dirty: this process added
 	// some since the index was last written.
-	known map[[32]byte]bool
-	dirty bool
-	mu    sync.Mutex
+	known  map[[32]byte]bool
+	dirty  bool
+	mu     sync.Mutex
 	warn   func(error)
 	warned bool
 }
