@@ -41,6 +41,11 @@ data), also verified, and the plan of the call ('gpuscatter plan'): its
 passes and compute dispatches, the device bytes they read and write
 against the bytes one pass must move, and the device memory it takes;
 --json has them as plan_passes, dispatches, plan_bytes and plan_memory.
+Each GPU row also gives the estimates from the device's measured figures
+('gpuscatter devices'): the row's time on the device and on the CPU,
+and where --backend auto runs the call as a host call (--json:
+estimate_ms, cpu_estimate_ms, auto_choice; the figures themselves in
+figures).
 
 Outputs must match bit for bit (any NaN equals any NaN), except float sum,
 sub, prod and mean reductions on the GPU, whose order of additions may

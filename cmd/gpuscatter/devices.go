@@ -33,7 +33,9 @@ submit_wait_us, one submission of a trivial command with the wait for it;
 dispatch_us, what each compute dispatch adds to a submission;
 element_ns, the device time per element of a streaming pass (a
 SliceScatter of 2M float32 elements); atomic_ns, what an atomic on a
-distinct address adds (a ScatterND max of 2M int32 updates); probe_bytes;
+distinct address adds (a ScatterND max of 2M int32 updates); compile_ms,
+what compiling a pipeline adds to its first call (measured only when the
+probe's pipelines were not compiled before); probe_bytes;
 and cpu, the CPU backend's figures on this machine (threads, copy_gbps,
 move_gbps for rows, element_ns per element scattered, reduce_ns per
 element folded). gpuscatter plan and --backend auto estimate each call's
@@ -131,7 +133,11 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 	if m := d.Measured; m != nil {
 		line("measured", "upload %.3g GB/s, download %.3g GB/s, device copy %.3g GB/s, submit and wait %.0f µs",
 			m.UploadGBps, m.DownloadGBps, m.CopyGBps, m.SubmitWaitUs)
-		line("kernels", "%.3g µs per dispatch, %.3g ns per element, %.3g ns per atomic", m.DispatchUs, m.ElementNs, m.AtomicNs)
+		compile := "compile not measured"
+		if m.CompileMs > 0 {
+			compile = fmt.Sprintf("%.3g ms per pipeline compiled", m.CompileMs)
+		}
+		line("kernels", "%.3g µs per dispatch, %.3g ns per element, %.3g ns per atomic, %s", m.DispatchUs, m.ElementNs, m.AtomicNs, compile)
 		if c := m.CPU; c != nil {
 			line("cpu backend", "%d threads: copy %.3g GB/s, rows %.3g GB/s, %.3g ns per element, %.3g ns per reduced element",
 				c.Threads, c.CopyGBps, c.MoveGBps, c.ElementNs, c.ReduceNs)
