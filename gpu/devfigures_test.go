@@ -57,9 +57,11 @@ func TestFigures(t *testing.T) {
 	assert.True(t, fresh.Complete())
 	assert.Equal(t, 2, calls, "figures without the kernel ones are measured again")
 
-	_, err = b.Figures(ctx, true, more)
+	assert.Positive(t, m.CompileMs, "a new cache folder: the probe's pipelines are compiled first")
+	re, err := b.Figures(ctx, true, more)
 	require.NoError(t, err)
 	assert.Equal(t, 3, calls, "remeasure measures")
+	assert.Equal(t, fresh.CompileMs, re.CompileMs, "pipelines compiled before: the kept compile figure stays")
 
 	require.NoError(t, b.Close())
 	_, err = b.Figures(ctx, false, nil)

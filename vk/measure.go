@@ -136,26 +136,31 @@ func cacheDir(dir string) string {
 // more, when not nil, measures the figures Measure does not (it is
 // given Measure's and fills in the rest) before they are kept; kept
 // figures that lack what a complete measurement has (cost.Device.Complete)
-// are then measured again.
+// are then measured again. A new measurement without CompileMs (its
+// pipelines were compiled before) keeps the kept one's.
 func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool, more func(*Measured) error) (Measured, error) {
 	dir := cacheDir(d.cache.dir)
 	path := ""
+	var kept Measured
 	if dir != "" {
 		path = filepath.Join(dir, measuredFile(d.info))
-		if !remeasure {
-			if b, err := os.ReadFile(path); err == nil {
-				var m Measured
-				if json.Unmarshal(b, &m) == nil && m.Check() == nil && (more == nil || m.Complete()) {
-					return m, nil
-				}
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				d.cache.warnf("%v; measuring again", err)
+		if b, err := os.ReadFile(path); err == nil {
+			if json.Unmarshal(b, &kept) == nil && kept.Check() == nil && (more == nil || kept.Complete()) && !remeasure {
+				return kept, nil
 			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			d.cache.warnf("%v; measuring again", err)
 		}
 	}
 	m, err := d.Measure(ctx)
 	if err == nil && more != nil {
 		err = more(&m)
+	}
+	if m.CompileMs == 0 && kept.CompileMs > 0 {
+		// Compilation is measured only where the probe's pipelines are
+		// new; a measurement that found them compiled keeps the last
+		// figure.
+		m.CompileMs = kept.CompileMs
 	}
 	if err != nil || path == "" {
 		return m, err
