@@ -29,11 +29,7 @@ import (
 // GPU wins on the GPU, and a resident batch on the GPU where its tensors
 // are; the table of estimates is printed.
 func TestAutoChoiceOnTheDiscreteProfile(t *testing.T) {
-	treetests.Require(t) // the discrete GPU's description in gpu/testdata
-	raw, err := os.ReadFile(discreteFacts)
-	require.NoError(t, err)
-	info, err := vk.ParseDeviceInfo(raw)
-	require.NoError(t, err)
+	info := discreteInfo(t)
 	require.NotNil(t, info.Measured, "the profile's figure set")
 	require.True(t, info.Measured.Complete(), "the profile's figure set is complete")
 	ws, err := bench.Select(nil, 1, 1)
@@ -106,11 +102,7 @@ func shape(dt tensor.DType, dims ...int) *tensor.Tensor {
 // figures' rates (the cost package's arithmetic, fed by gpu.PlanNeeds.Work
 // and cpuref.WorkOf): a ScatterElements add on the profile.
 func TestEstimateArithmetic(t *testing.T) {
-	treetests.Require(t) // the discrete GPU's description in gpu/testdata
-	raw, err := os.ReadFile(discreteFacts)
-	require.NoError(t, err)
-	info, err := vk.ParseDeviceInfo(raw)
-	require.NoError(t, err)
+	info := discreteInfo(t)
 	m := info.Measured
 	w, err := bench.Select([]string{"SE-sum-dup"}, 1, 1)
 	require.NoError(t, err)
@@ -134,4 +126,15 @@ func TestEstimateArithmetic(t *testing.T) {
 	// The CPU folds every update and copies data into the output.
 	wantCPU := float64(2*p.Data.Len()*4)/(m.CPU.CopyGBps*1e9)*1e3 + float64(p.NumUpdates())*m.CPU.ReduceNs/1e6
 	assert.InDelta(t, wantCPU, cpu.Ms, wantCPU*1e-9)
+}
+
+// discreteInfo reads the discrete GPU's description in gpu/testdata.
+func discreteInfo(t *testing.T) vk.DeviceInfo {
+	t.Helper()
+	treetests.Require(t)
+	raw, err := os.ReadFile(discreteFacts)
+	require.NoError(t, err)
+	info, err := vk.ParseDeviceInfo(raw)
+	require.NoError(t, err)
+	return info
 }
