@@ -37,6 +37,7 @@ const (
 	flagSoftFloats   = 1 << 20 // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
 	flagSoftAlways   = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 	flagExactAtomics = 1 << 22 // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
+	flagKeepClear    = 1 << 23 // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An

@@ -122,6 +122,11 @@ type Backend struct {
 	poolBytes int64
 
 	resident map[*Tensor]struct{} // open resident tensors
+
+	// clear holds owner-word tensors that every word of is 0, as the
+	// calls that used them left them (callPlan.keepsOwners): a call takes
+	// one instead of clearing words sized to its output.
+	clear []clearOwners
 }
 
 var _ ops.Backend = (*Backend)(nil)
@@ -280,6 +285,7 @@ func (b *Backend) Close() error {
 		errs = append(errs, seq.Close())
 	}
 	b.idleSeqs = nil
+	b.dropClearOwners()
 	// The device's Close destroys the pipelines, or keeps them with the
 	// device for the next Open (KeepDevices).
 	clear(b.pipes)

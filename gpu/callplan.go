@@ -98,6 +98,10 @@ type pass struct {
 	// of an atomic reduction's scatter, one per index of a resolve that
 	// claims owner words or counts slots.
 	atomics uint64
+	// once: a fill of the owner words that the backend records only when
+	// the words are not kept clear already (callPlan.keepsOwners); the
+	// plan's figures leave it out.
+	once bool
 }
 
 // positions returns the positions a dispatch pass's invocations handle
@@ -181,6 +185,9 @@ func (pl *callPlan) layout() error {
 		words = append(words, make([]uint64, len(pl.sizes)-tAcc)...)
 	}
 	pl.flags = j.flags | flagOneChunk
+	if pl.keepsOwners() {
+		pl.flags |= flagKeepClear
+	}
 	pl.tableAt = make([]uint32, len(pl.sizes))
 	for i := range pl.sizes {
 		n := pl.chunks(i)

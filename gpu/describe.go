@@ -96,6 +96,9 @@ func (ps *pass) String() string {
 	}
 	switch ps.kind {
 	case passFill:
+		if ps.once {
+			return fmt.Sprintf("%-13s fill %s, on their first use only: every call leaves them clear", label, tensorNames[ps.slot])
+		}
 		return fmt.Sprintf("%-13s fill %s", label, tensorNames[ps.slot])
 	case passCopyData:
 		return fmt.Sprintf("%-13s copy data into the output, %d bytes", label, ps.read)

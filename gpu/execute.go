@@ -459,6 +459,10 @@ type call struct {
 	// longest list of updates of a slot that the in-order fold's first
 	// pass found longer than a segment, else 0.
 	longest uint32
+	// ownersClear, when not 0, is the bytes of the owner words that came
+	// clear from an earlier call (Backend.takeClearOwners), so that the
+	// plan's once fill is not recorded.
+	ownersClear uint64
 }
 
 // further returns how many of the fold passes after the first (plan.more)
@@ -475,7 +479,15 @@ func (c *call) further() int {
 // and the indices.
 func (b *Backend) newCall(pl *callPlan, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
 	c := &call{p: pl.p, plan: pl, copyFrom: copyFrom, tensors: io[:]}
-	for _, size := range pl.sizes[len(io):] {
+	for i, size := range pl.sizes[len(io):] {
+		if len(io)+i == tOwner && pl.keepsOwners() {
+			if t, clear := b.takeClearOwners(size, pl.shift); t != nil {
+				c.ownersClear = clear
+				r.tensors = append(r.tensors, t)
+				c.tensors = append(c.tensors, t)
+				continue
+			}
+		}
 		t, err := b.acquireChunks(size, pl.shift)
 		if err != nil {
 			return nil, err

@@ -72,6 +72,11 @@ type facts struct {
 	ownOutput bool
 	// scanRun is Backend.scanRun.
 	scanRun uint32
+	// keepOwners: the backend keeps owner words clear between calls
+	// (Options.MaxPoolBytes >= 0: it keeps buffers at all), so that a
+	// call whose scatter clears the words it claimed (callPlan.keepsOwners)
+	// clears them itself only on first use.
+	keepOwners bool
 }
 
 // softFloats sets soft32, soft64 and softAlways from the device's
@@ -140,6 +145,7 @@ func (b *Backend) facts(stream bool) facts {
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
+		keepOwners: b.poolLimit >= 0,
 		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
@@ -199,8 +205,9 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		noInt64:       !caps.ShaderInt64,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax, exactAtomics: tn.exactAtomics,
 		// As Backend.facts(true): Execute's output is the backend's own.
-		ownOutput: true,
-		table:     caps.MaxComputeSharedMemorySize >= 4*tableWords,
+		ownOutput:  true,
+		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords,
+		keepOwners: opts.MaxPoolBytes >= 0,
 	}
 	f.noFloat64 = !caps.ShaderFloat64
 	f.softFloats(caps, false, false)

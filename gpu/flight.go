@@ -181,7 +181,12 @@ func (b *Backend) putSequence(seq *vk.Sequence) {
 // release gives f's buffers and sequence back; the device is done with
 // them.
 func (b *Backend) release(f *flight) {
+	kept := b.ownersLeftClear(f)
 	for _, t := range f.r.tensors {
+		if c, ok := kept[t]; ok && !b.closed {
+			b.keepClearOwners(c.t, c.shift, c.clear)
+			continue
+		}
 		b.releaseTensor(t)
 	}
 	f.r.tensors = nil

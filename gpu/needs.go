@@ -58,6 +58,11 @@ type PlanNeeds struct {
 	// Plan describes the call as Execute records it: the path, the
 	// tensors and every pass with its kernel, positions and arguments.
 	Plan string
+	// FirstClearBytes is the owner words the backend clears before the
+	// first call of the plan (or one after a failed call): later calls
+	// find them clear, as every call leaves them, and Passes and
+	// TrafficBytes leave the clear out (callPlan.keepsOwners).
+	FirstClearBytes uint64
 	// Pipelines is the distinct compute pipelines the call uses
 	// (Backend.Uncompiled tells how many are yet to be compiled).
 	Pipelines int
@@ -222,6 +227,10 @@ func (pl *callPlan) needs() PlanNeeds {
 	var pending PassNeed // unlabelled passes: timed with the next pass
 	for i := range pl.passes {
 		ps := &pl.passes[i]
+		if ps.once {
+			n.FirstClearBytes += ps.written
+			continue
+		}
 		pending.Dispatches += len(ps.dispatches)
 		pending.Invocations += ps.invocations()
 		pending.Read += ps.read

@@ -24,7 +24,7 @@ func sortKey(s shaders.Stage, noInt64 bool) shaders.Key {
 func (pl *callPlan) planPasses() error {
 	j := pl.j
 	if j.owners > 0 {
-		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tOwner, written: 4 * j.owners})
+		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tOwner, written: 4 * j.owners, once: pl.keepsOwners()})
 	}
 	if j.resolve > 0 && j.kind != shaders.Slice && (!j.direct || j.check) {
 		read, written := uint64(j.indexBytes)*j.indices, 4*j.normWords()
@@ -70,10 +70,15 @@ func (pl *callPlan) planPasses() error {
 			J := j.params[pJ]
 			read += 4 * (j.updates / J) * (J * (J - 1) / 2)
 		}
+		written := j.updates * e
+		if pl.keepsOwners() {
+			// The update that owns its target clears its owner word.
+			written += 4 * min(j.updates, j.owners)
+		}
 		if j.gather {
 			pl.scatter(4*j.owners+j.outputs*e, j.outputs*e) // output-major
 		} else {
-			pl.scatter(read, j.updates*e)
+			pl.scatter(read, written)
 		}
 	case r.ordered:
 		pl.ordered()
@@ -88,6 +93,18 @@ func (pl *callPlan) planPasses() error {
 		}
 	}
 	return nil
+}
+
+// keepsOwners reports whether the call's owner words stay clear after it:
+// an element plan of reduction none that claims them, whose scatter has
+// the update that owns each target clear its word after writing (the
+// others, which do not own it, never write), on a backend that keeps
+// buffers (facts.keepOwners). The backend then clears the words only the
+// first time, or after a call that failed, and its plan's figures leave
+// the clear out.
+func (pl *callPlan) keepsOwners() bool {
+	j := pl.j
+	return pl.f.keepOwners && j.red == nil && j.kind == shaders.Element && j.flags&flagOwner != 0 && !j.walk && !j.gather
 }
 
 // split splits a dispatch pass into the dispatches its kernel's workgroup

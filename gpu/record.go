@@ -30,6 +30,9 @@ func (rc *recorder) passes(c *call, passes []pass) error {
 		case passDispatch:
 			err = rc.dispatch(c, ps, uses)
 		case passFill:
+			if ps.once && c.ownersClear > 0 {
+				continue // and no timestamp: nothing ran
+			}
 			err = rc.fill(c.tensors[ps.slot])
 		case passCopyData:
 			err = rc.copyData(c.copyFrom, c.tensors[tOut])

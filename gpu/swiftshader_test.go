@@ -30,13 +30,14 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // the bucketed fold, float min and max NaN bits on every path, index
 // errors, TensorScatter and the last-writer table against the reference,
 // the device figures and the pipeline index (TestFigures,
-// TestUncompiledPipelines), and the suites of gpucheck that run random requests (moves
+// TestUncompiledPipelines), owner words kept clear between calls
+// (TestOwnersKeptClear), and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
 // every operator; random reductions on atomics, in order and walking),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",

@@ -64,7 +64,10 @@ it, as the text does), device, device_type, deterministic, in_place,
 path, passes (each with name, dispatches, invocations, read_bytes and
 written_bytes), dispatches, traffic_bytes, one_pass_bytes,
 device_memory_bytes, host_bytes (moved between host and device),
-data_copy_bytes, tensors (each with name and bytes), plan (the passes as
+data_copy_bytes, first_clear_bytes (owner words a backend clears on their
+first use only, which every call leaves clear: not in the traffic; absent
+for run's one call, which clears them), tensors (each with name and
+bytes), plan (the passes as
 recorded), for TensorScatter-24 also axis and mode, where run would
 refuse the call, refused, and, where the device's figures are known
 (below), estimate_ms and estimate (ms and parts, each with name and ms),
@@ -231,8 +234,12 @@ func (f *planFlags) callShapes(req *ops.Request) error {
 // before any work for lack of device memory (the backend's own rule,
 // gpu.Backend.CheckFits), or nil.
 func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNeeds, info vk.DeviceInfo, refused, err error) {
-	// As run opens the backend for its one call.
+	// As run opens the backend for its one call; in place, as a runtime
+	// keeps it for many.
 	opts := gpu.Options{Deterministic: c.gpu.deterministic, MaxPoolBytes: -1}
+	if f.inPlace {
+		opts.MaxPoolBytes = 0
+	}
 	if f.facts.given {
 		b, err := os.ReadFile(f.facts.value)
 		if err != nil {
@@ -252,7 +259,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		}
 		return n, info, gpu.CheckFitsFor(info, p, n), nil
 	}
-	b, err := newGPUBackend(ctx, c.gpu, true)
+	b, err := newGPUBackend(ctx, c.gpu, !f.inPlace)
 	if errors.Is(err, ops.ErrNoDevice) && !isSelectorError(err) {
 		return n, info, nil, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
 			"one element of 'gpuscatter devices --json' from the machine with the device", err)
@@ -353,6 +360,9 @@ type planJSON struct {
 	DeviceMemoryBytes uint64       `json:"device_memory_bytes"`
 	HostBytes         uint64       `json:"host_bytes"`
 	DataCopyBytes     uint64       `json:"data_copy_bytes"`
+	// FirstClearBytes is the owner words cleared on their first use only
+	// (gpu.PlanNeeds.FirstClearBytes), not in the traffic.
+	FirstClearBytes uint64 `json:"first_clear_bytes,omitempty"`
 	Tensors           []tensorJSON `json:"tensors"`
 	Plan              string       `json:"plan"`
 	// Refused is why run would refuse the call before any work (more
@@ -407,7 +417,7 @@ type tensorJSON struct {
 func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles int) planJSON {
 	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic, InPlace: inPlace,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
-		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
+		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, FirstClearBytes: n.FirstClearBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
 	if p.Op.TakesMode() {
 		j.Axis, j.Mode = &p.Axis, cacheMode(p)
 	}
@@ -463,6 +473,10 @@ func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gp
 	if n.DataCopyBytes > 0 {
 		fmt.Fprintf(&b, "  not in the traffic: data's %d bytes, uploaded into the output before the passes run (on resident tensors in place, no copy)\n",
 			n.DataCopyBytes)
+	}
+	if n.FirstClearBytes > 0 {
+		fmt.Fprintf(&b, "  not in the traffic: the owner words' %d bytes, cleared on their first use only (every call leaves them clear)\n",
+			n.FirstClearBytes)
 	}
 	fmt.Fprintf(&b, "device memory: %d bytes", n.DeviceBytes)
 	if n.DeviceBytes >= 1<<20 {

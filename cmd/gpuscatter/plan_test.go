@@ -589,6 +589,10 @@ func parsePlanText(t *testing.T, text string) planJSON {
 			got.DataCopyBytes = num(m[1])
 			continue
 		}
+		if m := regexp.MustCompile(`^  not in the traffic: the owner words' (\d+) bytes, `).FindStringSubmatch(l); m != nil {
+			got.FirstClearBytes = num(m[1])
+			continue
+		}
 		if reason, ok := strings.CutPrefix(l, "refused: run --backend gpu would refuse this call before any work (--backend auto runs it on the CPU): "); ok {
 			got.Refused = reason
 			continue

@@ -187,6 +187,7 @@ var abiGroups = []abiGroup{
 			c("FLAG_SOFT_FLOATS", "flagSoftFloats", "float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)"),
 			c("FLAG_SOFT_ALWAYS", "flagSoftAlways", "float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)"),
 			c("FLAG_EXACT_ATOMICS", "flagExactAtomics", "float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)"),
+			c("FLAG_KEEP_CLEAR", "flagKeepClear", "ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls"),
 		),
 	},
 	{

@@ -72,6 +72,7 @@
 #define FLAG_SOFT_FLOATS 1048576u   // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
 #define FLAG_SOFT_ALWAYS 2097152u   // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 #define FLAG_EXACT_ATOMICS 4194304u // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
+#define FLAG_KEEP_CLEAR 8388608u    // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on

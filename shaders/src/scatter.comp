@@ -466,6 +466,12 @@ void scatterOne(pos_t u) {
 		return;
 	}
 	apply(u, t);
+	if ((FLAGS & FLAG_KEEP_CLEAR) != 0u) {
+		// The owner clears its word: the others that claimed the target
+		// never write, whether they read j+1 or 0, and the call leaves
+		// every word clear for the next (the backend keeps them).
+		Word(addressOf(T_OWNER, u32Offset(t))).w = 0u;
+	}
 #elif KIND == KIND_CACHE
 	// Update (o, j, k) lands on (o*m + position)*Inner + k, position being
 	// its batch entry's start plus j, wrapped in circular mode (start and
