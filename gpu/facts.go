@@ -146,7 +146,7 @@ func (b *Backend) facts(stream bool) facts {
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		keepOwners: b.poolLimit >= 0,
-		table: caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
+		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
 	f.noFloat64 = !caps.ShaderFloat64 || b.noShaderFloat64
 	f.softFloats(caps, b.softFloats, b.deviceFloats)
