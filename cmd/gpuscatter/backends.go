@@ -171,7 +171,8 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 
 // resolveBackend opens and closes the backend that --backend name selects
 // and returns the concrete name, cpu or gpu, with the notice openBackend
-// gives for auto. A command that runs many operators calls it first, so it
+// gives for auto; auto where it chooses call by call (a device with
+// estimates). A command that runs many operators calls it first, so it
 // fails at once when the backend is unavailable and reports the choice once.
 func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, notice string, err error) {
 	b, notice, err := openBackend(ctx, s, name, false)
@@ -181,7 +182,9 @@ func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, 
 	resolved = name
 	if name == backendAuto {
 		resolved = backendGPU
-		if notice != "" {
+		if a, ok := b.(*autoBackend); ok && a.est != nil {
+			resolved = backendAuto // call by call
+		} else if notice != "" {
 			resolved = backendCPU
 		}
 	}
@@ -241,7 +244,14 @@ type autoBackend struct {
 // on the CPU backend.
 type estimator func(ctx context.Context, p *ops.Plan) (device, cpu cost.Estimate, err error)
 
-func (a *autoBackend) Name() string { return a.gpu.Name() }
+// Name is the device's name, or, where auto chooses call by call, says
+// so.
+func (a *autoBackend) Name() string {
+	if a.est != nil {
+		return "auto (" + a.gpu.Name() + " or the CPU, call by call)"
+	}
+	return a.gpu.Name()
+}
 
 func (a *autoBackend) cpuBackend() *cpuref.Backend {
 	if a.cpu == nil {

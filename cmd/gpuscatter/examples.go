@@ -82,7 +82,7 @@ func examplesMain(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
 	runWith, device := name, c.gpu.device
-	if backend.value == backendAuto && name == backendGPU {
+	if backend.value == backendAuto && (name == backendGPU || name == backendAuto) {
 		// Each run may still fall back to the CPU for a plan the GPU
 		// backend cannot run; run notes that and the example shows it.
 		runWith = backendAuto
