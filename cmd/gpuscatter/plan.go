@@ -345,26 +345,26 @@ type planJSON struct {
 	Op string `json:"op"`
 	// Reduction is the call's reduction as the operator spells it ("add"
 	// for ONNX's sum), "none" for none.
-	Reduction         string       `json:"reduction"`
-	Device            string       `json:"device"`
-	DeviceType        string       `json:"device_type"`
-	Deterministic     bool         `json:"deterministic"`
-	InPlace           bool         `json:"in_place"`
-	Axis              *int         `json:"axis,omitempty"` // TensorScatter-24's, normalised
-	Mode              string       `json:"mode,omitempty"` // TensorScatter-24's
-	Path              string       `json:"path"`
-	Passes            []passJSON   `json:"passes"`
-	Dispatches        int          `json:"dispatches"`
-	TrafficBytes      uint64       `json:"traffic_bytes"`
-	OnePassBytes      uint64       `json:"one_pass_bytes"`
-	DeviceMemoryBytes uint64       `json:"device_memory_bytes"`
-	HostBytes         uint64       `json:"host_bytes"`
-	DataCopyBytes     uint64       `json:"data_copy_bytes"`
+	Reduction         string     `json:"reduction"`
+	Device            string     `json:"device"`
+	DeviceType        string     `json:"device_type"`
+	Deterministic     bool       `json:"deterministic"`
+	InPlace           bool       `json:"in_place"`
+	Axis              *int       `json:"axis,omitempty"` // TensorScatter-24's, normalised
+	Mode              string     `json:"mode,omitempty"` // TensorScatter-24's
+	Path              string     `json:"path"`
+	Passes            []passJSON `json:"passes"`
+	Dispatches        int        `json:"dispatches"`
+	TrafficBytes      uint64     `json:"traffic_bytes"`
+	OnePassBytes      uint64     `json:"one_pass_bytes"`
+	DeviceMemoryBytes uint64     `json:"device_memory_bytes"`
+	HostBytes         uint64     `json:"host_bytes"`
+	DataCopyBytes     uint64     `json:"data_copy_bytes"`
 	// FirstClearBytes is the owner words cleared on their first use only
 	// (gpu.PlanNeeds.FirstClearBytes), not in the traffic.
-	FirstClearBytes uint64 `json:"first_clear_bytes,omitempty"`
-	Tensors           []tensorJSON `json:"tensors"`
-	Plan              string       `json:"plan"`
+	FirstClearBytes uint64       `json:"first_clear_bytes,omitempty"`
+	Tensors         []tensorJSON `json:"tensors"`
+	Plan            string       `json:"plan"`
 	// Refused is why run would refuse the call before any work (more
 	// device memory than the device has free); absent when it would not.
 	Refused string `json:"refused,omitempty"`
