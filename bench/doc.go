@@ -43,6 +43,8 @@
 //	SND5         ScatterNDUpdate-15 spec example 5: data f32[n=1000,256,10,15], indices [m=25,125,3], updates [m,125,15]
 //	SE           ScatterElements-18 axis 0: data f32[n=4096,4096], indices and updates [m=1024,4096]
 //	SE-sum-dup   ScatterElements-18 add: data f32[n=1M], indices and updates [16n]
+//	SE-zipf      SE-sum-dup with targets drawn from a bounded Zipf law, s=1.1, over the n elements (the hottest takes about
+//	             an eighth of the updates), its ranks placed on the elements by a permutation drawn from the seed
 //	SND-sum-dup  ScatterND-18 add: data f32[n=1M,16], indices [n,1], updates [n,16]
 //	SS           SliceScatter-15: data f32[n=8192,8192], start 0, stop INT64_MAX, step 2 on both axes, updates [n/2,4096]
 //	SND-max-i32  ScatterND-18 max: data i32[n=4M], indices [2n,1], updates [2n]
@@ -51,7 +53,7 @@
 //	KV-decode    TensorScatter-24 circular: 1000 decode steps in place on a cache f16[n=8,32,4096,128], each writing
 //	             updates [n,32,1,128] at write indices [n] in [0,4096) advanced by one per step (Workload.Decode)
 //
-// Indices are int64, uniform over their range, so duplicates occur where
+// Indices are int64, uniform over their range (SE-zipf's aside), so duplicates occur where
 // there are more indices than targets. Input element i of each stream is a
 // hash of (seed, stream, i), so inputs are the same for a seed whatever
 // the number of threads.

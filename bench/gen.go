@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -145,6 +146,55 @@ func randomIndices(shape []int, bounds []int, seed uint64) (*tensor.Tensor, erro
 		}
 		for i := lo; i < hi; i++ {
 			v[i] = int64(below(at(k, i), uint64(bounds[i%period])))
+		}
+	})
+	return t, nil
+}
+
+// streamRanks is the stream of the permutation that places a Zipf law's
+// ranks on the elements (zipfIndices).
+const streamRanks = streamIndices + 16
+
+// zipfIndices returns an int64 tensor of shape whose elements follow a
+// bounded Zipf law over [0, n): rank r (1-based) comes with probability
+// proportional to r^-s, and the ranks are placed on the elements by a
+// permutation drawn from seed, so that the hottest target is element
+// perm[0], not 0. Each element is the inverse of the law's distribution
+// function at a uniform hash of its position (a pure function of seed and
+// position, as every input is).
+func zipfIndices(shape []int, n int, s float64, seed uint64) (*tensor.Tensor, error) {
+	if n <= 0 || n > math.MaxUint32 {
+		return nil, fmt.Errorf("bench: index bound %d is outside [1, 2^32]", n)
+	}
+	t, err := tensor.New(tensor.Int64, shape)
+	if err != nil {
+		return nil, err
+	}
+	cdf := make([]float64, n)
+	var sum float64
+	for r := range cdf {
+		sum += math.Pow(float64(r+1), -s)
+		cdf[r] = sum
+	}
+	for r := range cdf {
+		cdf[r] /= sum
+	}
+	cdf[n-1] = 1
+	perm := make([]int64, n)
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	kp := key(seed, streamRanks)
+	for i := n - 1; i > 0; i-- {
+		j := below(at(kp, i), uint64(i+1))
+		perm[i], perm[j] = perm[j], perm[i]
+	}
+	k := key(seed, streamIndices)
+	v := tensor.View[int64](t)
+	fill(len(v), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			u := float64(at(k, i)>>11) / (1 << 53)
+			v[i] = perm[min(sort.SearchFloat64s(cdf, u), n-1)]
 		}
 	})
 	return t, nil

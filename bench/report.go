@@ -301,6 +301,7 @@ type jsonResult struct {
 	EstimateMS         *float64    `json:"estimate_ms,omitempty"`
 	CPUEstimateMS      *float64    `json:"cpu_estimate_ms,omitempty"`
 	AutoChoice         string      `json:"auto_choice,omitempty"`
+	HottestUpdates     int64       `json:"hottest_updates,omitempty"`
 	Plan               string      `json:"plan,omitempty"`
 	Bytes              int64       `json:"bytes"`
 	GBps               float64     `json:"gbps"`
@@ -352,7 +353,8 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // ResidentPlanner), estimate_ms, cpu_estimate_ms and auto_choice (the
 // estimates of backends that make them, Estimator: on the device as the
 // row measures it, on the CPU, and "cpu" or "gpu", where --backend auto
-// runs the host calls)
+// runs the host calls), hottest_updates (the most updates that meet one
+// target, where every index names one target: Result.HottestUpdates)
 // (backends that work out their passes before running: the passes, their
 // compute dispatches, the device bytes they read and write in all, the
 // device memory) and plan (the backend's
@@ -377,7 +379,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
 			Skipped: x.Skipped, Error: x.Error,
-			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces,
+			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces, HottestUpdates: x.HottestUpdates,
 		}
 		if x.Planned {
 			d := x.PlanDispatches

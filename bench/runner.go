@@ -245,6 +245,10 @@ type Result struct {
 	Estimated             bool
 	Estimate, CPUEstimate time.Duration
 	AutoChoice            string
+	// HottestUpdates is the most updates that meet one output element in
+	// one call, where each index names one target (hottestUpdates); 0
+	// elsewhere.
+	HottestUpdates int64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -484,11 +488,12 @@ func (r *runner) workload() ([]Result, error) {
 		return nil, err
 	}
 
+	hottest := hottestUpdates(p)
 	results := make([]Result, len(r.targets))
 	var bound []float64
 	for ti, t := range r.targets {
 		res := r.result(t)
-		res.MemcpyGBps = mgbps
+		res.MemcpyGBps, res.HottestUpdates = mgbps, hottest
 		if tp, ok := t.Backend.(TrafficPlanner); ok {
 			if n, dispatches, traffic, memory, plan, err := tp.PlanTraffic(p); err == nil {
 				res.Planned, res.PlanPasses, res.PlanDispatches = true, n, dispatches
@@ -921,4 +926,27 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// hottestUpdates returns the most updates of p that meet one element of
+// the output (for a row target, each of its elements), for plans whose
+// every index names one target: ScatterElements on 1-D data and ScatterND
+// with index tuples of one component; 0 for others. A reduction's atomics
+// on that element queue behind each other on a GPU.
+func hottestUpdates(p *ops.Plan) int64 {
+	if p.Indices == nil || len(p.Shape) == 0 || p.Indices.Len() == 0 ||
+		!(p.Kind == ops.KindElements && len(p.Shape) == 1 || p.Kind == ops.KindND && p.TupleLen == 1) {
+		return 0
+	}
+	counts := make([]int32, p.Shape[0])
+	var most int32
+	for i := range p.Indices.Len() {
+		v, err := p.IndexAt(i)
+		if err != nil {
+			return 0
+		}
+		counts[v]++
+		most = max(most, counts[v])
+	}
+	return int64(most)
 }

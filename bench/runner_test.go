@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,7 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 		{"SND5", []int{1000, 256, 10, 15}, []int{25, 125, 3}, []int{25, 125, 15}, "ScatterNDUpdate-15", "none", tensor.Float32},
 		{"SE", []int{4096, 4096}, []int{1024, 4096}, []int{1024, 4096}, "ScatterElements-18", "none", tensor.Float32},
 		{"SE-sum-dup", []int{1 << 20}, []int{16 << 20}, []int{16 << 20}, "ScatterElements-18", "add", tensor.Float32},
+		{"SE-zipf", []int{1 << 20}, []int{16 << 20}, []int{16 << 20}, "ScatterElements-18", "add", tensor.Float32},
 		{"SND-sum-dup", []int{1 << 20, 16}, []int{1 << 20, 1}, []int{1 << 20, 16}, "ScatterND-18", "add", tensor.Float32},
 		{"SS", []int{8192, 8192}, nil, []int{4096, 4096}, "SliceScatter-15", "none", tensor.Float32},
 		{"SND-max-i32", []int{4 << 20}, []int{8 << 20, 1}, []int{8 << 20}, "ScatterND-18", "max", tensor.Int32},
@@ -153,7 +155,7 @@ func TestBuiltinShapesAtFullSize(t *testing.T) {
 			assert.Equal(t, want, w.Traffic())
 		})
 	}
-	assert.Len(t, Names(), 13)
+	assert.Len(t, Names(), 14)
 }
 
 func TestEveryQuickWorkloadIsAValidRequest(t *testing.T) {
@@ -340,9 +342,10 @@ func TestRunVerifiesEveryWorkloadOnTheCPU(t *testing.T) {
 	}
 	assert.Empty(t, rep.Failures())
 	require.NotEmpty(t, stages)
-	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: 13, Stage: "inputs", Repeats: 3}, stages[0])
-	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: 12, Count: 13, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
-	assert.Contains(t, stages, Progress{Workload: "KV-decode", Index: 13, Count: 13, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+	n := len(Names())
+	assert.Equal(t, Progress{Workload: "SU1", Index: 1, Count: n, Stage: "inputs", Repeats: 3}, stages[0])
+	assert.Contains(t, stages, Progress{Workload: "SE-i64", Index: n - 1, Count: n, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
+	assert.Contains(t, stages, Progress{Workload: "KV-decode", Index: n, Count: n, Backend: "cpu", Stage: "timing", Repeat: 3, Repeats: 3})
 }
 
 func TestRunCatchesAWrongBackend(t *testing.T) {
@@ -763,4 +766,79 @@ func TestRunKeepsWhatWasMeasured(t *testing.T) {
 	b, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"interrupted": true`)
+}
+
+// TestZipfIndices: SE-zipf's indices follow the bounded Zipf law: every
+// one in range, the hottest target taking its rank's share (1/H(n, 1.1),
+// about 16% of 64K updates over 4096 targets) and the next rank its share
+// over 2^1.1, the same for a seed and placed elsewhere for another.
+func TestZipfIndices(t *testing.T) {
+	const n, u = 4096, 16 * 4096
+	count := func(seed uint64) (map[int64]int, []int64) {
+		idx, err := zipfIndices([]int{u}, n, 1.1, seed)
+		require.NoError(t, err)
+		c := map[int64]int{}
+		for _, v := range tensor.View[int64](idx) {
+			require.True(t, v >= 0 && v < n, "index %d", v)
+			c[v]++
+		}
+		return c, tensor.View[int64](idx)
+	}
+	c, first := count(1)
+	var h float64
+	for r := 1; r <= n; r++ {
+		h += math.Pow(float64(r), -1.1)
+	}
+	var counts []int
+	hottest := int64(-1)
+	for v, k := range c {
+		counts = append(counts, k)
+		if hottest < 0 || k > c[hottest] {
+			hottest = v
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
+	assert.InEpsilon(t, u/h, float64(counts[0]), 0.03, "the hottest target's updates")
+	assert.InEpsilon(t, u/h/math.Pow(2, 1.1), float64(counts[1]), 0.05, "the second's")
+	again, same := count(1)
+	assert.Equal(t, c, again)
+	assert.Equal(t, first, same, "a pure function of the seed")
+	other, _ := count(2)
+	hot2 := int64(-1)
+	for v, k := range other {
+		if hot2 < 0 || k > other[hot2] {
+			hot2 = v
+		}
+	}
+	assert.NotEqual(t, hottest, hot2, "another seed places the ranks elsewhere")
+	_, err := zipfIndices([]int{4}, 0, 1.1, 1)
+	assert.Error(t, err)
+}
+
+// TestHottestUpdates: the most updates that meet one output element, where
+// every index names one target (1-D ScatterElements, ScatterND of one
+// index component, each element of a row target counting its row's);
+// 0 where an index alone does not name the target.
+func TestHottestUpdates(t *testing.T) {
+	f32 := func(shape ...int) *tensor.Tensor {
+		x, err := tensor.New(tensor.Float32, shape)
+		require.NoError(t, err)
+		return x
+	}
+	i64 := func(shape []int, v ...int64) *tensor.Tensor { return tensor.MustFromSlice(shape, v) }
+	for _, c := range []struct {
+		name string
+		req  ops.Request
+		want int64
+	}{
+		{"elements 1-D", ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32(5), Indices: i64([]int{6}, 1, 3, 1, -4, 0, 2), Updates: f32(6)}, 3},
+		{"elements 2-D", ops.Request{Op: "ScatterElements-18", Data: f32(2, 3), Indices: i64([]int{1, 3}, 1, 1, 1), Updates: f32(1, 3)}, 0},
+		{"nd rows", ops.Request{Op: "ScatterND-18", Reduction: "max", Data: f32(4, 2), Indices: i64([]int{3, 1}, 2, 2, 0), Updates: f32(3, 2)}, 2},
+		{"nd tuples of two", ops.Request{Op: "ScatterND-18", Data: f32(4, 2), Indices: i64([]int{2, 2}, 0, 0, 0, 0), Updates: f32(2)}, 0},
+		{"slice", ops.Request{Op: "SliceScatter-15", Data: f32(4), Updates: f32(2), Start: tensor.Ints(0), Stop: tensor.Ints(4), Step: tensor.Ints(2)}, 0},
+	} {
+		p, err := ops.Prepare(c.req)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, hottestUpdates(p), c.name)
+	}
 }

@@ -195,6 +195,9 @@ type spec struct {
 	calls             int     // Workload.Calls; 0 means 1
 	mode              string  // TensorScatter-24's mode
 	decode            bool    // Workload.Decode
+	// zipf, when not 0, draws the indices from a bounded Zipf law of this
+	// exponent over bounds[0] (zipfIndices) instead of uniformly.
+	zipf float64
 }
 
 // def is a built-in workload: a name, a summary and its shapes at a scale.
@@ -232,6 +235,11 @@ var defs = []def{
 		n, u := s.n(mi), s.n(16*mi)
 		return spec{op: "ScatterElements-18", reduction: "add", dt: tensor.Float32,
 			data: []int{n}, idx: []int{u}, upd: []int{u}, bounds: []int{n}}
+	}},
+	{"SE-zipf", "ScatterElements-18 add, 16 updates per element, targets by a Zipf law (s=1.1)", func(s scaler) spec {
+		n, u := s.n(mi), s.n(16*mi)
+		return spec{op: "ScatterElements-18", reduction: "add", dt: tensor.Float32,
+			data: []int{n}, idx: []int{u}, upd: []int{u}, bounds: []int{n}, zipf: 1.1}
 	}},
 	{"SND-sum-dup", "ScatterND-18 add, rows with duplicate targets", func(s scaler) spec {
 		n := s.n(mi)
@@ -383,7 +391,12 @@ func (sp spec) request(seed uint64) (ops.Request, error) {
 	if req.Updates, err = randomValues(sp.dt, sp.upd, seed, streamUpdates); err != nil {
 		return ops.Request{}, err
 	}
-	if sp.idx != nil {
+	switch {
+	case sp.idx != nil && sp.zipf != 0:
+		if req.Indices, err = zipfIndices(sp.idx, sp.bounds[0], sp.zipf, seed); err != nil {
+			return ops.Request{}, err
+		}
+	case sp.idx != nil:
 		if req.Indices, err = randomIndices(sp.idx, sp.bounds, seed); err != nil {
 			return ops.Request{}, err
 		}

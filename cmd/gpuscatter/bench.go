@@ -45,7 +45,8 @@ Each GPU row also gives the estimates from the device's measured figures
 ('gpuscatter devices'): the row's time on the device and on the CPU,
 and where --backend auto runs the call as a host call (--json:
 estimate_ms, cpu_estimate_ms, auto_choice; the figures themselves in
-figures).
+figures). Where every index names one target, --json also has
+hottest_updates: the most updates that meet one output element.
 
 Outputs must match bit for bit (any NaN equals any NaN), except float sum,
 sub, prod and mean reductions on the GPU, whose order of additions may
@@ -61,6 +62,8 @@ Built-in workloads (full size; --scale multiplies the leading dimensions):
   SE           ScatterElements-18 axis 0: data f32[4096,4096], indices and
                updates [1024,4096]
   SE-sum-dup   ScatterElements-18 add: data f32[1M], indices and updates [16M]
+  SE-zipf      SE-sum-dup with targets drawn from a Zipf law (s=1.1) over the
+               1M elements: the hottest takes about an eighth of the updates
   SND-sum-dup  ScatterND-18 add: data f32[1M,16], indices [1M,1], updates [1M,16]
   SS           SliceScatter-15: data f32[8192,8192], every second row and
                column, updates [4096,4096]

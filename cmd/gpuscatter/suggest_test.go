@@ -125,7 +125,7 @@ func TestBenchUnknownWorkload(t *testing.T) {
 	code, _, stderr := runCLI(t, "bench", "--workloads", "SE,SND9")
 	require.Equal(t, exitUsage, code)
 	assert.Equal(t, `--workloads: unknown workload "SND9" (did you mean SND5?); the workloads are `+
-		"SU1, SND5, SE, SE-sum-dup, SND-sum-dup, SS, SND-max-i32, SND-1000, SND5-f16, SND5-i64, SE-f16, SE-i64, KV-decode", firstLine(stderr))
+		"SU1, SND5, SE, SE-sum-dup, SE-zipf, SND-sum-dup, SS, SND-max-i32, SND-1000, SND5-f16, SND5-i64, SE-f16, SE-i64, KV-decode", firstLine(stderr))
 	assert.Equal(t, 1, strings.Count(stderr, "SND9"))
 }
 
