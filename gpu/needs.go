@@ -286,11 +286,20 @@ func CheckFitsFor(info vk.DeviceInfo, p *ops.Plan, n PlanNeeds) error {
 // checkFits fails with an error wrapping ops.ErrOutOfMemory when the
 // device has less free memory than n needs; b.mu is held.
 func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
-	free := b.dev.Memory().Free()
-	if b.budget != 0 {
-		free = min(free, b.budget)
+	free := func() uint64 {
+		free := b.dev.Memory().Free()
+		if b.budget != 0 {
+			free = min(free, b.budget)
+		}
+		return free
 	}
-	return fits(p, n, free)
+	err := fits(p, n, free())
+	if err != nil && len(b.clear) > 0 {
+		// Owner words kept clear are a cache: give them back first.
+		b.dropClearOwners()
+		err = fits(p, n, free())
+	}
+	return err
 }
 
 // fits is the rule of checkFits: a call fits when its device bytes are at
