@@ -197,11 +197,9 @@ func elemBytes(dt tensor.DType) int {
 	return dt.Size()
 }
 
+// prodShape returns the elements of a valid shape (tensor.NumElements).
 func prodShape(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
+	n, _ := tensor.NumElements(shape)
 	return n
 }
 

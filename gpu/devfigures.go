@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -23,6 +24,31 @@ func (n PlanNeeds) Work() cost.GPUWork {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics})
 	}
 	return w
+}
+
+// Work returns the work of Execute of p on this device, as Work of its
+// Needs gives it with Compiles set to the pipelines it would compile
+// (Uncompiled), without formatting the plan's text: what --backend auto
+// weighs before every call.
+func (b *Backend) Work(p *ops.Plan) (cost.GPUWork, error) {
+	if b == nil {
+		return cost.GPUWork{}, closedPlanError(p)
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return cost.GPUWork{}, closedPlanError(p)
+	}
+	f := b.facts(true)
+	pl, err := f.callFigures(p, false)
+	b.mu.Unlock()
+	if err != nil {
+		return cost.GPUWork{}, err
+	}
+	n := pl.figures(false)
+	w := n.Work()
+	w.Compiles = b.Uncompiled(n)
+	return w, nil
 }
 
 // probeElements is the size of the calls Figures times: 8 MiB of

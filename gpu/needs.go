@@ -146,20 +146,21 @@ func (b *Backend) Uncompiled(n PlanNeeds) int {
 // callNeeds plans p for a device with facts f, as Execute records it or,
 // with inPlace, as a Batch records the call in place on resident tensors.
 func (f *facts) callNeeds(p *ops.Plan, inPlace bool) (PlanNeeds, error) {
-	if !inPlace {
-		pl, err := f.planCall(p)
-		if err != nil {
-			return PlanNeeds{}, err
-		}
-		return pl.needs(), nil
-	}
-	pl, err := f.planResident(p)
+	pl, err := f.callFigures(p, inPlace)
 	if err != nil {
 		return PlanNeeds{}, err
 	}
-	n := pl.needs()
-	n.HostBytes, n.DownloadBytes, n.DataCopyBytes = 0, 0, 0
+	n := pl.figures(inPlace)
+	n.Plan = pl.String()
 	return n, nil
+}
+
+// callFigures plans p as callNeeds does, without the plan's text.
+func (f *facts) callFigures(p *ops.Plan, inPlace bool) (*callPlan, error) {
+	if inPlace {
+		return f.planResident(p)
+	}
+	return f.planCall(p)
 }
 
 // planResident plans p as a Batch lays the call out over resident
@@ -208,7 +209,16 @@ func (pl *callPlan) tensorNeeds() []TensorNeed {
 // needs works out PlanNeeds from the call's plan: its tensors, parameter
 // buffer and passes as the recorder lowers them.
 func (pl *callPlan) needs() PlanNeeds {
-	n := PlanNeeds{Path: pl.path(), Plan: pl.String()}
+	n := pl.figures(false)
+	n.Plan = pl.String()
+	return n
+}
+
+// figures is needs without the plan's text, which takes as long to
+// format as a small call takes to run; inPlace: the call is in place on
+// resident tensors, with no host transfers and no copy of data.
+func (pl *callPlan) figures(inPlace bool) PlanNeeds {
+	n := PlanNeeds{Path: pl.path()}
 	if pl.hostOnly() {
 		return n // Execute copies data on the host
 	}
@@ -257,6 +267,9 @@ func (pl *callPlan) needs() PlanNeeds {
 		}
 	}
 	n.Pipelines = len(n.keys)
+	if inPlace {
+		n.HostBytes, n.DownloadBytes, n.DataCopyBytes = 0, 0, 0
+	}
 	return n
 }
 

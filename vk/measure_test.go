@@ -23,7 +23,7 @@ func TestMeasure(t *testing.T) {
 	ctx := context.Background()
 	m, err := d.MeasuredFigures(ctx, false, nil)
 	require.NoError(t, err)
-	assert.True(t, m.Check() == nil, "%+v", m)
+	assert.NoError(t, m.Check(), "%+v", m)
 	assert.Less(t, m.SubmitWaitUs, 1e6, "a trivial submission took a second")
 	assert.Equal(t, uint64(probeBytes), m.ProbeBytes)
 	t.Logf("%s: %+v", d.Info().Name, m)
@@ -52,7 +52,7 @@ func TestMeasure(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(`{"upload_gbps": -1}`), 0o644))
 	got, err = d.MeasuredFigures(ctx, false, nil)
 	require.NoError(t, err)
-	assert.True(t, got.Check() == nil)
+	assert.NoError(t, got.Check())
 
 	off := openTest(t, Options{PipelineCacheDir: "off"})
 	_, err = off.MeasuredFigures(ctx, false, nil)

@@ -71,10 +71,10 @@ func TestAutoChoiceOnTheDiscreteProfile(t *testing.T) {
 	require.NoError(t, err)
 	in, err := gpu.PlanInPlaceFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	batch, _ := gpubench.Estimates(info.Measured, in, p, 1000, true, 0)
+	batch, _ := gpubench.Estimates(info.Measured, in.Work(), p, 1000, true)
 	host, err := gpu.PlanFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	hostDev, hostCPU := gpubench.Estimates(info.Measured, host, p, 1000, false, 0)
+	hostDev, hostCPU := gpubench.Estimates(info.Measured, host.Work(), p, 1000, false)
 	t.Logf("SND-1000 as a resident batch: %v; as host calls: gpu %v, cpu %v", batch, hostDev, hostCPU)
 	assert.Less(t, batch.Ms, hostCPU.Ms, "the resident batch beats the CPU's host calls")
 	assert.Less(t, batch.Ms, hostDev.Ms, "one submission instead of 1000, no transfers")
@@ -110,7 +110,7 @@ func TestEstimateArithmetic(t *testing.T) {
 	require.NoError(t, err)
 	n, err := gpu.PlanFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
-	dev, cpu := gpubench.Estimates(m, n, p, 1, false, 0)
+	dev, cpu := gpubench.Estimates(m, n.Work(), p, 1, false)
 	up := float64(n.HostBytes-n.DownloadBytes) / (m.UploadGBps * 1e9) * 1e3
 	down := float64(n.DownloadBytes) / (m.DownloadGBps * 1e9) * 1e3
 	var passes float64

@@ -391,9 +391,11 @@ func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeed
 	if m == nil {
 		return dev, cpu, ""
 	}
-	dev, cpu = gpubench.Estimates(m, n, p, 1, inPlace, compiles)
+	w := n.Work()
+	w.Compiles = compiles
+	dev, cpu = gpubench.Estimates(m, w, p, 1, inPlace)
 	if inPlace {
-		_, cpu = gpubench.Estimates(m, n, p, 1, false, 0)
+		_, cpu = gpubench.Estimates(m, w, p, 1, false)
 	}
 	if choice = "gpu"; !inPlace {
 		choice = gpubench.Choice(dev, cpu)

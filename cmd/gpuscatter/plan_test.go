@@ -163,11 +163,9 @@ func TestPlanInPlace(t *testing.T) {
 	args, req := planInputs(t, dir, 1000, 40000)
 	p, err := ops.PrepareShapes(req)
 	require.NoError(t, err)
-	raw, err := os.ReadFile(discreteFacts)
-	require.NoError(t, err)
-	info, err := vk.ParseDeviceInfo(raw)
-	require.NoError(t, err)
-	want, err := gpu.PlanInPlaceFor(info, gpu.Options{MaxPoolBytes: -1}, p)
+	info := discreteInfo(t)
+	// In place, as a runtime keeps its backend, with buffers kept.
+	want, err := gpu.PlanInPlaceFor(info, gpu.Options{}, p)
 	require.NoError(t, err)
 	execute, err := gpu.PlanFor(info, gpu.Options{MaxPoolBytes: -1}, p)
 	require.NoError(t, err)
@@ -180,7 +178,7 @@ func TestPlanInPlace(t *testing.T) {
 	assert.Equal(t, execute.OnePassBytes, got.OnePassBytes, "one definition of the one-pass bytes")
 	assert.Greater(t, got.TrafficBytes, execute.TrafficBytes)
 
-	b, err := gpu.Open(testGPUOptions(t, gpu.Options{MaxPoolBytes: -1}))
+	b, err := gpu.Open(testGPUOptions(t, gpu.Options{}))
 	require.NoError(t, err)
 	here, err := b.NeedsInPlace(p)
 	require.NoError(t, err)
@@ -706,4 +704,40 @@ func estimateLines(t *testing.T, name, text string, want *planJSON) string {
 	want.EstimateMS, want.Estimate, want.CPUEstimateMS, want.CPUEstimate, want.AutoChoice = nil, nil, nil, nil, ""
 	want.Figures = nil // the JSON's alone
 	return strings.Join(lines, "\n")
+}
+
+// TestPlanInPlaceKeepsOwnersClear: a last-writer ScatterElements call
+// whose updates collide, planned in place for the discrete profile (a
+// backend that keeps its buffers) leaves its owner words clear between
+// calls: no clear pass, the words' bytes in first_clear_bytes; run's one
+// call (without --in-place) clears them.
+func TestPlanInPlaceKeepsOwnersClear(t *testing.T) {
+	treetests.Require(t) // the discrete GPU's description in gpu/testdata
+	dir := t.TempDir()
+	args, _ := planInputs(t, dir, 3000, 12000)
+	for i, a := range args {
+		if a == "--reduction" {
+			args = append(args[:i:i], args[i+2:]...)
+			break
+		}
+	}
+	for _, inPlace := range []bool{false, true} {
+		flags := append([]string{"plan", "--json", "--facts", discreteFacts}, args...)
+		if inPlace {
+			flags = append(flags, "--in-place")
+		}
+		code, stdout, stderr := runCLI(t, flags...)
+		require.Equal(t, exitOK, code, stderr)
+		var got planJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+		require.Equal(t, "owner", got.Path)
+		if inPlace {
+			assert.Equal(t, uint64(4*3000), got.FirstClearBytes)
+			assert.Equal(t, []string{"resolve", "scatter"}, []string{got.Passes[0].Name, got.Passes[1].Name})
+			assert.Len(t, got.Passes, 2)
+		} else {
+			assert.Zero(t, got.FirstClearBytes)
+			assert.Equal(t, "clear", got.Passes[0].Name, "run's one call clears the words")
+		}
+	}
 }

@@ -137,11 +137,11 @@ func estimatorOf(b ops.Backend) estimator {
 			}
 			figs = &m
 		}
-		n, err := g.Needs(p)
+		w, err := g.Work(p)
 		if err != nil {
 			return dev, cpu, err
 		}
-		dev, cpu = gpubench.Estimates(figs, n, p, 1, false, g.Uncompiled(n))
+		dev, cpu = gpubench.Estimates(figs, w, p, 1, false)
 		return dev, cpu, nil
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
-	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -29,16 +28,13 @@ func (b Backend) Figures(ctx context.Context, remeasure bool) (cost.Device, erro
 	})
 }
 
-// Estimates returns the estimates of calls calls of p, planned as n
-// (gpu.PlanNeeds: Needs, or NeedsInPlace with inPlace), of which the
-// first compiles compiles pipelines (gpu.Backend.Uncompiled), from the
-// figures m:
+// Estimates returns the estimates of calls calls of p, whose work on the
+// device is w (gpu.PlanNeeds.Work of Needs, or of NeedsInPlace with
+// inPlace; gpu.Backend.Work), from the figures m:
 // on the device, as that many Execute calls or, with inPlace, as one
 // batch of them in place on resident tensors; and on the CPU backend
 // (unknown where m has no CPU figures), in place with inPlace.
-func Estimates(m *cost.Device, n gpu.PlanNeeds, p *ops.Plan, calls int, inPlace bool, compiles int) (device, cpu cost.Estimate) {
-	w := n.Work()
-	w.Compiles = compiles
+func Estimates(m *cost.Device, w cost.GPUWork, p *ops.Plan, calls int, inPlace bool) (device, cpu cost.Estimate) {
 	device = m.Estimate(w.Repeat(calls, inPlace))
 	if m.CPU != nil {
 		cpu = m.CPU.Estimate(cpuref.WorkOf(p, inPlace).Repeat(calls))
@@ -62,14 +58,14 @@ func (b Backend) Estimate(ctx context.Context, p *ops.Plan, calls int, resident 
 	if err != nil {
 		return 0, 0, "", err
 	}
-	hostDev, hostCPU := Estimates(&m, host, p, calls, false, 0)
+	hostDev, hostCPU := Estimates(&m, host.Work(), p, calls, false)
 	dev, c := hostDev, hostCPU
 	if resident {
 		in, err := b.NeedsInPlace(p)
 		if err != nil {
 			return 0, 0, "", err
 		}
-		dev, c = Estimates(&m, in, p, calls, true, 0)
+		dev, c = Estimates(&m, in.Work(), p, calls, true)
 	}
 	return duration(dev.Ms), duration(c.Ms), Choice(hostDev, hostCPU), nil
 }
