@@ -92,12 +92,22 @@ func Run(req ops.Request) (*tensor.Tensor, error) {
 // dtype and shape; it may be p.Data itself (or share its storage), and then
 // the scatter happens in place. The other inputs are never modified. An
 // out-of-range index is reported, before anything is written, as the error
-// p.IndexAt gives for the first bad position.
+// p.IndexAt gives for the first bad position; with p.SkipBadIndices the
+// call then runs again with the bad indices' updates left out
+// (backendkit.ExecuteSkipping) and reports the error once out holds that.
 func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	ctx, err := backendkit.BeginExecute(ctx, "cpuref", p, out)
 	if err != nil {
 		return err
 	}
+	if p.SkipBadIndices {
+		return backendkit.ExecuteSkipping(ctx, p, out, b.execute)
+	}
+	return b.execute(ctx, p, out)
+}
+
+// execute is Execute after its checks.
+func (b *Backend) execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
 	w := b.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)

@@ -38,6 +38,7 @@ const (
 	flagSoftAlways   = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 	flagExactAtomics = 1 << 22 // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 	flagKeepClear    = 1 << 23 // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
+	flagSkipBad      = 1 << 24 // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An

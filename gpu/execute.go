@@ -161,6 +161,13 @@ func (b *Backend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 	if b.fault != knobs.NoFault {
 		return named(p.Op.Name, b.faulty(ctx, start, p, out))
 	}
+	if p.SkipBadIndices {
+		// The kernels run as usual; a bad index makes the call run again
+		// on a copy of data padded to take the bad indices' updates.
+		return backendkit.ExecuteSkipping(ctx, p, out, func(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+			return named(p.Op.Name, b.executeLocked(ctx, start, p, out))
+		})
+	}
 	return named(p.Op.Name, b.executeLocked(ctx, start, p, out))
 }
 

@@ -282,6 +282,9 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 		}
 		j.noInt64 = true
 	}
+	if err := f.planSkip(p, j); err != nil {
+		return nil, err
+	}
 	if p.Reduction != ops.None {
 		if err := f.planReduction(p, j); err != nil {
 			return nil, err
@@ -291,6 +294,44 @@ func (f *facts) planJob(p *ops.Plan) (*job, error) {
 	f.planTable(j)
 	f.planCopies(j)
 	return j, nil
+}
+
+// planSkip sets up SkipBadIndices on a caller's tensor (a resident call;
+// Execute's own outputs run as usual and backendkit.ExecuteSkipping runs
+// them again without the bad indices when one is found). Every pass then
+// goes on past a bad index (flagSkipBad): resolve marks it NO_ROW, which
+// the scatter skips, an atomic reduction's scatter checks the raw indices
+// itself with no pass before (planDirect), and a linear TensorScatter's
+// scatter checks each batch entry's write index instead of a pass or the
+// check of them all before it writes (flagCheckAll). NO_ROW must not be
+// a row: the indices address at most 2^32-1 rows.
+func (f *facts) planSkip(p *ops.Plan, j *job) error {
+	if !p.SkipBadIndices || f.ownOutput || j.kind == shaders.Slice {
+		return nil
+	}
+	if rows := indexedRows(p); rows >= 1<<32 {
+		return unsupported(p, "SkipBadIndices: indices address %d rows of data; at most 2^32-1", rows)
+	}
+	j.skip = true
+	j.flags |= flagSkipBad
+	if j.kind == shaders.Cache && j.updates > 0 {
+		j.flags &^= flagCheckAll
+		j.checks = 0
+	}
+	return nil
+}
+
+// indexedRows returns how many rows (index values, or index tuples'
+// targets) the indices of p address.
+func indexedRows(p *ops.Plan) uint64 {
+	if p.Kind == ops.KindND {
+		rows := uint64(1)
+		for _, s := range p.Shape[:p.TupleLen] {
+			rows *= uint64(s)
+		}
+		return rows
+	}
+	return uint64(p.Shape[p.Axis])
 }
 
 // baselineFits reports whether plan p, translated into j, runs on the

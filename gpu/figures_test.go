@@ -115,10 +115,10 @@ func planFigures(t *testing.T) []planFigure {
 	devs := figureDevices(t)
 	var out []planFigure
 	for _, dev := range []string{"lavapipe", "discrete"} {
-		for _, mode := range []string{"default", "deterministic", "default/in-place", "deterministic/in-place"} {
+		for _, mode := range []string{"default", "deterministic", "default/in-place", "deterministic/in-place", "default/in-place/skip"} {
 			opts := Options{Deterministic: strings.HasPrefix(mode, "deterministic")}
 			planFor := PlanFor
-			if strings.HasSuffix(mode, "/in-place") {
+			if strings.Contains(mode, "/in-place") {
 				planFor = PlanInPlaceFor
 			}
 			for _, scale := range figureScales {
@@ -126,7 +126,9 @@ func planFigures(t *testing.T) []planFigure {
 				require.NoError(t, err)
 				for _, w := range ws {
 					f := planFigure{device: dev, mode: mode, scale: strconv.FormatFloat(scale, 'g', -1, 64), workload: w.Name}
-					p, err := ops.PrepareShapes(w.Shapes())
+					req := w.Shapes()
+					req.SkipBadIndices = strings.HasSuffix(mode, "/skip")
+					p, err := ops.PrepareShapes(req)
 					require.NoError(t, err, w.Name)
 					n, err := planFor(devs[dev], opts, p)
 					if err != nil {
@@ -151,7 +153,8 @@ func figuresTable(rows []planFigure) []byte {
 	b.WriteString("# lowers a cost, regenerate it with\n")
 	b.WriteString("#   go test ./gpu -run TestPlanFigures -update\n")
 	b.WriteString("# mode: default or deterministic, Execute or in place on resident tensors\n")
-	b.WriteString("# (PlanInPlaceFor, as a Run or Batch with Out = Data records the call);\n")
+	b.WriteString("# (PlanInPlaceFor, as a Run or Batch with Out = Data records the call), and\n")
+	b.WriteString("# in place with SkipBadIndices (skip);\n")
 	b.WriteString("# traffic: device bytes read and written; ratio: traffic over the one-pass\n")
 	b.WriteString("# bytes (ops.Plan.OnePassBytes); memory: device bytes.\n")
 	fmt.Fprintf(&b, "# %-7s %-22s %-5s %-12s %6s %10s %14s %8s %12s\n", "device", "mode", "scale", "workload", "passes", "dispatches", "traffic", "ratio", "memory")
@@ -224,7 +227,8 @@ func TestPlanFigures(t *testing.T) {
 // reduction in place on resident tensors (SE-sum-dup, SND-sum-dup,
 // SND-max-i32) moves at most its Execute plan's bytes and its indices'
 // once more (the check before any write reads them, the scatter reads
-// them again as Execute's does), in 2 dispatches.
+// them again as Execute's does), in 2 dispatches; with SkipBadIndices,
+// Execute's bytes in 1 dispatch.
 func TestInPlaceReductionsAtTheFloor(t *testing.T) {
 	info := figureDevices(t)["discrete"]
 	ws, err := bench.Select([]string{"SE-sum-dup", "SND-sum-dup", "SND-max-i32"}, 1, 1)
@@ -241,5 +245,17 @@ func TestInPlaceReductionsAtTheFloor(t *testing.T) {
 			w.Name, ex.TrafficBytes, ex.Dispatches, in.TrafficBytes, in.Dispatches, idx)
 		assert.LessOrEqual(t, in.TrafficBytes, ex.TrafficBytes+idx, w.Name)
 		assert.Equal(t, 2, in.Dispatches, w.Name)
+
+		// With SkipBadIndices: no pass before the scatter, which checks
+		// the indices itself; Execute's traffic in one dispatch.
+		req := w.Shapes()
+		req.SkipBadIndices = true
+		ps, err := ops.PrepareShapes(req)
+		require.NoError(t, err, w.Name)
+		skip, err := PlanInPlaceFor(info, Options{}, ps)
+		require.NoError(t, err, w.Name)
+		t.Logf("%s: in place with SkipBadIndices %d bytes in %d dispatches", w.Name, skip.TrafficBytes, skip.Dispatches)
+		assert.Equal(t, ex.TrafficBytes, skip.TrafficBytes, w.Name)
+		assert.Equal(t, 1, skip.Dispatches, w.Name)
 	}
 }

@@ -116,6 +116,7 @@ func (b *Backend) force(k knobs.Knobs) {
 		b.orderedMax = 0
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
+	b.noTable = k.NoTable
 	b.noBuckets = k.NoBuckets
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics

@@ -68,6 +68,10 @@ type job struct {
 	// writes normalised ones; check: a resolve pass checks them first
 	// (the output is a caller's tensor), else there is none.
 	direct, check bool
+	// skip: a call on a caller's tensor with SkipBadIndices (flagSkipBad;
+	// facts.planSkip): a bad index skips its own updates, the others are
+	// applied, and no pass checks the indices before the scatter.
+	skip bool
 }
 
 // unsupported returns an error for a plan this backend cannot run.

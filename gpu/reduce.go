@@ -105,7 +105,16 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		// scatter, whose 8-byte code declares 64-bit atomics.
 		j.walk = true
 		j.flags |= flagWalk
-	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax && f.sortFits(p, j)):
+	case j.skip && no64:
+		// The sort of the in-order fold has a place for every update:
+		// none for one that a bad index skips.
+		return &ops.Error{Op: p.Op.Name, Input: "reduction", Err: &FeatureError{Feature: "shaderBufferInt64Atomics"},
+			Msg: fmt.Sprintf("vulkan: SkipBadIndices on a resident tensor with reduction %s on %v data needs shaderBufferInt64Atomics (without 64-bit atomics the call folds in order, whose sort cannot leave out a skipped update), which the device lacks; run it without SkipBadIndices, or with Execute",
+				p.ReductionName(), p.DType)}
+	case j.skip && p.Reduction.OrderSensitive(p.DType) && f.deterministic:
+		return unsupported(p, "SkipBadIndices on a resident tensor with reduction %s on %v data in deterministic mode: the in-order fold's sort cannot leave out a skipped update; run it without SkipBadIndices, or with Execute",
+			p.ReductionName(), p.DType)
+	case p.Reduction.OrderSensitive(p.DType) && (f.deterministic || j.updates <= f.orderedMax && f.sortFits(p, j) && !j.skip):
 		// Small plans fold in order only where the device can sort
 		// them; else they take the atomics as large ones do. Integer,
 		// bool, min and max plans need no order: any gives cpuref's bits
@@ -155,7 +164,9 @@ func (f *facts) planDirect(j *job, r *reduction) {
 		return
 	}
 	switch {
-	case f.ownOutput:
+	case f.ownOutput, j.skip:
+		// No pass before: a bad index only makes the host discard the
+		// output, or (SkipBadIndices) skips its updates.
 	case uint64(j.indexBytes)*j.indices < 8*j.resolve,
 		f.directTie && uint64(j.indexBytes)*j.indices == 8*j.resolve:
 		j.check = true

@@ -308,6 +308,15 @@ type Call struct {
 	Reduction                     string
 	UseInitVal                    *bool
 	Mode                          string // TensorScatter-24: "linear" (or "") or "circular"
+	// SkipBadIndices is ops.Request's opt-in, for indices from the
+	// caller's own code: a bad index skips its updates, every other update
+	// is applied, and the call still reports the first bad index, with Out
+	// then holding that result. No pass checks the indices before the
+	// scatter, so an in-place reduction is one pass over indices and
+	// updates. The in-order fold (deterministic mode, or 8-byte elements
+	// on a device without 64-bit atomics) cannot skip an update and
+	// refuses the call with ops.ErrUnsupported.
+	SkipBadIndices bool
 }
 
 // CallOf returns the Call of req's operator and attributes (axis, slice
@@ -316,7 +325,7 @@ type Call struct {
 // Indices, Updates and Out.
 func CallOf(req ops.Request) Call {
 	return Call{Op: req.Op, Axis: req.Axis, Start: req.Start, Stop: req.Stop, Step: req.Step, Axes: req.Axes,
-		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode}
+		Reduction: req.Reduction, UseInitVal: req.UseInitVal, Mode: req.Mode, SkipBadIndices: req.SkipBadIndices}
 }
 
 // Batch records operator calls on resident tensors and runs them in one
@@ -380,7 +389,7 @@ func (b *Backend) prepareCall(c Call) (*ops.Plan, error) {
 	}
 	op := o.Name
 	req := ops.Request{Op: c.Op, Axis: c.Axis, Start: c.Start, Stop: c.Stop, Step: c.Step, Axes: c.Axes,
-		Reduction: c.Reduction, UseInitVal: c.UseInitVal, Mode: c.Mode}
+		Reduction: c.Reduction, UseInitVal: c.UseInitVal, Mode: c.Mode, SkipBadIndices: c.SkipBadIndices}
 	for _, in := range []struct {
 		name string
 		t    *Tensor

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -17,7 +18,9 @@ type Backend interface {
 	// shape (CheckOutput). out may share storage with p.Data (in-place);
 	// it must not share storage with the other inputs. The inputs are never
 	// modified otherwise. On error, out holds either its previous contents or
-	// a copy of data, never a partial scatter.
+	// a copy of data, never a partial scatter, with one exception: with
+	// p.SkipBadIndices an error wrapping ErrIndexRange comes back once out
+	// holds the result with the bad indices' updates left out (Request).
 	Execute(ctx context.Context, p *Plan, out *tensor.Tensor) error
 	// Close releases the backend's resources. It is idempotent.
 	Close() error
@@ -38,7 +41,10 @@ func (p *Plan) CheckOutput(out *tensor.Tensor) error {
 	return nil
 }
 
-// Run validates req, allocates the output and executes it on b.
+// Run validates req, allocates the output and executes it on b. With
+// req.SkipBadIndices and an index out of range it returns both the output,
+// holding every update whose index is valid, and the error naming the
+// first bad index (wrapping ErrIndexRange).
 func Run(ctx context.Context, b Backend, req Request) (*tensor.Tensor, error) {
 	p, err := Prepare(req)
 	if err != nil {
@@ -53,6 +59,9 @@ func Run(ctx context.Context, b Backend, req Request) (*tensor.Tensor, error) {
 		out.StringFormat = req.Data.StringFormat
 	}
 	if err := b.Execute(ctx, p, out); err != nil {
+		if p.SkipBadIndices && errors.Is(err, ErrIndexRange) {
+			return out, err
+		}
 		return nil, err
 	}
 	return out, nil

@@ -42,6 +42,19 @@ type Request struct {
 	// ModeCircular, spelled exactly (ONNX attribute strings are
 	// case-sensitive); "" means the attribute is absent: linear.
 	Mode string
+	// SkipBadIndices is an opt-in for callers whose indices come from their
+	// own code and are expected to be in range. By default an index out of
+	// range fails the call before anything is written (out keeps what it
+	// held, or a copy of data). With SkipBadIndices a bad index is skipped
+	// instead: the updates it addresses (an element's, an index's slice, an
+	// index tuple's slice, or a TensorScatter batch entry's rows in linear
+	// mode) are left out, every other update is applied exactly as if they
+	// were absent (later writers, reductions, mean's counts, use_init_val),
+	// and the call still returns the error the first bad index gives
+	// (Plan.IndexAt, wrapping ErrIndexRange) once out holds that result. No
+	// backend writes outside out either way. It lets a device backend run an
+	// in-place call without a pass that checks the indices first.
+	SkipBadIndices bool
 }
 
 // Plan is a validated operator call in the normalised form every backend
@@ -84,6 +97,9 @@ type Plan struct {
 	// + k, the position being CacheStart(o / CacheRowsPerBatch()) + j,
 	// modulo Shape[Axis] when Circular.
 	Circular bool
+	// SkipBadIndices is the request's opt-in: a bad index skips its updates
+	// and the call reports it after applying the rest (Request).
+	SkipBadIndices bool
 	// SliceStart, SliceStep and SliceCount give, for every data dimension of
 	// KindSlice, the first coordinate written, the step between coordinates
 	// and how many there are; updates element c lands at coordinate
@@ -229,7 +245,8 @@ func prepare(req Request, shapesOnly bool) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Op: op, Kind: op.Kind, DType: req.Data.DType, Data: req.Data, Indices: req.Indices, Updates: req.Updates,
-		Shape: append([]int(nil), req.Data.Shape...), Strides: tensor.Strides(req.Data.Shape), UseInitVal: true}
+		Shape: append([]int(nil), req.Data.Shape...), Strides: tensor.Strides(req.Data.Shape), UseInitVal: true,
+		SkipBadIndices: req.SkipBadIndices}
 	if req.UseInitVal != nil {
 		p.UseInitVal = *req.UseInitVal
 	}

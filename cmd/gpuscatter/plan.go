@@ -294,7 +294,8 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 // as tensors without payloads, read from their files' headers; the other
 // inputs are read whole (they are small).
 func (f *runFlags) shapes(op *ops.Op) (ops.Request, error) {
-	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value}
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value,
+		SkipBadIndices: f.skipBad}
 	for _, in := range []struct {
 		arg *tensorArg
 		dst **tensor.Tensor

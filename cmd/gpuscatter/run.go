@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/hostmem"
@@ -41,6 +42,11 @@ for a flag not given, from the graph's initializer of the same name. --op,
 --axis, --reduction, --use-init-val, --mode and the slice flags do not
 combine with --model.
 
+With --skip-bad-indices, an index out of range skips the updates it
+addresses instead of failing the run before anything is written: every
+other update is applied as if those were absent, --out is written, and the
+run still exits with status 1 and the line naming the first bad index.
+
 Exit status: 0 on success; 1 for invalid input or a failed run, with one
 line on stderr naming the input at fault; 2 for a malformed command line.
 SIGINT, SIGTERM and SIGHUP stop the run with one line such as
@@ -58,7 +64,9 @@ type runFlags struct {
 	data, indices, updates, axis tensorArg
 	start, stop, step, axes      tensorArg
 	useInitVal                   boolArg
-	model                        string // run --model's file, or ""
+	// skipBad is --skip-bad-indices (ops.Request.SkipBadIndices).
+	skipBad bool
+	model   string // run --model's file, or ""
 	// opRun is run's --op once looked up; nil for run --model.
 	opRun *ops.Op
 }
@@ -106,6 +114,17 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
 		f.axes.spec().with("L", "SliceScatter-15's axes, likewise; optional", false),
 		f.out.spec().with("FILE.npy", "where to write the result, of data's dtype", true),
+		{name: "skip-bad-indices", boolean: true, usage: "skip the updates of an out-of-range index instead of failing before anything is " +
+			"written: every other update is applied, --out is written, and the run still exits with status 1 naming the first " +
+			"bad index (ops.Request.SkipBadIndices)",
+			set: func(v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("--skip-bad-indices=%q: want true or false", v)
+				}
+				f.skipBad = b
+				return nil
+			}},
 	}
 	if model != nil {
 		specs[0].syn = "(--op NAME | --model FILE.onnx)"
@@ -244,11 +263,15 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	if cerr := b.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("backend %s: close: %w", b.Name(), cerr)
 	}
-	if err != nil {
+	skipped := err != nil && f.skipBad && result != nil && errors.Is(err, ops.ErrIndexRange)
+	if err != nil && !skipped {
 		return err
 	}
-	if err := writeTensorFile(ctx, f.out.value, result); err != nil {
-		return fileError("out", f.out.value, err)
+	if werr := writeTensorFile(ctx, f.out.value, result); werr != nil {
+		return fileError("out", f.out.value, werr)
+	}
+	if skipped {
+		return fmt.Errorf("%w (--skip-bad-indices: its updates, and those of any other bad index, were skipped; --out holds every other update)", err)
 	}
 	if n := runNotice(b); n != "" {
 		notice = n
@@ -341,7 +364,8 @@ func (f *runFlags) checkStringWidth(req ops.Request) error {
 // request loads the inputs named by f into a request for op. The bench
 // command uses it too.
 func (f *runFlags) request(op *ops.Op) (ops.Request, error) {
-	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value}
+	req := ops.Request{Op: op.Name, Reduction: f.reduction.value, UseInitVal: f.useInitVal.value, Mode: f.mode.value,
+		SkipBadIndices: f.skipBad}
 	for _, in := range []struct {
 		arg *tensorArg
 		dst **tensor.Tensor

@@ -47,7 +47,9 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 	if isAuto {
 		g, ok = a.gpu.(*gpu.Backend)
 	}
-	if !ok || isPBPath(f.out.value) {
+	if !ok || isPBPath(f.out.value) || f.skipBad {
+		// --skip-bad-indices runs on the host path, which writes the
+		// result with the error.
 		return false, nil
 	}
 	args := [3]*tensorArg{&f.data, &f.indices, &f.updates}

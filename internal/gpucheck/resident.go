@@ -30,13 +30,36 @@ func residentVsReference(t opstest.T, b *gpu.Backend, seed int64, n int) {
 		}
 		want, err := ops.Run(ctx, cpuref.New(), req)
 		require.NoError(t, err, opstest.Describe(req))
-		residentCase(t, b, req, want, i%3 == 2, i)
+		residentCase(t, b, req, want, nil, i%3 == 2, i)
+	}
+}
+
+// residentSkip runs n requests with SkipBadIndices and one to three bad
+// indices (opstest.SkipBadRequest) of every operator that takes indices
+// and every numeric dtype on resident tensors, into a separate output and
+// (one in two) in place: the output must hold cpuref's result, every
+// update of a valid index, and the call must report cpuref's error, the
+// first bad index.
+func residentSkip(t opstest.T, b *gpu.Backend, seed int64, n int) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(seed))
+	gen := opstest.Config{DTypes: opstest.NumericDTypes(), MaxElements: 2000, MaxDim: 12}
+	for i := 0; i < n; i++ {
+		req := opstest.SkipBadRequest(rng, gen)
+		if !opstest.BeginCase(t, req) {
+			continue
+		}
+		want, werr := ops.Run(ctx, cpuref.New(), req)
+		require.ErrorIs(t, werr, ops.ErrIndexRange, opstest.Describe(req))
+		require.NotNil(t, want, "cpuref gives the result with the error")
+		residentCase(t, b, req, want, werr, i%2 == 1, i)
 	}
 }
 
 // residentCase runs req on resident tensors and checks the result against
-// want, closing every tensor it made.
-func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Tensor, inPlace bool, i int) {
+// want, and the error against werr (nil: none), closing every tensor it
+// made.
+func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Tensor, werr error, inPlace bool, i int) {
 	ctx := context.Background()
 	var made []*gpu.Tensor
 	defer func() {
@@ -76,7 +99,12 @@ func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Ten
 		}
 		return
 	}
-	require.NoError(t, err, opstest.Describe(req))
+	if werr == nil {
+		require.NoError(t, err, opstest.Describe(req))
+	} else {
+		require.ErrorIs(t, err, ops.ErrIndexRange, opstest.Describe(req))
+		require.Equal(t, werr.Error(), err.Error(), opstest.Describe(req))
+	}
 	got := down(c.Out)
 	if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 		if m, ok := t.(opstest.MismatchReporter); ok {

@@ -81,6 +81,9 @@ const (
 	suiteNone = "none"
 	// suiteResident is resident tensors against cpuref.
 	suiteResident = "resident"
+	// suiteSkip is residentSkip: resident calls with SkipBadIndices and
+	// bad indices against cpuref.
+	suiteSkip = "skip"
 	// suiteReduce is randomReductions: random reductions, exact or
 	// within the bound.
 	suiteReduce = "reduce"
@@ -205,6 +208,11 @@ func Paths() []Path {
 		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Knobs: walk, Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "skip/default", Doc: "resident calls with SkipBadIndices: bad indices skipped, in place and not", Suite: suiteSkip, N: 200, Seed: 220},
+		{Name: "skip/cas", Doc: "as skip/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteSkip, N: 200, Seed: 221},
+		{Name: "skip/walk", Doc: "as skip/default, every Element plan walking its columns", Knobs: walk, Suite: suiteSkip, N: 200, Seed: 222},
+		{Name: "skip/global", Doc: "as skip/default, no workgroup accumulation and no last-writer table", Knobs: knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true, NoTable: true}, Suite: suiteSkip, N: 200, Seed: 223},
+		{Name: "skip/chunks4KiB", Doc: "as skip/default, in 4 KiB buffers", Knobs: chunked, Suite: suiteSkip, N: 200, Seed: 224},
 		{Name: "big/default", Doc: "tensors beyond the storage binding limit", Suite: suiteBig, N: 1, Seed: 500, FullOnly: true},
 		{Name: "big/chunks64MiB", Doc: "tensors beyond the storage binding limit in 64 MiB buffers", Knobs: knobs.Knobs{MaxAllocationBytes: 64 << 20}, Suite: suiteBig, N: 1, Seed: 501, FullOnly: true},
 	}...)
@@ -381,6 +389,8 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		}
 	case suiteResident:
 		residentVsReference(t, open(t), seed, n)
+	case suiteSkip:
+		residentSkip(t, open(t), seed, n)
 	case suiteReduce:
 		randomReductions(t, open(t), seed, n, p.Large, p.Name == "reduce/native" || p.Name == "reduce/cas")
 	case suiteContention:

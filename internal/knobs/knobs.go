@@ -62,6 +62,9 @@ type Knobs struct {
 	// NoWorkgroupAccumulation turns off the accumulation of reductions in
 	// workgroup memory before the atomics on the output.
 	NoWorkgroupAccumulation bool
+	// NoTable makes plans whose updates collide claim owner words where
+	// the last-writer table would serve.
+	NoTable bool
 	// NoInt64Atomics makes reductions act as on a device without 64-bit
 	// atomics.
 	NoInt64Atomics bool

@@ -188,6 +188,7 @@ var abiGroups = []abiGroup{
 			c("FLAG_SOFT_ALWAYS", "flagSoftAlways", "float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)"),
 			c("FLAG_EXACT_ATOMICS", "flagExactAtomics", "float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)"),
 			c("FLAG_KEEP_CLEAR", "flagKeepClear", "ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls"),
+			c("FLAG_SKIP_BAD", "flagSkipBad", "a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)"),
 		),
 	},
 	{

@@ -31,7 +31,9 @@ const conformanceSeed = 20240615
 // left alone or hold a copy of data, never a partial scatter),
 // BadRequests (RandomBadRequest: sentinel and text as Naive words them),
 // UnchangedInputs, InPlace (out sharing data's storage), GuardRegions
-// (bytes around the output buffer), WrongOutput, RandomVsNaive, and Close.
+// (bytes around the output buffer), WrongOutput, SkipBadIndices (bad
+// indices skipped with the opt-in, into a new output and in place),
+// RandomVsNaive, and Close.
 func RunConformance(t *testing.T, newBackend func(t *testing.T) ops.Backend) {
 	Conformance(WrapT(t), func(t T) ops.Backend { return newBackend(t.(testingT).T) }, DefaultRandom)
 }
@@ -248,6 +250,10 @@ func Conformance(t T, newBackend func(t T) ops.Backend, random int) {
 		require.ErrorIs(t, b.Execute(ctx, p, wrongShape), ops.ErrOutput)
 		wrongType, _ := tensor.New(tensor.Float64, p.Shape)
 		require.ErrorIs(t, b.Execute(ctx, p, wrongType), ops.ErrOutput)
+	})
+
+	t.Run("SkipBadIndices", func(t T) {
+		skipGroup(t, newBackend(t), random)
 	})
 
 	t.Run("RandomVsNaive", func(t T) {

@@ -24,19 +24,45 @@ import (
 // checked in row-major order before anything is written, so the error
 // names the first bad one. With no update elements the result is a copy
 // of data and the indices are not read.
+//
+// With req.SkipBadIndices a bad index is skipped instead: the updates it
+// addresses are left out, the rest are applied as if they were absent, and
+// Naive returns both the result and the first bad index's error.
 func Naive(req ops.Request) (*tensor.Tensor, error) {
 	p, err := ops.Prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	n := naive{req: req, plan: p, name: strings.ToLower(strings.TrimSpace(req.Op))}
-	return n.run()
+	n := naive{req: req, plan: p, name: strings.ToLower(strings.TrimSpace(req.Op)), firstBad: new(error)}
+	out, err := n.run()
+	if err == nil && *n.firstBad != nil {
+		return out, *n.firstBad
+	}
+	return out, err
 }
 
 type naive struct {
 	req  ops.Request
 	plan *ops.Plan // for IndexAt's error text and the neutral values only
 	name string    // lower-case operator name
+	// firstBad is the first bad index's error when req.SkipBadIndices
+	// skips bad indices (their normalised values are then noTarget).
+	firstBad *error
+}
+
+// noTarget is the normalised value of a skipped bad index, and the target
+// of the updates it addresses.
+const noTarget = -1
+
+// skip records a bad index's error and reports whether it is skipped.
+func (n naive) skip(err error) bool {
+	if !n.req.SkipBadIndices {
+		return false
+	}
+	if *n.firstBad == nil {
+		*n.firstBad = err
+	}
+	return true
 }
 
 // naiveReduction is the reduction as Naive understands it, parsed from the
@@ -140,7 +166,9 @@ func apply(out, data, upd *tensor.Tensor, targets []int, red naiveReduction, sta
 	switch {
 	case red == redNone:
 		for u, t := range targets {
-			copyElem(out, t, upd, u)
+			if t != noTarget {
+				copyElem(out, t, upd, u)
+			}
 		}
 	case red == redMean:
 		mean(out, data, upd, targets, useInit)
@@ -148,6 +176,9 @@ func apply(out, data, upd *tensor.Tensor, targets []int, red naiveReduction, sta
 		dt := data.DType
 		touched := make([]bool, out.Len())
 		for u, t := range targets {
+			if t == noTarget {
+				continue
+			}
 			if !useInit && !touched[t] {
 				setNum(out, t, neutral(dt, start))
 			}
@@ -185,6 +216,10 @@ func (n naive) checkIndices(dimOf func(coord []int) int) ([]int, error) {
 		v, ok := readIndex(ind, pos)
 		if !ok || v < lo || v > s-1 {
 			if _, err := n.plan.IndexAt(pos); err != nil {
+				if n.skip(err) {
+					vals[pos] = noTarget
+					continue
+				}
 				return nil, err
 			}
 			return nil, fmt.Errorf("opstest: Naive finds indices element %d (%s) out of range for dimension %d, but Plan.IndexAt accepts it",
@@ -211,8 +246,13 @@ func (n naive) axisTargets() ([]int, error) {
 	targets := make([]int, numElements(us))
 	for u := range targets {
 		c := unravel(u, us)
+		v := idx[ravel(c[axis:axis+q], is)]
+		if v == noTarget {
+			targets[u] = noTarget
+			continue
+		}
 		t := append([]int{}, c[:axis]...)
-		t = append(t, idx[ravel(c[axis:axis+q], is)])
+		t = append(t, v)
 		t = append(t, c[axis+q:]...)
 		targets[u] = ravel(t, ds)
 	}
@@ -237,8 +277,15 @@ func (n naive) ndTargets() ([]int, error) {
 	for u := range targets {
 		c := unravel(u, us)
 		t := make([]int, 0, len(ds))
+		skipped := false
 		for comp := 0; comp < k; comp++ {
-			t = append(t, idx[ravel(append(append([]int{}, c[:q-1]...), comp), is)])
+			v := idx[ravel(append(append([]int{}, c[:q-1]...), comp), is)]
+			skipped = skipped || v == noTarget
+			t = append(t, v)
+		}
+		if skipped {
+			targets[u] = noTarget
+			continue
 		}
 		t = append(t, c[q-1:]...)
 		targets[u] = ravel(t, ds)
@@ -259,6 +306,10 @@ func (n naive) elementsTargets() ([]int, error) {
 	for u := range targets {
 		c := unravel(u, us)
 		c[axis] = idx[u] // indices and updates share their shape
+		if idx[u] == noTarget {
+			targets[u] = noTarget
+			continue
+		}
 		targets[u] = ravel(c, ds)
 	}
 	return targets, nil
@@ -285,6 +336,7 @@ func (n naive) cacheTargets() ([]int, error) {
 	circular := strings.EqualFold(strings.TrimSpace(n.req.Mode), "circular")
 	maxSeq, seq := int64(ds[axis]), int64(us[axis])
 	starts := make([]int64, ds[0])
+	skipped := make([]bool, ds[0]) // batch entries whose write index is skipped
 	for b := range starts {
 		if n.req.Indices == nil {
 			continue
@@ -292,6 +344,10 @@ func (n naive) cacheTargets() ([]int, error) {
 		w, _ := readIndex(n.req.Indices, b)
 		if !circular && (w < 0 || w > maxSeq-seq) {
 			if _, err := n.plan.IndexAt(b); err != nil {
+				if n.skip(err) {
+					skipped[b] = true
+					continue
+				}
 				return nil, err
 			}
 			return nil, fmt.Errorf("opstest: Naive finds write_indices[%d] = %d out of range, but Plan.IndexAt accepts it", b, w)
@@ -304,6 +360,10 @@ func (n naive) cacheTargets() ([]int, error) {
 	targets := make([]int, numElements(us))
 	for u := range targets {
 		c := unravel(u, us)
+		if skipped[c[0]] {
+			targets[u] = noTarget
+			continue
+		}
 		pos := starts[c[0]] + int64(c[axis])
 		if circular {
 			pos %= maxSeq
@@ -413,6 +473,9 @@ func mean(out, data, upd *tensor.Tensor, targets []int, useInit bool) {
 	byTarget := make(map[int][]int)
 	var order []int
 	for u, t := range targets {
+		if t == noTarget {
+			continue
+		}
 		if _, ok := byTarget[t]; !ok {
 			order = append(order, t)
 		}

@@ -73,6 +73,7 @@
 #define FLAG_SOFT_ALWAYS 2097152u   // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 #define FLAG_EXACT_ATOMICS 4194304u // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 #define FLAG_KEEP_CLEAR 8388608u    // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
+#define FLAG_SKIP_BAD 16777216u     // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on

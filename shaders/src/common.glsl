@@ -350,9 +350,21 @@ addr_t errorAddress() {
 	return addrAdd(pc.params, pc.errAt);
 }
 
-// errorSet reports whether an earlier pass found a bad index.
+// errorSet reports whether an earlier pass found a bad index. With
+// FLAG_SKIP_BAD it is false: a bad index skips its own updates (resolve
+// marks it NO_ROW, or the pass that reads it checks it) and every other
+// update goes on.
 bool errorSet() {
+	if ((FLAGS & FLAG_SKIP_BAD) != 0u) {
+		return false;
+	}
 	return Word(errorAddress()).w != NO_ERROR;
+}
+
+// skipped reports whether v, a normalised index resolve wrote, is a bad
+// index that FLAG_SKIP_BAD skips.
+bool skipped(uint v) {
+	return (FLAGS & FLAG_SKIP_BAD) != 0u && v == NO_ROW;
 }
 
 // invocation returns this invocation's linear index in its dispatch's 1-D,

@@ -30,7 +30,8 @@
 // resolveOne resolves position p: a tuple (BLOCK) or an index (ELEMENT).
 // It returns the position of the first bad index element it met, or
 // noBad. The normalised value of a bad index is garbage: no pass reads it
-// once the error word is set.
+// once the error word is set; with FLAG_SKIP_BAD it is NO_ROW, which the
+// passes after skip.
 count_t resolveOne(pos_t p) {
 	count_t bad;
 	count_t v = indexAt(p, bad);
@@ -38,9 +39,10 @@ count_t resolveOne(pos_t p) {
 		// The scatter reads the raw indices itself: only check them.
 		return bad;
 	}
+	bool skip = (FLAGS & FLAG_SKIP_BAD) != 0u && bad != noBad;
 #if KIND == KIND_BLOCK
 	count_t row = v;
-	Word(addressOf(T_NORM, u32Offset(p))).w = uint(row);
+	Word(addressOf(T_NORM, u32Offset(p))).w = skip ? NO_ROW : uint(row);
 	if (bad != noBad) {
 		return bad;
 	}
@@ -52,10 +54,13 @@ count_t resolveOne(pos_t p) {
 	return noBad;
 #elif KIND == KIND_ELEMENT
 	if ((FLAGS & (FLAG_OWNER | FLAG_COUNT | FLAG_TARGET)) == 0u) {
-		Word(addressOf(T_NORM, u32Offset(p))).w = uint(v);
+		Word(addressOf(T_NORM, u32Offset(p))).w = skip ? NO_ROW : uint(v);
 		return bad;
 	}
 	if (bad != noBad) {
+		if (skip) {
+			Word(addressOf(T_NORM, u32Offset(p))).w = NO_ROW;
+		}
 		return bad;
 	}
 	pos_t o, j, k;
@@ -140,6 +145,9 @@ void resolveTable() {
 		count_t v = indexAt(pos_t(p), b);
 		if (b != noBad) {
 			bad = min(bad, b);
+			if ((FLAGS & FLAG_SKIP_BAD) != 0u) {
+				Word(addressOf(T_NORM, u32Offset(pos_t(p)))).w = NO_ROW;
+			}
 			continue;
 		}
 		vals[i] = uint(v);

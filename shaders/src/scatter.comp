@@ -128,6 +128,9 @@ bool targetOf(pos_t u, out pos_t t) {
 		}
 	} else {
 		v = Word(addressOf(T_NORM, u32Offset(j))).w;
+		if (skipped(v)) {
+			return false;
+		}
 	}
 #elif KIND == KIND_ELEMENT
 	uint v;
@@ -140,6 +143,9 @@ bool targetOf(pos_t u, out pos_t t) {
 		}
 	} else {
 		v = Word(addressOf(T_NORM, u32Offset(u))).w;
+		if (skipped(v)) {
+			return false;
+		}
 	}
 #else
 #error scatter.comp: reductions apply to KIND_BLOCK and KIND_ELEMENT
@@ -369,12 +375,15 @@ void walkColumn(pos_t c) {
 	pos_t vs = pos_t(param(P_VSTRIDE));
 	pos_t u = (o * jn + j0) * inner + k;
 	for (pos_t i = pos_t(0); i < steps; i++) {
-		pos_t t = first + pos_t(Word(addressOf(T_NORM, u32Offset(u))).w) * vs;
+		uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
+		if (!skipped(v)) {
+			pos_t t = first + pos_t(v) * vs;
 #ifdef DTYPE
-		foldOwned(u, t);
+			foldOwned(u, t);
 #else
-		apply(u, t);
+			apply(u, t);
 #endif
+		}
 		u += inner;
 	}
 }
@@ -416,6 +425,26 @@ pos_t cacheStart(pos_t b) {
 #endif
 }
 
+// cacheValid reports whether batch entry b's write index is in range
+// (FLAG_SKIP_BAD: the scatter checks each, and skips the rows of a bad
+// one). Circular and absent write indices always are. The entry's first
+// update, (o, j, k) = (b*P_VSTRIDE, 0, 0), lowers the error word at a bad
+// one, so that one atomic reports it.
+bool cacheValid(pos_t b, pos_t o, pos_t j, pos_t k) {
+	if ((FLAGS & (FLAG_CIRCULAR | FLAG_ZERO_START)) != 0u) {
+		return true;
+	}
+	idx_t w = writeIndex(b);
+	idx_t hi = sAdd(idx_t(param64(P_ROWS)), sNeg(idx_t(param64(P_J))));
+	if (!sNegative(w) && !sLess(hi, w)) {
+		return true;
+	}
+	if (j == pos_t(0) && k == pos_t(0) && o == b * pos_t(param(P_VSTRIDE))) {
+		atomicMin(Word(errorAddress()).w, uint(count_t(b) >> pc.errShift));
+	}
+	return false;
+}
+
 // cacheChecked reports whether every write index lies in the linear range
 // [0, P_ROWS - P_J]; at the first that does not, it lowers the error word
 // to its entry. FLAG_CHECK_ALL plans have at most LATER_MAX entries.
@@ -442,7 +471,7 @@ void scatterOne(pos_t u) {
 	split(u, o, j, k);
 #if KIND == KIND_BLOCK
 	uint v = Word(addressOf(T_NORM, u32Offset(j))).w;
-	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW || skipped(v)) {
 		return;
 	}
 	if ((FLAGS & FLAG_OWNER) != 0u && owner(pos_t(v)) != uint(j) + 1u) {
@@ -454,7 +483,7 @@ void scatterOne(pos_t u) {
 	apply(u, target(o, k, v));
 #elif KIND == KIND_ELEMENT
 	uint v = Word(addressOf(T_NORM, u32Offset(u))).w;
-	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW) {
+	if ((FLAGS & FLAG_TABLE) != 0u && v == NO_ROW || skipped(v)) {
 		return;
 	}
 	pos_t t = target(o, k, v);
@@ -477,7 +506,11 @@ void scatterOne(pos_t u) {
 	// its batch entry's start plus j, wrapped in circular mode (start and
 	// j are below m, so one subtraction does).
 	pos_t m = pos_t(param(P_ROWS));
-	pos_t pos = cacheStart(udiv(o, param(P_VSTRIDE), param(P_ISTRIDE))) + j;
+	pos_t b = udiv(o, param(P_VSTRIDE), param(P_ISTRIDE));
+	if ((FLAGS & FLAG_SKIP_BAD) != 0u && !cacheValid(b, o, j, k)) {
+		return;
+	}
+	pos_t pos = cacheStart(b) + j;
 	if (pos >= m) {
 		pos -= m;
 	}
