@@ -31,16 +31,19 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // errors, TensorScatter and the last-writer table against the reference,
 // the device figures and the pipeline index (TestFigures,
 // TestUncompiledPipelines), owner words kept clear between calls
-// (TestOwnersKeptClear), and the suites of gpucheck that run random requests (moves
+// (TestOwnersKeptClear), bad indices skipped with SkipBadIndices
+// (TestSkipBadIndices, TestSkipBadIndicesPlans), and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
-// every operator; random reductions on atomics, in order and walking),
+// every operator; random reductions on atomics, in order and walking;
+// resident calls skipping bad indices),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
+	"^TestCheck$/^skip$/^(default|walk)$",
 	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
 }, "|")
 

@@ -157,7 +157,7 @@ func (f *benchFlags) specs(g *gpuSettings) []flagSpec {
 	}
 	for _, s := range f.run.specs(nil, g) {
 		switch s.name {
-		case "out":
+		case "out", "skip-bad-indices":
 			continue
 		case "op":
 			s.syn = "[--op NAME --data FILE.npy ...]"

@@ -749,3 +749,39 @@ func TestRunDeterministicOnTheGPU(t *testing.T) {
 	require.NoError(t, err)
 	requireEqualTensor(t, want, readNPY(t, out))
 }
+
+// TestRunSkipBadIndices: with --skip-bad-indices a bad index skips its
+// updates, --out holds every other one, and the run still fails with the
+// index's error (status 1); without it nothing is written.
+func TestRunSkipBadIndices(t *testing.T) {
+	withGPU(t, nil) // a build without a GPU backend
+	fx := newFixture(t)
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "out.npy")
+	base := []string{"run", "--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices-oob"),
+		"--updates", fx.f("updates"), "--out", out}
+	const bad = "gpuscatter: ScatterNDUpdate-15: indices[1,0] = 7 is out of range [-5, 4] for axis 0 of data"
+
+	code, _, stderr := runCLI(t, base...)
+	assert.Equal(t, exitError, code)
+	assert.Equal(t, bad+"\n", stderr)
+	assert.Empty(t, listDir(t, outDir), "no output without the opt-in")
+
+	for _, flag := range []string{"--skip-bad-indices", "--skip-bad-indices=true"} {
+		code, _, stderr = runCLI(t, append(append([]string(nil), base...), flag)...)
+		assert.Equal(t, exitError, code, flag)
+		assert.Equal(t, bad+" (--skip-bad-indices: its updates, and those of any other bad index, were skipped; --out holds every other update)\n", stderr, flag)
+		requireEqualTensor(t, f32([]int{5}, 1, 10, 3, 4, 5), readNPY(t, out))
+		require.NoError(t, os.Remove(out))
+	}
+
+	// With every index valid the option changes nothing.
+	code, _, stderr = runCLI(t, "run", "--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"),
+		"--updates", fx.f("updates"), "--out", out, "--skip-bad-indices")
+	require.Equal(t, exitOK, code, stderr)
+	requireEqualTensor(t, f32([]int{5}, 1, 10, 3, 20, 5), readNPY(t, out))
+
+	code, _, stderr = runCLI(t, append(append([]string(nil), base...), "--skip-bad-indices=maybe")...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--skip-bad-indices="maybe": want true or false`)
+}

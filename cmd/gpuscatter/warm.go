@@ -58,7 +58,7 @@ func (f *warmFlags) specs(g *gpuSettings) []flagSpec {
 	}
 	for _, s := range f.plan.specs(g) {
 		switch s.name {
-		case "json", "facts", "in-place":
+		case "json", "facts", "in-place", "skip-bad-indices":
 			continue
 		case "op":
 			s.required = false

@@ -1,9 +1,11 @@
 package opstest
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,16 +32,43 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 	}
 	n := p.NumUpdates()
 	idx := make([]int, 0, p.NumIndices())
+	var first error // SkipBadIndices: the first bad index, whose value is noTarget
 	for pos := 0; pos < p.NumIndices(); pos++ { // every index is checked, updates or not
 		v, err := p.IndexAt(pos)
 		if err != nil {
-			return err
+			if !p.SkipBadIndices {
+				return err
+			}
+			first = cmp.Or(first, err)
+			v = noTarget
 		}
 		idx = append(idx, v)
 	}
 	targets := make([]int, n)
 	for u := range targets {
 		o, j, k := u/(p.J*p.Inner), (u/p.Inner)%p.J, u%p.Inner
+		if first != nil && p.Kind != ops.KindSlice {
+			// An update whose index (or any component of its tuple) is bad
+			// lands nowhere.
+			var used []int
+			switch p.Kind {
+			case ops.KindAxis:
+				used = idx[j : j+1]
+			case ops.KindND:
+				used = idx[j*p.TupleLen : (j+1)*p.TupleLen]
+			case ops.KindElements:
+				used = idx[u : u+1]
+			case ops.KindCache:
+				if p.Indices != nil {
+					b := o / p.CacheRowsPerBatch()
+					used = idx[b : b+1]
+				}
+			}
+			if slices.Contains(used, noTarget) {
+				targets[u] = noTarget
+				continue
+			}
+		}
 		switch p.Kind {
 		case ops.KindAxis:
 			targets[u] = (o*p.Shape[p.Axis]+idx[j])*p.Inner + k
@@ -75,7 +104,7 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 	red := map[ops.Reduction]naiveReduction{ops.None: redNone, ops.Sum: redSum, ops.Sub: redSub, ops.Prod: redProd,
 		ops.Min: redMin, ops.Max: redMax, ops.Mean: redMean}[p.Reduction]
 	apply(out, p.Data, p.Updates, targets, red, p.Reduction, p.UseInitVal)
-	return nil
+	return first
 }
 
 func TestConformanceOfPlanBackend(t *testing.T) {
@@ -336,4 +365,96 @@ func keys(m map[string]int) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestSkipBadRequestsCoverEveryOperator: SkipBadRequest draws every
+// operator that takes indices, every reduction, and calls whose bad index
+// Naive reports while giving a result.
+func TestSkipBadRequestsCoverEveryOperator(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	seen := map[string]int{}
+	for i := 0; i < 3000; i++ {
+		req := SkipBadRequest(rng, Config{})
+		require.True(t, req.SkipBadIndices)
+		got, err := Naive(req)
+		require.ErrorIs(t, err, ops.ErrIndexRange, Describe(req))
+		require.NotNil(t, got, Describe(req))
+		op, _ := ops.Lookup(req.Op)
+		seen[op.Name]++
+		seen["reduction "+ReductionOf(req).String()]++
+	}
+	for _, op := range ops.All() {
+		if op.TakesIndices() {
+			assert.Positive(t, seen[op.Name], op.Name)
+		}
+	}
+	for _, r := range []string{"none", "sum", "sub", "prod", "min", "max", "mean"} {
+		assert.Positive(t, seen["reduction "+r], r)
+	}
+}
+
+// TestNaiveSkipsBadIndices: with SkipBadIndices a bad index's updates are
+// left out, the others applied as if they were absent, and the first bad
+// index reported; without it the same calls fail with no result.
+func TestNaiveSkipsBadIndices(t *testing.T) {
+	f32 := func(shape []int, v ...float32) *tensor.Tensor { return tensor.MustFromSlice(shape, v) }
+	cases := []struct {
+		name string
+		req  ops.Request
+		want *tensor.Tensor
+		err  string
+	}{{
+		// The last writer of element 2 is a bad index: the valid one
+		// before it wins.
+		name: "elements, last writer",
+		req: ops.Request{Op: "ScatterElements-18", Data: f32([]int{3}, 0, 0, 0),
+			Indices: tensor.Ints(2, 1, 2, 9), Updates: f32([]int{4}, 1, 2, 3, 4)},
+		want: f32([]int{3}, 0, 2, 3),
+		err:  "indices[3] = 9 is out of range [-3, 2] for axis 0 of data",
+	}, {
+		// Tuple 1 has a bad second component: the whole tuple is skipped.
+		name: "nd sum, a bad tuple",
+		req: ops.Request{Op: "ScatterNDUpdate-15", Data: f32([]int{2, 2}, 0, 0, 0, 0), Reduction: "sum",
+			Indices: tensor.MustFromSlice([]int{3, 2}, []int64{0, 1, 1, 5, 0, 1}), Updates: f32([]int{3}, 1, 2, 3)},
+		want: f32([]int{2, 2}, 0, 4, 0, 0),
+		err:  "indices[1,1] = 5 is out of range [-2, 1] for axis 1 of data",
+	}, {
+		// The mean of element 0 counts its valid update alone.
+		name: "elements mean",
+		req: ops.Request{Op: "ScatterElementsUpdate-12", Data: f32([]int{2}, 10, 20), Reduction: "mean", Axis: tensor.Scalar(0),
+			Indices: tensor.Ints(0, -7, 0), Updates: f32([]int{3}, 4, 100, 7)},
+		want: f32([]int{2}, 7, 20),
+		err:  "indices[1] = -7 is out of range [-2, 1] for axis 0 of data",
+	}, {
+		// Batch entry 0's write index 3 leaves no room for 2 rows.
+		name: "tensorscatter linear",
+		req: ops.Request{Op: "TensorScatter-24", Data: f32([]int{2, 4, 1}, 0, 0, 0, 0, 0, 0, 0, 0), Indices: tensor.Ints(3, 1),
+			Updates: f32([]int{2, 2, 1}, 1, 2, 3, 4)},
+		want: f32([]int{2, 4, 1}, 0, 0, 0, 0, 0, 3, 4, 0),
+		err:  "write_indices[0] = 3 is out of range [0, 2]",
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.req.SkipBadIndices = true
+			got, err := Naive(c.req)
+			require.ErrorIs(t, err, ops.ErrIndexRange)
+			assert.Contains(t, err.Error(), c.err)
+			assert.Empty(t, DiffExact(got, c.want))
+
+			got, err = (&planBackend{}).run(c.req)
+			require.ErrorIs(t, err, ops.ErrIndexRange)
+			assert.Contains(t, err.Error(), c.err)
+			assert.Empty(t, DiffExact(got, c.want), "planBackend")
+
+			c.req.SkipBadIndices = false
+			got, err = Naive(c.req)
+			require.ErrorIs(t, err, ops.ErrIndexRange)
+			assert.Nil(t, got)
+		})
+	}
+}
+
+// run is ops.Run on b.
+func (b *planBackend) run(req ops.Request) (*tensor.Tensor, error) {
+	return ops.Run(context.Background(), b, req)
 }

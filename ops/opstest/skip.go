@@ -33,7 +33,8 @@ func SkipBadRequest(rng *rand.Rand, cfg Config) ops.Request {
 }
 
 // skipGroup is the conformance group SkipBadIndices: requests from
-// SkipBadRequest, run into a new output (ops.Run) and in place, must give
+// SkipBadRequest, run into a new output (ops.Run), into an output with
+// guard regions (which must stay untouched) and in place, must give
 // Naive's result and error text; a valid request with the opt-in must give
 // the plain result.
 func skipGroup(t T, b ops.Backend, random int) {
@@ -66,6 +67,19 @@ func skipGroup(t T, b ops.Backend, random int) {
 		}
 		if !checkSkipped(t, i, "", req, got, err, want, werr) {
 			continue
+		}
+
+		// Into an output with guard regions around it: nothing is written
+		// outside it.
+		if req.Data.DType != tensor.String {
+			if p, perr := ops.Prepare(req); perr == nil {
+				out, guardOK := guardedOutput(p)
+				err := b.Execute(ctx, p, out)
+				checkSkipped(t, i, " (guarded output)", req, out, err, want, werr)
+				if !guardOK() {
+					t.Errorf("case %d: %s wrote outside the output buffer\n%s", i, b.Name(), Describe(req))
+				}
+			}
 		}
 
 		// In place: out is data's storage.
