@@ -32,7 +32,7 @@ func (b *planBackend) Execute(_ context.Context, p *ops.Plan, out *tensor.Tensor
 	}
 	n := p.NumUpdates()
 	idx := make([]int, 0, p.NumIndices())
-	var first error // SkipBadIndices: the first bad index, whose value is noTarget
+	var first error                             // SkipBadIndices: the first bad index, whose value is noTarget
 	for pos := 0; pos < p.NumIndices(); pos++ { // every index is checked, updates or not
 		v, err := p.IndexAt(pos)
 		if err != nil {
