@@ -38,7 +38,8 @@ const (
 	flagSoftAlways   = 1 << 21 // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 	flagExactAtomics = 1 << 22 // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 	flagKeepClear    = 1 << 23 // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
-	flagSkipBad      = 1 << 24 // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
+	flagHot          = 1 << 24 // atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)
+	flagSkipBad      = 1 << 25 // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
@@ -105,11 +106,13 @@ const hotWords = 16
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk.
+// 2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:
+// the first update of that many of its invocations.
 const (
 	maxRun      = 64
 	segment     = 16384
 	laterMax    = 64
+	hotSample   = 64
 	tableRun    = 13
 	tableWords  = 8192
 	sortRun     = 16

@@ -20,7 +20,7 @@ import (
 func TestCallOfCarriesEveryAttribute(t *testing.T) {
 	yes := false
 	req := ops.Request{Op: "TensorScatter-24", Axis: tensor.Scalar(int64(-2)), Start: tensor.Ints(1), Stop: tensor.Ints(2),
-		Step: tensor.Ints(3), Axes: tensor.Ints(0), Reduction: "sum", UseInitVal: &yes, Mode: "circular",
+		Step: tensor.Ints(3), Axes: tensor.Ints(0), Reduction: "sum", UseInitVal: &yes, Mode: "circular", SkipBadIndices: true,
 		Data: &tensor.Tensor{}, Indices: &tensor.Tensor{}, Updates: &tensor.Tensor{}}
 	c := CallOf(req)
 	rv, cv := reflect.ValueOf(req), reflect.ValueOf(c)

@@ -102,6 +102,10 @@ type pass struct {
 	// the words are not kept clear already (callPlan.keepsOwners); the
 	// plan's figures leave it out.
 	once bool
+	// strided: each invocation takes one position at a time, its
+	// workgroup striding over them (the workgroup-memory scatter, the
+	// last-writer table's resolve), not runs.
+	strided bool
 }
 
 // positions returns the positions a dispatch pass's invocations handle

@@ -61,6 +61,8 @@ type facts struct {
 	// Backend.deterministic, forceCAS, noPrivate, forceWide, noBuckets,
 	// orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide, noBuckets bool
+	// noHot: Backend.noHot (planHot).
+	noHot bool
 	orderedMax                                               uint64
 	// table: the device's workgroup memory holds the last-writer table
 	// (4*tableWords bytes), and Backend.noTable is not set.
@@ -143,7 +145,7 @@ func (b *Backend) facts(stream bool) facts {
 		float32Add: caps.Float32AtomicAdd && !b.noFloatAtomics, float64Add: caps.Float64AtomicAdd && !b.noFloatAtomics,
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
-		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets,
+		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets, noHot: b.noHot,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		keepOwners: b.poolLimit >= 0,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,

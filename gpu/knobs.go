@@ -55,6 +55,8 @@ type tuning struct {
 	// noBuckets makes in-order folds that would be bucketed (planBucket)
 	// sort by every digit of the slot and fold slot by slot.
 	noBuckets bool
+	// noHot turns off the folding of hot targets in workgroup memory.
+	noHot bool
 	// noTable makes plans whose updates collide claim owner words where
 	// the last-writer table would serve (planTable).
 	noTable bool
@@ -117,6 +119,7 @@ func (b *Backend) force(k knobs.Knobs) {
 	}
 	b.noPrivate = k.NoWorkgroupAccumulation
 	b.noTable = k.NoTable
+	b.noHot = k.NoHotKeys
 	b.noBuckets = k.NoBuckets
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics

@@ -37,7 +37,7 @@ func (pl *callPlan) planPasses() error {
 		if j.flags&flagTable != 0 {
 			// One workgroup takes every position (planTable).
 			key.Private = true
-			pl.passes = append(pl.passes, pass{label: "resolve", kind: passDispatch, key: key, n: j.resolve, run: 1,
+			pl.passes = append(pl.passes, pass{label: "resolve", kind: passDispatch, key: key, n: j.resolve, run: 1, strided: true,
 				dispatches: []dispatch{{base: 0, end: j.resolve, groups: [3]uint32{1, 1, 1}}}, read: read, written: written, atomics: atomics})
 		} else {
 			pl.dispatch(pass{label: "resolve", key: key, n: j.resolve, read: read, written: written, atomics: atomics})
@@ -138,7 +138,7 @@ func (pl *callPlan) split(ps *pass) error {
 // the invocations its workgroups launch. Other passes have none.
 func (ps *pass) invocations() uint64 {
 	per := uint64(max(ps.run, 1))
-	if ps.key.Private {
+	if ps.strided {
 		per = 1
 	}
 	var n uint64
@@ -215,7 +215,7 @@ func (pl *callPlan) atomic() {
 		// One 1-D dispatch of r.groups workgroups; each strides over the
 		// updates (scatter.comp, scatterPrivate), with an atomic in
 		// workgroup memory per update.
-		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), n: j.updates, run: pl.f.run,
+		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), n: j.updates, run: pl.f.run, strided: true,
 			dispatches: []dispatch{{base: 0, end: j.updates, groups: [3]uint32{r.groups, 1, 1}}}, read: read, written: written, atomics: j.updates})
 	} else {
 		pl.scatter(read, written)

@@ -42,6 +42,9 @@ type reduction struct {
 	ordered bool // the in-order fold; see also job.walk
 	atomics shaders.Atomics
 	private bool
+	// hot: the atomic scatter folds each workgroup's hot targets in
+	// workgroup memory first (planHot, FLAG_HOT).
+	hot bool
 	groups  uint32 // private: workgroups of the scatter pass
 
 	// counts: resolve counts the updates of every slot (FLAG_COUNT).
@@ -143,6 +146,7 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 		}
 	}
 	f.planPrivate(p, j, r)
+	f.planHot(p, j, r)
 	f.planDirect(j, r)
 	return nil
 }
@@ -227,6 +231,23 @@ func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 			j.flags |= flagPrivate
 		}
 	}
+}
+
+// planHot makes an atomic scatter fold the updates of each workgroup's hot
+// targets in workgroup memory before they reach the output (FLAG_HOT,
+// scatter.comp's scatterHot): where targets follow a power law, the hot
+// ones take one global atomic per workgroup instead of one per update,
+// which would queue on their addresses. It serves the plans the
+// workgroup-memory scatter serves (elements of at most 4 bytes, not bool,
+// no mean, 32-bit positions) whose outputs are too large for it, with at
+// least two workgroups' worth of updates.
+func (f *facts) planHot(p *ops.Plan, j *job, r *reduction) {
+	if r.private || j.walk || f.noHot || j.posBits != 32 || p.DType.Size() > 4 || p.DType == tensor.Bool ||
+		p.Reduction == ops.Mean || j.updates < 2*groupSize {
+		return
+	}
+	r.hot = true
+	j.flags |= flagHot
 }
 
 // planOrdered fills in the in-order fold.
@@ -355,7 +376,7 @@ func scanScratch(n, blk uint64) uint64 {
 // scatterKey returns the scatter variant of an atomic reduction.
 func (r *reduction) scatterKey(j *job, a shaders.Atomics) shaders.Key {
 	return shaders.Key{Family: shaders.Scatter, Kind: j.kind, PosBits: j.posBits, NoInt64: j.noInt64, ElemBytes: r.dtype.Size(),
-		Reduction: r.red, DType: r.dtype, Atomics: a, Private: r.private}
+		Reduction: r.red, DType: r.dtype, Atomics: a, Private: r.private || r.hot}
 }
 
 // reduceKey returns the variant of the element-wise passes.
@@ -381,6 +402,9 @@ func (r *reduction) describe(j *job) string {
 	s := r.atomics.String()
 	if r.private {
 		s += "+private"
+	}
+	if r.hot {
+		s += "+hot"
 	}
 	return s
 }

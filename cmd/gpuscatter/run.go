@@ -113,7 +113,6 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 		f.stop.spec().with("L", "SliceScatter-15's stop, likewise", false),
 		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
 		f.axes.spec().with("L", "SliceScatter-15's axes, likewise; optional", false),
-		f.out.spec().with("FILE.npy", "where to write the result, of data's dtype", true),
 		{name: "skip-bad-indices", boolean: true, usage: "skip the updates of an out-of-range index instead of failing before anything is " +
 			"written: every other update is applied, --out is written, and the run still exits with status 1 naming the first " +
 			"bad index (ops.Request.SkipBadIndices)",
@@ -125,6 +124,7 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 				f.skipBad = b
 				return nil
 			}},
+		f.out.spec().with("FILE.npy", "where to write the result, of data's dtype", true),
 	}
 	if model != nil {
 		specs[0].syn = "(--op NAME | --model FILE.onnx)"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,6 +53,47 @@ func checkReductionCase(t opstest.T, req ops.Request, p *ops.Plan, got, want *te
 		}
 	}
 	return opstest.CheckReduction(t, p, got, want, exact, what)
+}
+
+// hotTargets is the targets of hotKeys' requests: more than the
+// workgroup-memory scatter holds (shaders.PrivateWords words) at every
+// element size, so that the plans take the global atomics.
+const hotTargets = 9000
+
+// hotKeys runs every contentionCase with targets drawn from a bounded
+// Zipf law (opstest.SkewedRequest, s = 1.1: the hottest target takes
+// about a tenth of the updates), n updates into hotTargets targets: the
+// atomic scatter must fold the hot targets in workgroup memory (a path
+// ending "+hot") wherever planHot serves, and give the CPU reference's
+// result, exactly where the reduction is exact and within the bound for
+// float sum, sub and prod. every > 1 keeps one case in every.
+func hotKeys(t opstest.T, b *gpu.Backend, seed int64, n, every int) {
+	rng := rand.New(rand.NewSource(seed))
+	paths := map[string]int{}
+	for i, c := range contentionCases() {
+		if every > 1 && (i+int(seed))%every != 0 {
+			continue
+		}
+		req := opstest.SkewedRequest(rng, c.op, c.dt, c.red, hotTargets, n, 1.1, c.useInit)
+		if !opstest.BeginCase(t, req) {
+			continue
+		}
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		got, want, path, ran := runBoth(t, b, req, p)
+		if !ran {
+			paths["refused"]++
+			continue
+		}
+		paths[path]++
+		what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
+		checkReductionCase(t, req, p, got, want, exactPath(path), what)
+		hot := strings.HasSuffix(path, "+hot")
+		if want := p.DType.Size() <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean && !exactPath(path); hot != want {
+			t.Errorf("%s: folds hot targets %v, want %v", what, hot, want)
+		}
+	}
+	t.Logf("%d cases by path %v", len(contentionCases()), paths)
 }
 
 // randomReductions runs n random reduction requests (every operator with

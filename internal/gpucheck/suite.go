@@ -81,6 +81,8 @@ const (
 	suiteNone = "none"
 	// suiteResident is resident tensors against cpuref.
 	suiteResident = "resident"
+	// suiteHot is hotKeys: power-law targets, folded in workgroup memory.
+	suiteHot = "hot"
 	// suiteSkip is residentSkip: resident calls with SkipBadIndices and
 	// bad indices against cpuref.
 	suiteSkip = "skip"
@@ -208,6 +210,8 @@ func Paths() []Path {
 		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Knobs: walk, Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},
+		{Name: "hot/default", Doc: "power-law targets: hot targets folded in workgroup memory before the atomics", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 230},
+		{Name: "hot/cas", Doc: "as hot/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 231},
 		{Name: "skip/default", Doc: "resident calls with SkipBadIndices: bad indices skipped, in place and not", Suite: suiteSkip, N: 200, Seed: 220},
 		{Name: "skip/cas", Doc: "as skip/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteSkip, N: 200, Seed: 221},
 		{Name: "skip/walk", Doc: "as skip/default, every Element plan walking its columns", Knobs: walk, Suite: suiteSkip, N: 200, Seed: 222},
@@ -391,6 +395,12 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 		residentVsReference(t, open(t), seed, n)
 	case suiteSkip:
 		residentSkip(t, open(t), seed, n)
+	case suiteHot:
+		every := 1
+		if cfg.Size == Quick {
+			every = 3
+		}
+		hotKeys(t, open(t), seed, n, every)
 	case suiteReduce:
 		randomReductions(t, open(t), seed, n, p.Large, p.Name == "reduce/native" || p.Name == "reduce/cas")
 	case suiteContention:

@@ -62,6 +62,9 @@ type Knobs struct {
 	// NoWorkgroupAccumulation turns off the accumulation of reductions in
 	// workgroup memory before the atomics on the output.
 	NoWorkgroupAccumulation bool
+	// NoHotKeys turns off the folding of each workgroup's hot targets in
+	// workgroup memory before the global atomics.
+	NoHotKeys bool
 	// NoTable makes plans whose updates collide claim owner words where
 	// the last-writer table would serve.
 	NoTable bool

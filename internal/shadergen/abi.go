@@ -188,6 +188,7 @@ var abiGroups = []abiGroup{
 			c("FLAG_SOFT_ALWAYS", "flagSoftAlways", "float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)"),
 			c("FLAG_EXACT_ATOMICS", "flagExactAtomics", "float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)"),
 			c("FLAG_KEEP_CLEAR", "flagKeepClear", "ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls"),
+			c("FLAG_HOT", "flagHot", "atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)"),
 			c("FLAG_SKIP_BAD", "flagSkipBad", "a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)"),
 		),
 	},
@@ -262,12 +263,14 @@ var abiGroups = []abiGroup{
 			"accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or\n" +
 			"half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE\n" +
 			"items while an invocation's steps stay within SEGMENT, at most\n" +
-			"2*LOCAL_SIZE a chunk.",
+			"2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:\n" +
+			"the first update of that many of its invocations.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
 			cv("SEGMENT", "segment", 1<<14, ""),
 			cv("LATER_MAX", "laterMax", 64, ""),
+			cv("HOT_SAMPLE", "hotSample", 64, ""),
 			cv("TABLE_RUN", "tableRun", 13, ""),
 			cv("TABLE_WORDS", "tableWords", 8192, ""),
 			cv("NO_ROW", "", 0xFFFFFFFF, ""),

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 
@@ -251,7 +252,33 @@ func RandomReductionRequest(rng *rand.Rand, cfg Config) ops.Request {
 // products), floats of mixed magnitudes for sums, factors near 1 for
 // products; float min and max see ±0 and, on target 0, one NaN.
 func ContentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targets, perTarget int, useInit *bool) ops.Request {
-	n := targets * perTarget
+	return contentionRequest(rng, op, dt, red, targets, targets*perTarget, func() int { return rng.Intn(targets) }, useInit)
+}
+
+// SkewedRequest is ContentionRequest with n updates whose targets follow a
+// bounded Zipf law over the targets: the target of rank r (a seeded
+// shuffle places the ranks) is drawn with probability proportional to
+// r^-s, so that with s near 1 the hottest few take a large share of the
+// updates and most targets take one or none, as word frequencies in
+// embedding gradients and node degrees in graphs do.
+func SkewedRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targets, n int, s float64, useInit *bool) ops.Request {
+	cdf := make([]float64, targets)
+	var sum float64
+	for r := range cdf {
+		sum += math.Pow(float64(r+1), -s)
+		cdf[r] = sum
+	}
+	place := rng.Perm(targets)
+	pick := func() int {
+		r, _ := slices.BinarySearch(cdf, rng.Float64()*sum)
+		return place[min(r, targets-1)]
+	}
+	return contentionRequest(rng, op, dt, red, targets, n, pick, useInit)
+}
+
+// contentionRequest builds ContentionRequest's request with n updates
+// whose targets pick draws.
+func contentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, targets, n int, pick func() int, useInit *bool) ops.Request {
 	inner := 1
 	idxShape := []int{n}
 	dataShape := []int{targets}
@@ -263,7 +290,7 @@ func ContentionRequest(rng *rand.Rand, op string, dt tensor.DType, red string, t
 	idx, _ := tensor.New(tensor.Int64, idxShape)
 	iv := tensor.View[int64](idx)
 	for i := range iv {
-		iv[i] = int64(rng.Intn(targets))
+		iv[i] = int64(pick())
 		if rng.Intn(3) == 0 {
 			iv[i] -= int64(targets) // negative indices count from the end
 		}

@@ -73,7 +73,8 @@
 #define FLAG_SOFT_ALWAYS 2097152u   // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
 #define FLAG_EXACT_ATOMICS 4194304u // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 #define FLAG_KEEP_CLEAR 8388608u    // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
-#define FLAG_SKIP_BAD 16777216u     // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
+#define FLAG_HOT 16777216u          // atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)
+#define FLAG_SKIP_BAD 33554432u     // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on
@@ -134,10 +135,12 @@
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk.
+// 2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:
+// the first update of that many of its invocations.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
+#define HOT_SAMPLE 64u
 #define TABLE_RUN 13u
 #define TABLE_WORDS 8192u
 #define NO_ROW 4294967295u

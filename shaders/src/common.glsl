@@ -367,6 +367,18 @@ bool skipped(uint v) {
 	return (FLAGS & FLAG_SKIP_BAD) != 0u && v == NO_ROW;
 }
 
+// mix32 scatters the bits of a key over the slots of a hash table in
+// workgroup memory (MurmurHash3's finaliser): rows that differ by
+// multiples of a power of two would otherwise share a slot.
+uint mix32(uint h) {
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
 // invocation returns this invocation's linear index in its dispatch's 1-D,
 // 2-D or 3-D grid (the host splits big dispatches into grids and into
 // several dispatches of at most 2^31 positions).

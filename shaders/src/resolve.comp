@@ -97,18 +97,6 @@ count_t resolveOne(pos_t p) {
 
 shared uint table[TABLE_WORDS];
 
-// mix32 scatters the bits of a key over the slots (MurmurHash3's
-// finaliser): rows that differ by multiples of a power of two would
-// otherwise share a slot.
-uint mix32(uint h) {
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
-}
-
 // findSlot returns the slot of key: with claim, the free slot it takes
 // when it has none yet.
 uint findSlot(uint key, bool claim) {

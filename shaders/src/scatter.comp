@@ -278,24 +278,51 @@ void applyPrivate(uint e, E_T x) {
 // privateShare), and outputs fit PRIV_WORDS words, so the tile loop runs
 // at most 1 + 16*4*PRIV_WORDS/tile times; the other two run at most
 // PRIV_WORDS*4/LOCAL_SIZE times.
-void scatterPrivate() {
-	uint lid = gl_LocalInvocationID.x;
+// privIdentity returns the value an element of priv starts from: the
+// reduction's identity, as a key for float32 min and max (applyPrivate).
+E_T privIdentity() {
 	E_T id = identity();
 #if ATOMICS_NATIVE && DTYPE == DT_F32
-	bool keyed = RED == RED_MIN || RED == RED_MAX;
-	if (keyed) {
+	if (RED == RED_MIN || RED == RED_MAX) {
 		id = keyOf(id);
 	}
 #endif
+	return id;
+}
+
+// clearPrivate sets the first elems elements of priv to id; every
+// invocation of the workgroup takes part.
+void clearPrivate(uint elems, E_T id) {
 	uint idWord = id;
 	for (uint i = 1u; i < uint(PER_WORD); i++) {
 		idWord |= id << (i * uint(ELEM_BITS));
 	}
-	uint outputs = uint(param(P_OUTPUTS));
-	uint words = min((outputs + uint(PER_WORD) - 1u) / uint(PER_WORD), PRIV_WORDS);
-	for (uint w = lid; w < words; w += uint(LOCAL_SIZE)) {
+	uint words = min((elems + uint(PER_WORD) - 1u) / uint(PER_WORD), PRIV_WORDS);
+	for (uint w = gl_LocalInvocationID.x; w < words; w += uint(LOCAL_SIZE)) {
 		priv[w] = idWord;
 	}
+}
+
+// flushPrivate folds element e of priv, unless it is still id, into
+// output element t.
+void flushPrivate(uint e, E_T id, pos_t t) {
+	E_T x = (priv[e / uint(PER_WORD)] >> ((e % uint(PER_WORD)) * uint(ELEM_BITS))) & E_MASK;
+	if (x == id) {
+		return;
+	}
+#if ATOMICS_NATIVE && DTYPE == DT_F32
+	if (RED == RED_MIN || RED == RED_MAX) {
+		x = bitsOfKey(x);
+	}
+#endif
+	applyGlobal(t, x);
+}
+
+void scatterPrivate() {
+	uint lid = gl_LocalInvocationID.x;
+	E_T id = privIdentity();
+	uint outputs = uint(param(P_OUTPUTS));
+	clearPrivate(outputs, id);
 	barrier();
 	uint n = uint(pc.end);
 	uint tile = uint(LOCAL_SIZE) * RUN;
@@ -312,15 +339,104 @@ void scatterPrivate() {
 	reportBad();
 	barrier();
 	for (uint e = lid; e < outputs; e += uint(LOCAL_SIZE)) {
-		E_T x = (priv[e / uint(PER_WORD)] >> ((e % uint(PER_WORD)) * uint(ELEM_BITS))) & E_MASK;
-		if (x != id) {
-#if ATOMICS_NATIVE && DTYPE == DT_F32
-			if (keyed) {
-				x = bitsOfKey(x);
-			}
-#endif
-			applyGlobal(pos_t(e), x);
+		flushPrivate(e, id, pos_t(e));
+	}
+}
+
+// The hot keys of a workgroup's tile (FLAG_HOT): a hash table of
+// LOCAL_SIZE slots in workgroup memory. Slot s holds a key (target + 1;
+// 0: none) and its count in the census; the keys seen at least twice
+// there are the tile's hot keys, and element s of priv folds every
+// update of the tile that lands on slot s's key.
+#define HOT_PROBES 2u
+shared uint hotKey[LOCAL_SIZE];
+shared uint hotSeen[LOCAL_SIZE];
+shared uint hotAny;
+shared uint hotErr;
+
+// hotSlot returns the slot of key among the hot keys, or LOCAL_SIZE.
+uint hotSlot(uint key) {
+	uint s = mix32(key);
+	for (uint i = 0u; i < HOT_PROBES; i++) {
+		uint at = (s + i) & uint(LOCAL_SIZE - 1);
+		if (hotKey[at] == key) {
+			return at;
 		}
+	}
+	return uint(LOCAL_SIZE);
+}
+
+// scatterHot is the atomic scatter with hot keys folded before they reach
+// memory (FLAG_HOT). Updates that pile onto few targets (power-law
+// targets: word frequencies, node degrees) would queue on those targets'
+// atomics; instead each workgroup takes a census of its tile, the first
+// update of HOT_SAMPLE invocations, in the hash table, keeps the targets
+// seen twice or more as its hot keys, folds every update that lands on a
+// hot key into workgroup memory (applyPrivate: one workgroup atomic) and
+// then each hot key's fold into the output: one global atomic per hot
+// key and workgroup instead of one per update. The others take their
+// global atomic as in main. A tile with no hot key (uniform targets) pays
+// the census alone. Every invocation reaches the barriers: one that has
+// no positions takes part with none. The fold order differs from main's
+// only where float sums round: the bound of gpu/DESIGN.md holds for any
+// order.
+void scatterHot() {
+	uint lid = gl_LocalInvocationID.x;
+	hotKey[lid] = 0u;
+	hotSeen[lid] = 0u;
+	E_T id = privIdentity();
+	clearPrivate(uint(LOCAL_SIZE), id);
+	if (lid == 0u) {
+		hotAny = 0u;
+		hotErr = errorSet() ? 1u : 0u;
+	}
+	barrier();
+	if (hotErr != 0u) {
+		return; // uniform: the word lid 0 read for the workgroup
+	}
+	loadChunks();
+	pos_t u0 = firstPosition();
+	count_t end = runEnd(u0);
+	pos_t t;
+	if (lid < uint(HOT_SAMPLE) && count_t(u0) < end && targetOf(u0, t)) {
+		uint key = uint(t) + 1u;
+		uint s = mix32(key);
+		for (uint i = 0u; i < HOT_PROBES; i++) {
+			uint at = (s + i) & uint(LOCAL_SIZE - 1);
+			uint prev = atomicCompSwap(hotKey[at], 0u, key);
+			if (prev == 0u || prev == key) {
+				atomicAdd(hotSeen[at], 1u);
+				break;
+			}
+		}
+	}
+	barrier();
+	if (hotSeen[lid] < 2u) {
+		hotKey[lid] = 0u;
+	} else {
+		hotAny = 1u;
+	}
+	barrier();
+	bool any = hotAny != 0u;
+	for (pos_t u = u0; count_t(u) < end; u++) {
+		if (!targetOf(u, t)) {
+			continue;
+		}
+		E_T x = updateAt(u);
+		uint s = any ? hotSlot(uint(t) + 1u) : uint(LOCAL_SIZE);
+		if (s < uint(LOCAL_SIZE)) {
+			applyPrivate(s, x);
+		} else {
+			applyGlobal(t, x);
+		}
+	}
+	reportBad();
+	if (!any) {
+		return; // uniform
+	}
+	barrier();
+	if (hotKey[lid] != 0u) {
+		flushPrivate(lid, id, pos_t(hotKey[lid] - 1u));
 	}
 }
 #endif
@@ -531,6 +647,10 @@ void main() {
 		}
 		loadChunks();
 		scatterPrivate();
+		return;
+	}
+	if ((FLAGS & FLAG_HOT) != 0u) {
+		scatterHot();
 		return;
 	}
 #endif
