@@ -62,8 +62,8 @@ type facts struct {
 	// orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide, noBuckets bool
 	// noHot: Backend.noHot (planHot).
-	noHot bool
-	orderedMax                                               uint64
+	noHot      bool
+	orderedMax uint64
 	// table: the device's workgroup memory holds the last-writer table
 	// (4*tableWords bytes), and Backend.noTable is not set.
 	table bool

@@ -44,8 +44,8 @@ type reduction struct {
 	private bool
 	// hot: the atomic scatter folds each workgroup's hot targets in
 	// workgroup memory first (planHot, FLAG_HOT).
-	hot bool
-	groups  uint32 // private: workgroups of the scatter pass
+	hot    bool
+	groups uint32 // private: workgroups of the scatter pass
 
 	// counts: resolve counts the updates of every slot (FLAG_COUNT).
 	counts          bool
