@@ -178,7 +178,14 @@ func (pl *callPlan) scatterKey() shaders.Key {
 func (pl *callPlan) scatter(read, written uint64) {
 	j := pl.j
 	if !j.walk {
-		pl.dispatch(pass{label: "scatter", key: pl.scatterKey(), n: j.scatterInvocations(), read: read, written: written})
+		ps := pass{label: "scatter", key: pl.scatterKey(), n: j.scatterInvocations(), read: read, written: written}
+		if j.red != nil && j.red.hot && pl.f.run > 1 {
+			// On CPU devices each workgroup's census and barriers cost
+			// a few microseconds: runs of maxRun spread them over 4 times
+			// the updates of the usual runs.
+			ps.run = maxRun
+		}
+		pl.dispatch(ps)
 		return
 	}
 	// Each segment moves its share of the J rows of every column.

@@ -349,6 +349,7 @@ void scatterPrivate() {
 // there are the tile's hot keys, and element s of priv folds every
 // update of the tile that lands on slot s's key.
 #define HOT_PROBES 2u
+#define HOT_MIN 3
 shared uint hotKey[LOCAL_SIZE];
 shared uint hotSeen[LOCAL_SIZE];
 shared uint hotAny;
@@ -411,19 +412,27 @@ void scatterHot() {
 		}
 	}
 	barrier();
-	if (hotSeen[lid] < 2u) {
+	if (hotSeen[lid] < uint(HOT_MIN)) {
 		hotKey[lid] = 0u;
 	} else {
 		hotAny = 1u;
 	}
 	barrier();
-	bool any = hotAny != 0u;
+	if (hotAny == 0u) {
+		// No hot key (uniform: every invocation reads the same word):
+		// main's loop, with nothing in the way.
+		for (pos_t u = u0; count_t(u) < end; u++) {
+			reduceOne(u);
+		}
+		reportBad();
+		return;
+	}
 	for (pos_t u = u0; count_t(u) < end; u++) {
 		if (!targetOf(u, t)) {
 			continue;
 		}
 		E_T x = updateAt(u);
-		uint s = any ? hotSlot(uint(t) + 1u) : uint(LOCAL_SIZE);
+		uint s = hotSlot(uint(t) + 1u);
 		if (s < uint(LOCAL_SIZE)) {
 			applyPrivate(s, x);
 		} else {
@@ -431,9 +440,6 @@ void scatterHot() {
 		}
 	}
 	reportBad();
-	if (!any) {
-		return; // uniform
-	}
 	barrier();
 	if (hotKey[lid] != 0u) {
 		flushPrivate(lid, id, pos_t(hotKey[lid] - 1u));
