@@ -125,6 +125,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms on the device%s, %s ms on the cpu; --backend auto runs the host calls on the %s",
 				ms(x.Estimate), what, ms(x.CPUEstimate), x.AutoChoice))
 		}
+		if x.Counted {
+			hottest := ""
+			if x.HottestUpdates > 0 && x.AtomicsMaxAddress > 0 {
+				hottest = fmt.Sprintf(", 1/%.1f of the hottest target's %d updates", float64(x.HottestUpdates)/float64(x.AtomicsMaxAddress), x.HottestUpdates)
+			}
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("atomics: %d global atomics in one call, at most %d on one element%s",
+				x.AtomicsIssued, x.AtomicsMaxAddress, hottest))
+		}
 		if x.Tolerance > 0 {
 			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
 		}
@@ -302,6 +310,8 @@ type jsonResult struct {
 	CPUEstimateMS      *float64    `json:"cpu_estimate_ms,omitempty"`
 	AutoChoice         string      `json:"auto_choice,omitempty"`
 	HottestUpdates     int64       `json:"hottest_updates,omitempty"`
+	AtomicsIssued      *uint64     `json:"atomics_issued,omitempty"`
+	AtomicsMaxAddress  *uint64     `json:"atomics_max_address,omitempty"`
 	Plan               string      `json:"plan,omitempty"`
 	Bytes              int64       `json:"bytes"`
 	GBps               float64     `json:"gbps"`
@@ -354,7 +364,10 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // estimates of backends that make them, Estimator: on the device as the
 // row measures it, on the CPU, and "cpu" or "gpu", where --backend auto
 // runs the host calls), hottest_updates (the most updates that meet one
-// target, where every index names one target: Result.HottestUpdates)
+// target, where every index names one target: Result.HottestUpdates),
+// atomics_issued and atomics_max_address (with --count-atomics, on
+// backends that count them: the global atomics of one call and the most
+// on one output element)
 // (backends that work out their passes before running: the passes, their
 // compute dispatches, the device bytes they read and write in all, the
 // device memory) and plan (the backend's
@@ -388,6 +401,10 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if x.ResidentPlanned {
 			d := x.ResidentDispatches
 			j.ResidentDispatches, j.ResidentPlanBytes = &d, x.ResidentPlanBytes
+		}
+		if x.Counted {
+			n, m := x.AtomicsIssued, x.AtomicsMaxAddress
+			j.AtomicsIssued, j.AtomicsMaxAddress = &n, &m
 		}
 		if x.Estimated {
 			e, c := msOf(x.Estimate), msOf(x.CPUEstimate)

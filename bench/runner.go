@@ -88,6 +88,15 @@ type TrafficPlanner interface {
 	PlanTraffic(p *ops.Plan) (passes, dispatches int, traffic, memory uint64, plan string, err error)
 }
 
+// AtomicCounter is implemented by device backends that can count the
+// global atomics of a call on the device (internal/gpubench's
+// CountAtomics): CountAtomics executes p into out once, untimed, and
+// returns the atomics it issued and the most on one output element. With
+// Options.CountAtomics, Run reports them and verifies that output too.
+type AtomicCounter interface {
+	CountAtomics(ctx context.Context, p *ops.Plan, out *tensor.Tensor) (issued, maxAddress uint64, err error)
+}
+
 // ResidentPlanner is implemented by device backends that also plan the
 // call a runtime makes on tensors resident on the device, in place
 // (internal/gpubench's PlanResidentTraffic): its compute dispatches and
@@ -153,6 +162,10 @@ type Options struct {
 	// Progress, when not nil, is called as the run goes from one stage to
 	// the next. It is called from Run's goroutine.
 	Progress func(Progress)
+	// CountAtomics runs each workload once more on every AtomicCounter,
+	// untimed, with its global atomics counted, and reports them
+	// (Result.AtomicsIssued, AtomicsMaxAddress).
+	CountAtomics bool
 	// Measured, when not nil, is called with each result as soon as it is
 	// complete: a workload on one backend, timed and verified (or skipped,
 	// or failed). It is called from Run's goroutine.
@@ -249,6 +262,12 @@ type Result struct {
 	// one call, where each index names one target (hottestUpdates); 0
 	// elsewhere.
 	HottestUpdates int64
+	// Counted reports that the atomics were counted (Options.CountAtomics,
+	// AtomicCounter): the call issued AtomicsIssued global atomics, at
+	// most AtomicsMaxAddress on one output element (0 and 0 for a call
+	// with no atomic reduction), in one execution of one call.
+	Counted                          bool
+	AtomicsIssued, AtomicsMaxAddress uint64
 	// Bytes is the traffic of one execution (Workload.Traffic); GBps is
 	// Bytes over Median.
 	Bytes int64
@@ -566,6 +585,11 @@ func (r *runner) workload() ([]Result, error) {
 					return nil, err
 				}
 			}
+			if ac, ok := t.Backend.(AtomicCounter); ok && r.opt.CountAtomics && ti > 0 {
+				if err := r.countAtomics(ac, t, req, p, ref, out, &res); err != nil {
+					return nil, err
+				}
+			}
 			if ti > 0 && res.Median > 0 && results[0].Median > 0 {
 				res.Speedup = results[0].Median.Seconds() / res.Median.Seconds()
 			}
@@ -617,6 +641,35 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 	if batched && r.w.calls() > 1 {
 		res.Submits, res.Waits, res.TransferPieces = br.LastRoundTrips()
 	}
+	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
+	if err != nil {
+		return err
+	}
+	if c.Mismatches > 0 {
+		res.Comparison.worst(c)
+		res.Verified = false
+	}
+	return nil
+}
+
+// countAtomics runs p once more on t with its global atomics counted and
+// verifies the output; it returns an error only when ctx is done.
+func (r *runner) countAtomics(ac AtomicCounter, t Target, req ops.Request, p *ops.Plan, ref, out *tensor.Tensor, res *Result) error {
+	if r.w.calls() > 1 || r.w.Decode {
+		return nil // the counts are those of one call of a workload of one
+	}
+	r.progress(t.Label, "counting atomics", 0)
+	poison(out, ref)
+	issued, most, err := ac.CountAtomics(r.ctx, p, out)
+	switch {
+	case err != nil && r.ctx.Err() != nil:
+		return r.ctx.Err()
+	case err != nil:
+		res.Error = "counting atomics: " + oneLine(err.Error())
+		res.Verified = false
+		return nil
+	}
+	res.Counted, res.AtomicsIssued, res.AtomicsMaxAddress = true, issued, most
 	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
 	if err != nil {
 		return err

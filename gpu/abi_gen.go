@@ -39,7 +39,8 @@ const (
 	flagExactAtomics = 1 << 22 // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
 	flagKeepClear    = 1 << 23 // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
 	flagHot          = 1 << 24 // atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)
-	flagSkipBad      = 1 << 25 // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
+	flagCountAtomics = 1 << 25 // atomic reductions: count each global atomic in T_COUNT, a word per output element (Options.CountAtomics)
+	flagSkipBad      = 1 << 26 // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 )
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
@@ -106,13 +107,11 @@ const hotWords = 16
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:
-// the first update of that many of its invocations.
+// 2*LOCAL_SIZE a chunk.
 const (
 	maxRun      = 64
 	segment     = 16384
 	laterMax    = 64
-	hotSample   = 64
 	tableRun    = 13
 	tableWords  = 8192
 	sortRun     = 16
@@ -137,7 +136,8 @@ const (
 	tHist      = 10 // sort: digit counts per tile
 	tScan      = 11 // scan: block sums of every level
 	tList      = 12 // fold: the count, then the slots, of slots with more than SEGMENT updates
-	numTensors = 13
+	tCount     = 13 // FLAG_COUNT_ATOMICS: the global atomics issued on each output element (uint32 each)
+	numTensors = 14
 )
 
 // No tensor (arguments of reduce.comp and sort.comp).

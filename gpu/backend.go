@@ -49,6 +49,14 @@ type Options struct {
 	// DESIGN.md beside this package for the bound). Integer and bool
 	// reductions, min and max (NaN bits included) are exact either way.
 	Deterministic bool
+	// CountAtomics makes Execute count the global atomics its reduction
+	// issues, in a word per output element on the device, and report
+	// them in Stats (AtomicsIssued, AtomicsMaxAddress): what bench
+	// --count-atomics reports. It costs a fill, an atomic per atomic and a
+	// read-back of 4 bytes per output element, so it is for measuring;
+	// without it the kernels have no counter at all (the flag is a
+	// specialization constant).
+	CountAtomics bool
 	// DeviceTimeout bounds each wait for the device's work: a submission
 	// not complete after it fails the call with ops.ErrDeviceLost (the
 	// device stopped answering), and the Backend is lost from then on.
@@ -112,6 +120,8 @@ type Backend struct {
 
 	// deterministic is Options.Deterministic.
 	deterministic bool
+	// countAtomics is Options.CountAtomics.
+	countAtomics bool
 	// tuning holds the thresholds and switches that pick execution
 	// paths, which package internal/knobs overrides, and the counters
 	// tests read.
@@ -202,6 +212,7 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 		poolLimit: opts.MaxPoolBytes,
 
 		deterministic: opts.Deterministic,
+		countAtomics:  opts.CountAtomics,
 	}
 	b.run, b.tuning = typeDefaults(dev.Info().Type)
 	if b.poolLimit == 0 {

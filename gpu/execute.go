@@ -56,8 +56,15 @@ type Stats struct {
 	// Reduction says how a reduction ran: "ordered" (the in-order fold),
 	// "walk" (column by column in index order), "native" or "cas"
 	// (atomics; "+private" when workgroups accumulated in their own memory
-	// first); empty for reduction none.
+	// first, "+hot" when they folded their hot targets there first);
+	// empty for reduction none.
 	Reduction string
+	// AtomicsIssued and AtomicsMaxAddress are, with Options.CountAtomics,
+	// the global atomics an Execute's reduction issued (one per update
+	// reaching the output: a compare-and-swap loop counts once however
+	// often it retries) and the most of them on one output element; 0
+	// otherwise.
+	AtomicsIssued, AtomicsMaxAddress uint64
 }
 
 // LastStats tells where the time of the last call went, for profiling: it
@@ -298,9 +305,52 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	}
 	st.Download = time.Since(t0)
 	b.countSince(st, before)
+	if r := pl.j.red; r != nil && r.countBytes > 0 {
+		if st.AtomicsIssued, st.AtomicsMaxAddress, err = b.atomicCounts(fl.calls[0].tensors[tCount]); err != nil {
+			return err
+		}
+	}
 	st.Total = time.Since(start)
 	b.stats = *st
 	return nil
+}
+
+// countAtomicsOnce executes p into out with the global atomics counted,
+// as a Backend opened with Options.CountAtomics does, and returns the
+// counts (bench --count-atomics).
+func (b *Backend) countAtomicsOnce(ctx context.Context, p *ops.Plan, out *tensor.Tensor) (issued, maxAddress uint64, err error) {
+	if b == nil {
+		return 0, 0, ErrClosed
+	}
+	b.mu.Lock()
+	was := b.countAtomics
+	b.countAtomics = true
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.countAtomics = was
+		b.mu.Unlock()
+	}()
+	if err := b.Execute(ctx, p, out); err != nil {
+		return 0, 0, err
+	}
+	st := b.LastStats()
+	return st.AtomicsIssued, st.AtomicsMaxAddress, nil
+}
+
+// atomicCounts reads T_COUNT, a word per output element, and returns its
+// sum and its largest word.
+func (b *Backend) atomicCounts(t *devTensor) (sum, most uint64, err error) {
+	h := make([]byte, t.size)
+	if err := b.download(t, h); err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i+4 <= len(h); i += 4 {
+		c := uint64(binary.LittleEndian.Uint32(h[i:]))
+		sum += c
+		most = max(most, c)
+	}
+	return sum, most, nil
 }
 
 // executeCall acquires the device tensors of an Execute call of plan pl

@@ -62,8 +62,10 @@ type facts struct {
 	// orderedMax.
 	deterministic, forceCAS, noPrivate, forceWide, noBuckets bool
 	// noHot: Backend.noHot (planHot).
-	noHot      bool
-	orderedMax uint64
+	noHot bool
+	// countAtomics: Options.CountAtomics.
+	countAtomics bool
+	orderedMax   uint64
 	// table: the device's workgroup memory holds the last-writer table
 	// (4*tableWords bytes), and Backend.noTable is not set.
 	table bool
@@ -146,7 +148,8 @@ func (b *Backend) facts(stream bool) facts {
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets, noHot: b.noHot,
-		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
+		countAtomics: b.countAtomics,
+		orderedMax:   b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		keepOwners: b.poolLimit >= 0,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}

@@ -8,5 +8,6 @@ import "github.com/gpuscatter/gpuscatter/internal/gpulink"
 // through the functions this package registers in internal/gpulink; they
 // are not part of the user's API.
 func init() {
-	gpulink.Register(gpulink.Funcs[*Backend]{Device: (*Backend).device, CopyTime: (*Backend).copyTime})
+	gpulink.Register(gpulink.Funcs[*Backend]{Device: (*Backend).device, CopyTime: (*Backend).copyTime,
+		CountAtomics: (*Backend).countAtomicsOnce})
 }

@@ -188,7 +188,7 @@ func tensorBytes(size uint64, shift uint) uint64 {
 
 // tensorNames name the tensor slots in PlanNeeds.Tensors.
 var tensorNames = [numTensors]string{"output", "updates", "indices", "normalised indices", "owner words",
-	"accumulators", "keys", "values", "keys 2", "values 2", "histograms", "scan", "list"}
+	"accumulators", "keys", "values", "keys 2", "values 2", "histograms", "scan", "list", "atomic counts"}
 
 // tensorNeeds returns the call's device tensors with the bytes each
 // takes, its parameter buffer last; none where Execute copies data on the

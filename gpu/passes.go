@@ -212,6 +212,9 @@ func (pl *callPlan) atomic() {
 		pl.dispatch(pass{label: "prepare", key: reduce, n: j.outputs, args: []uint32{argPhase: phasePrepare},
 			read: j.outputs * e, written: j.outputs*e + r.accBytes})
 	}
+	if r.countBytes > 0 {
+		pl.passes = append(pl.passes, pass{label: "clear", kind: passFill, slot: tCount, written: r.countBytes})
+	}
 	// Atomics read and write the target of every update.
 	read, written := j.updates*(2*e+4)+4*j.resolve, j.updates*e
 	if j.direct {

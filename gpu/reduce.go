@@ -42,6 +42,9 @@ type reduction struct {
 	ordered bool // the in-order fold; see also job.walk
 	atomics shaders.Atomics
 	private bool
+	// countBytes is T_COUNT's size: a word per output element where the
+	// atomics are counted (Options.CountAtomics), else 0.
+	countBytes uint64
 	// hot: the atomic scatter folds each workgroup's hot targets in
 	// workgroup memory first (planHot, FLAG_HOT).
 	hot    bool
@@ -148,6 +151,10 @@ func (f *facts) planReduction(p *ops.Plan, j *job) error {
 	f.planPrivate(p, j, r)
 	f.planHot(p, j, r)
 	f.planDirect(j, r)
+	if f.countAtomics && !j.walk {
+		j.flags |= flagCountAtomics
+		r.countBytes = 4 * j.outputs
+	}
 	return nil
 }
 
@@ -414,6 +421,7 @@ func (r *reduction) describe(j *job) string {
 func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 	sizes[tAcc-tAcc] = r.accBytes
 	sizes[tList-tAcc] = 4 * r.listWords
+	sizes[tCount-tAcc] = r.countBytes
 	if !r.ordered || r.passes == 0 {
 		return sizes
 	}

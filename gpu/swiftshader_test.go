@@ -32,18 +32,21 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // the device figures and the pipeline index (TestFigures,
 // TestUncompiledPipelines), owner words kept clear between calls
 // (TestOwnersKeptClear), bad indices skipped with SkipBadIndices
-// (TestSkipBadIndices, TestSkipBadIndicesPlans), and the suites of gpucheck that run random requests (moves
+// (TestSkipBadIndices, TestSkipBadIndicesPlans), the atomics counted
+// with hot targets folded in workgroup memory (TestCountAtomics), and the
+// suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
 // every operator; random reductions on atomics, in order and walking;
-// resident calls skipping bad indices),
+// resident calls skipping bad indices; power-law targets),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans|TestCountAtomics)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
 	"^TestCheck$/^skip$/^(default|walk)$",
+	"^TestCheck$/^hot$/^default$",
 	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
 }, "|")
 

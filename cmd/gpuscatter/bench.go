@@ -123,19 +123,20 @@ type benchFlags struct {
 	run                                    *runFlags
 	workloads, scale, repeats, seed, jsonF stringArg
 	plot                                   stringArg
-	quick                                  boolArg
+	quick, countAtomics                    boolArg
 }
 
 func newBenchFlags() *benchFlags {
 	return &benchFlags{
-		run:       newRunFlags(),
-		workloads: stringArg{name: "workloads"},
-		scale:     stringArg{name: "scale", value: "1", check: checkScale},
-		repeats:   stringArg{name: "repeats", value: "5", check: checkRepeats},
-		seed:      stringArg{name: "seed", value: "1", check: checkSeed},
-		jsonF:     stringArg{name: "json", check: nonEmptyPath},
-		plot:      stringArg{name: "plot", check: checkPNGPath},
-		quick:     boolArg{name: "quick"},
+		run:          newRunFlags(),
+		workloads:    stringArg{name: "workloads"},
+		scale:        stringArg{name: "scale", value: "1", check: checkScale},
+		repeats:      stringArg{name: "repeats", value: "5", check: checkRepeats},
+		seed:         stringArg{name: "seed", value: "1", check: checkSeed},
+		jsonF:        stringArg{name: "json", check: nonEmptyPath},
+		plot:         stringArg{name: "plot", check: checkPNGPath},
+		quick:        boolArg{name: "quick"},
+		countAtomics: boolArg{name: "count-atomics"},
 	}
 }
 
@@ -145,6 +146,10 @@ func newBenchFlags() *benchFlags {
 func (f *benchFlags) specs(g *gpuSettings) []flagSpec {
 	quick := f.quick.spec().with("", "a small size (scale 1/256), for a quick look rather than for figures", false)
 	quick.boolean = true // --quick alone means --quick=true
+	count := f.countAtomics.spec().with("", "run each workload once more on the device, untimed, with a counter of the global atomics of "+
+		"its reduction, and report per GPU row the atomics issued and the most on one output element "+
+		"(atomics_issued, atomics_max_address), beside hottest_updates; off by default, and the kernels have no counter without it", false)
+	count.boolean = true
 	specs := []flagSpec{
 		f.workloads.spec().with("LIST", "a comma list of the workloads above (case-insensitive); all of them by default", false),
 		quick,
@@ -154,6 +159,7 @@ func (f *benchFlags) specs(g *gpuSettings) []flagSpec {
 		f.jsonF.spec().with("FILE", "write the figures as JSON (atomically)", false),
 		f.plot.spec().with("FILE.png", "draw GB/s per workload and backend, with the memory copy as a reference line, "+
 			"as a PNG image (atomically)", false),
+		count,
 	}
 	for _, s := range f.run.specs(nil, g) {
 		switch s.name {
@@ -262,7 +268,8 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 	}
 
 	repeats, _ := strconv.Atoi(strings.TrimSpace(f.repeats.value))
-	opt := bench.Options{Repeats: repeats, MemoryBudget: benchMemoryBudget, MemcpyMinBytes: benchMemcpyBytes}
+	opt := bench.Options{Repeats: repeats, MemoryBudget: benchMemoryBudget, MemcpyMinBytes: benchMemcpyBytes,
+		CountAtomics: f.countAtomics.value != nil && *f.countAtomics.value}
 	var prog *progressLine
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "bench", nil)

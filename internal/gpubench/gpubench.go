@@ -25,6 +25,7 @@ var (
 	_ bench.ResidentRunner = Backend{}
 	_ bench.BatchRunner    = Backend{}
 	_ bench.TrafficPlanner = Backend{}
+	_ bench.AtomicCounter  = Backend{}
 )
 
 // Of returns b with the benchmark's methods.
@@ -53,6 +54,14 @@ func (b Backend) Device() *vk.Device { return link().Device(b.Backend) }
 // for a nil or closed Backend.
 func (b Backend) CopyTime(ctx context.Context, size uint64, repeats int) (time.Duration, error) {
 	return link().CopyTime(b.Backend, ctx, size, repeats)
+}
+
+// CountAtomics executes p into out once with the global atomics of its
+// reduction counted on the device (gpu.Options.CountAtomics) and returns
+// how many it issued and the most on one output element (it is
+// bench.AtomicCounter). Calls without an atomic reduction count 0.
+func (b Backend) CountAtomics(ctx context.Context, p *ops.Plan, out *tensor.Tensor) (issued, maxAddress uint64, err error) {
+	return link().CountAtomics(b.Backend, ctx, p, out)
 }
 
 // PlanTraffic returns, from Needs, the number of passes Execute of p

@@ -6,6 +6,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/tensor"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -16,6 +18,10 @@ type Funcs[B any] struct {
 	// CopyTime times a device-to-device copy of size bytes (the median of
 	// repeats runs).
 	CopyTime func(b B, ctx context.Context, size uint64, repeats int) (time.Duration, error)
+	// CountAtomics executes p into out once with the global atomics
+	// counted (gpu.Options.CountAtomics) and returns their number and the
+	// most on one output element.
+	CountAtomics func(b B, ctx context.Context, p *ops.Plan, out *tensor.Tensor) (issued, maxAddress uint64, err error)
 }
 
 // funcs is what Register was given: a Funcs[*gpu.Backend].

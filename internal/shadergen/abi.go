@@ -189,6 +189,7 @@ var abiGroups = []abiGroup{
 			c("FLAG_EXACT_ATOMICS", "flagExactAtomics", "float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)"),
 			c("FLAG_KEEP_CLEAR", "flagKeepClear", "ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls"),
 			c("FLAG_HOT", "flagHot", "atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)"),
+			c("FLAG_COUNT_ATOMICS", "flagCountAtomics", "atomic reductions: count each global atomic in T_COUNT, a word per output element (Options.CountAtomics)"),
 			c("FLAG_SKIP_BAD", "flagSkipBad", "a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)"),
 		),
 	},
@@ -263,14 +264,12 @@ var abiGroups = []abiGroup{
 			"accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or\n" +
 			"half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE\n" +
 			"items while an invocation's steps stay within SEGMENT, at most\n" +
-			"2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:\n" +
-			"the first update of that many of its invocations.",
+			"2*LOCAL_SIZE a chunk.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
 			cv("SEGMENT", "segment", 1<<14, ""),
 			cv("LATER_MAX", "laterMax", 64, ""),
-			cv("HOT_SAMPLE", "hotSample", 64, ""),
 			cv("TABLE_RUN", "tableRun", 13, ""),
 			cv("TABLE_WORDS", "tableWords", 8192, ""),
 			cv("NO_ROW", "", 0xFFFFFFFF, ""),
@@ -298,6 +297,7 @@ var abiGroups = []abiGroup{
 			c("T_HIST", "tHist", "sort: digit counts per tile"),
 			c("T_SCAN", "tScan", "scan: block sums of every level"),
 			c("T_LIST", "tList", "fold: the count, then the slots, of slots with more than SEGMENT updates"),
+			c("T_COUNT", "tCount", "FLAG_COUNT_ATOMICS: the global atomics issued on each output element (uint32 each)"),
 			c("NUM_TENSORS", "numTensors", ""),
 		),
 	},

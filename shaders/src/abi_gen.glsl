@@ -49,32 +49,33 @@
 #define SPEC_FLAGS 2
 
 // The call's flags (FLAG_*), specialization constant SPEC_FLAGS.
-#define FLAG_NEGATIVE 1u            // indices may count from the end: [-s, s-1]
-#define FLAG_OWNER 2u               // updates may collide: the last one wins
-#define FLAG_MAPS 4u                // ELEMENT: the outer and inner maps are lists
-#define FLAG_ONE_CHUNK 8u           // every tensor fits in one chunk
-#define FLAG_COUNT 16u              // resolve counts the updates per slot (owner words)
-#define FLAG_TARGET 32u             // ELEMENT resolve stores targets, not index values
-#define FLAG_XTABLES 64u            // the reduction tensors (T_ACC ...) are present
-#define FLAG_USE_INIT 128u          // ScatterElementsUpdate-12 use_init_val
-#define FLAG_PRIVATE 256u           // scatter: accumulate in workgroup memory first
-#define FLAG_WALK 512u              // ELEMENT scatter: one position per column (walkColumn)
-#define FLAG_LATER 1024u            // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
-#define FLAG_DIRECT 2048u           // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
-#define FLAG_INDEX_SIGNED 4096u     // FLAG_DIRECT: the index type is signed
-#define FLAG_INDEX_2 8192u          // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
-#define FLAG_INDEX_4 16384u         // FLAG_DIRECT: 4-byte indices
-#define FLAG_INDEX_8 32768u         // FLAG_DIRECT: 8-byte indices
-#define FLAG_TABLE 65536u           // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
-#define FLAG_CIRCULAR 131072u       // CACHE: positions wrap modulo the axis (mode circular)
-#define FLAG_CHECK_ALL 262144u      // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
-#define FLAG_ZERO_START 524288u     // CACHE: no write_indices; every batch entry starts at 0
-#define FLAG_SOFT_FLOATS 1048576u   // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
-#define FLAG_SOFT_ALWAYS 2097152u   // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
-#define FLAG_EXACT_ATOMICS 4194304u // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
-#define FLAG_KEEP_CLEAR 8388608u    // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
-#define FLAG_HOT 16777216u          // atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)
-#define FLAG_SKIP_BAD 33554432u     // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
+#define FLAG_NEGATIVE 1u             // indices may count from the end: [-s, s-1]
+#define FLAG_OWNER 2u                // updates may collide: the last one wins
+#define FLAG_MAPS 4u                 // ELEMENT: the outer and inner maps are lists
+#define FLAG_ONE_CHUNK 8u            // every tensor fits in one chunk
+#define FLAG_COUNT 16u               // resolve counts the updates per slot (owner words)
+#define FLAG_TARGET 32u              // ELEMENT resolve stores targets, not index values
+#define FLAG_XTABLES 64u             // the reduction tensors (T_ACC ...) are present
+#define FLAG_USE_INIT 128u           // ScatterElementsUpdate-12 use_init_val
+#define FLAG_PRIVATE 256u            // scatter: accumulate in workgroup memory first
+#define FLAG_WALK 512u               // ELEMENT scatter: one position per column (walkColumn)
+#define FLAG_LATER 1024u             // updates may collide, but J <= LATER_MAX: the scatter looks at later indices (laterWins), no owner words
+#define FLAG_DIRECT 2048u            // reductions: the scatter reads and checks the raw indices (index.glsl); resolve, if any, only checks them
+#define FLAG_INDEX_SIGNED 4096u      // FLAG_DIRECT: the index type is signed
+#define FLAG_INDEX_2 8192u           // FLAG_DIRECT: 2-byte indices (none of FLAG_INDEX_2, _4, _8: 1 byte)
+#define FLAG_INDEX_4 16384u          // FLAG_DIRECT: 4-byte indices
+#define FLAG_INDEX_8 32768u          // FLAG_DIRECT: 8-byte indices
+#define FLAG_TABLE 65536u            // updates may collide: one workgroup resolves every index into a table in workgroup memory (TABLE variants) and marks the losers NO_ROW; no owner words
+#define FLAG_CIRCULAR 131072u        // CACHE: positions wrap modulo the axis (mode circular)
+#define FLAG_CHECK_ALL 262144u       // CACHE linear, batch <= LATER_MAX: the scatter checks every write index before it writes
+#define FLAG_ZERO_START 524288u      // CACHE: no write_indices; every batch entry starts at 0
+#define FLAG_SOFT_FLOATS 1048576u    // float sum, sub, prod, mean: the device may flush subnormals, so a step that meets one is computed again in integer arithmetic (reduce.glsl, softStep)
+#define FLAG_SOFT_ALWAYS 2097152u    // float sum, sub, prod, mean: every step in integer arithmetic (knobs.SoftFloats)
+#define FLAG_EXACT_ATOMICS 4194304u  // float sum, sub, mean: float atomic add takes only the updates no flush can change (reduce.glsl, atomicExact)
+#define FLAG_KEEP_CLEAR 8388608u     // ELEMENT scatter with FLAG_OWNER: the update that owns its target clears its owner word, which the backend keeps clear between calls
+#define FLAG_HOT 16777216u           // atomic reductions: each workgroup folds the updates of its tile's hot targets in workgroup memory first (scatterHot)
+#define FLAG_COUNT_ATOMICS 33554432u // atomic reductions: count each global atomic in T_COUNT, a word per output element (Options.CountAtomics)
+#define FLAG_SKIP_BAD 67108864u      // a call on a caller's tensor with SkipBadIndices: a bad index skips its updates and the others go on (errorSet is false; resolve writes NO_ROW for it; a CACHE scatter checks its linear write indices)
 
 // The parameter array of BLOCK and ELEMENT plans (uint64 words). An
 // update position u splits as u = (o*J + j)*Inner + k; it lands on
@@ -135,12 +136,10 @@
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk. HOT_SAMPLE is the census of a FLAG_HOT tile:
-// the first update of that many of its invocations.
+// 2*LOCAL_SIZE a chunk.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
-#define HOT_SAMPLE 64u
 #define TABLE_RUN 13u
 #define TABLE_WORDS 8192u
 #define NO_ROW 4294967295u
@@ -154,17 +153,18 @@
 #define T_OUT 0
 #define T_UPD 1
 #define T_IDX 2
-#define T_NORM 3  // normalised indices, or targets (uint32 each)
-#define T_OWNER 4 // owner words, or update counts per slot (uint32 each)
-#define T_ACC 5   // mean: 64-bit sums of integers of 32 bits or less
-#define T_K1 6    // sort: keys and values, two ping-pong pairs
+#define T_NORM 3   // normalised indices, or targets (uint32 each)
+#define T_OWNER 4  // owner words, or update counts per slot (uint32 each)
+#define T_ACC 5    // mean: 64-bit sums of integers of 32 bits or less
+#define T_K1 6     // sort: keys and values, two ping-pong pairs
 #define T_V1 7
 #define T_K2 8
 #define T_V2 9
-#define T_HIST 10 // sort: digit counts per tile
-#define T_SCAN 11 // scan: block sums of every level
-#define T_LIST 12 // fold: the count, then the slots, of slots with more than SEGMENT updates
-#define NUM_TENSORS 13
+#define T_HIST 10  // sort: digit counts per tile
+#define T_SCAN 11  // scan: block sums of every level
+#define T_LIST 12  // fold: the count, then the slots, of slots with more than SEGMENT updates
+#define T_COUNT 13 // FLAG_COUNT_ATOMICS: the global atomics issued on each output element (uint32 each)
+#define NUM_TENSORS 14
 
 // No tensor (arguments of reduce.comp and sort.comp).
 #define T_NONE 0xFFFFFFFFu

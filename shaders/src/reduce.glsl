@@ -1022,8 +1022,18 @@ bool atomicExact(E_T x) {
 // (1- and 2-byte elements: on their 32-bit word). A loop whose step would
 // not change the element stops without writing: min and max of values
 // already beaten cost one load.
+// countAtomic counts a global atomic on output element e in its word of
+// T_COUNT (FLAG_COUNT_ATOMICS: bench --count-atomics); a plan without the
+// flag compiles it away.
+void countAtomic(pos_t e) {
+	if ((FLAGS & FLAG_COUNT_ATOMICS) != 0u) {
+		atomicAdd(Word(addressOf(T_COUNT, u32Offset(e))).w, 1u);
+	}
+}
+
 #ifndef E_PAIRS
 void applyGlobal(pos_t e, E_T x) {
+	countAtomic(e);
 	off_t o = elemOffset(e);
 #if ELEM_BYTES < 4
 	addr_t a = addressOf(T_OUT, offAlign4(o));
@@ -1151,6 +1161,7 @@ uint addWord(addr_t a, uint v) {
 // totally ordered), so once all updates are in, the two words hold the
 // exact sum; no device feature beyond 32-bit atomics is needed.
 void accAdd(pos_t e, idx_t x) {
+	countAtomic(e);
 	addr_t a = addressOf(T_ACC, offsetOf(count_t(e), 8u));
 #if INT64
 	uint lo = uint(x), hi = uint(uint64_t(x) >> 32);

@@ -290,16 +290,22 @@ E_T privIdentity() {
 	return id;
 }
 
+// idWord returns a word of priv whose elements are all id.
+uint idWord(E_T id) {
+	uint w = id;
+	for (uint i = 1u; i < uint(PER_WORD); i++) {
+		w |= id << (i * uint(ELEM_BITS));
+	}
+	return w;
+}
+
 // clearPrivate sets the first elems elements of priv to id; every
 // invocation of the workgroup takes part.
 void clearPrivate(uint elems, E_T id) {
-	uint idWord = id;
-	for (uint i = 1u; i < uint(PER_WORD); i++) {
-		idWord |= id << (i * uint(ELEM_BITS));
-	}
+	uint idw = idWord(id);
 	uint words = min((elems + uint(PER_WORD) - 1u) / uint(PER_WORD), PRIV_WORDS);
 	for (uint w = gl_LocalInvocationID.x; w < words; w += uint(LOCAL_SIZE)) {
-		priv[w] = idWord;
+		priv[w] = idw;
 	}
 }
 
@@ -344,49 +350,51 @@ void scatterPrivate() {
 }
 
 // The hot keys of a workgroup's tile (FLAG_HOT): a hash table of
-// LOCAL_SIZE slots in workgroup memory. Slot s holds a key (target + 1;
-// 0: none) and its count in the census; the keys seen at least twice
-// there are the tile's hot keys, and element s of priv folds every
-// update of the tile that lands on slot s's key.
-#define HOT_PROBES 2u
-#define HOT_MIN 3
-shared uint hotKey[LOCAL_SIZE];
-shared uint hotSeen[LOCAL_SIZE];
+// HOT_SLOTS slots in workgroup memory, at most a quarter full. Slot s
+// holds a key (target + 1; 0: none), and word s of priv its count in the
+// census; the keys seen HOT_MIN times or more there are the tile's hot
+// keys, and then element s of priv folds every update of the tile that
+// lands on slot s's key (PRIV_WORDS is at least HOT_SLOTS).
+#define HOT_SLOTS (4 * LOCAL_SIZE)
+#define HOT_PROBES 4u
+#define HOT_MIN 3u
+shared uint hotKey[HOT_SLOTS];
 shared uint hotAny;
 shared uint hotErr;
 
-// hotSlot returns the slot of key among the hot keys, or LOCAL_SIZE.
+// hotSlot returns the slot of key among the hot keys, or HOT_SLOTS.
 uint hotSlot(uint key) {
 	uint s = mix32(key);
 	for (uint i = 0u; i < HOT_PROBES; i++) {
-		uint at = (s + i) & uint(LOCAL_SIZE - 1);
+		uint at = (s + i) & uint(HOT_SLOTS - 1);
 		if (hotKey[at] == key) {
 			return at;
 		}
 	}
-	return uint(LOCAL_SIZE);
+	return uint(HOT_SLOTS);
 }
 
 // scatterHot is the atomic scatter with hot keys folded before they reach
 // memory (FLAG_HOT). Updates that pile onto few targets (power-law
 // targets: word frequencies, node degrees) would queue on those targets'
 // atomics; instead each workgroup takes a census of its tile, the first
-// update of HOT_SAMPLE invocations, in the hash table, keeps the targets
-// seen twice or more as its hot keys, folds every update that lands on a
-// hot key into workgroup memory (applyPrivate: one workgroup atomic) and
-// then each hot key's fold into the output: one global atomic per hot
-// key and workgroup instead of one per update. The others take their
-// global atomic as in main. A tile with no hot key (uniform targets) pays
-// the census alone. Every invocation reaches the barriers: one that has
-// no positions takes part with none. The fold order differs from main's
-// only where float sums round: the bound of gpu/DESIGN.md holds for any
-// order.
+// update of each invocation's run, in the hash table, keeps the targets
+// seen HOT_MIN times or more as its hot keys, folds every update that
+// lands on a hot key into workgroup memory (applyPrivate: one workgroup
+// atomic) and then each hot key's fold into the output: one global
+// atomic per hot key and workgroup instead of one per update. The others
+// take their global atomic as in main. A tile with no hot key (uniform
+// targets) pays the census alone. Every invocation reaches the barriers:
+// one that has no positions takes part with none. The fold order differs
+// from main's only where float sums round: the bound of gpu/DESIGN.md
+// holds for any order. The loops over slots run HOT_SLOTS/LOCAL_SIZE
+// times, the probes HOT_PROBES times, the run RUN times.
 void scatterHot() {
 	uint lid = gl_LocalInvocationID.x;
-	hotKey[lid] = 0u;
-	hotSeen[lid] = 0u;
-	E_T id = privIdentity();
-	clearPrivate(uint(LOCAL_SIZE), id);
+	for (uint s = lid; s < uint(HOT_SLOTS); s += uint(LOCAL_SIZE)) {
+		hotKey[s] = 0u;
+		priv[s] = 0u;
+	}
 	if (lid == 0u) {
 		hotAny = 0u;
 		hotErr = errorSet() ? 1u : 0u;
@@ -399,23 +407,33 @@ void scatterHot() {
 	pos_t u0 = firstPosition();
 	count_t end = runEnd(u0);
 	pos_t t;
-	if (lid < uint(HOT_SAMPLE) && count_t(u0) < end && targetOf(u0, t)) {
+	if (count_t(u0) < end && targetOf(u0, t)) {
 		uint key = uint(t) + 1u;
 		uint s = mix32(key);
 		for (uint i = 0u; i < HOT_PROBES; i++) {
-			uint at = (s + i) & uint(LOCAL_SIZE - 1);
+			uint at = (s + i) & uint(HOT_SLOTS - 1);
 			uint prev = atomicCompSwap(hotKey[at], 0u, key);
 			if (prev == 0u || prev == key) {
-				atomicAdd(hotSeen[at], 1u);
+				atomicAdd(priv[at], 1u);
 				break;
 			}
 		}
 	}
 	barrier();
-	if (hotSeen[lid] < uint(HOT_MIN)) {
-		hotKey[lid] = 0u;
-	} else {
-		hotAny = 1u;
+	// Each invocation reads the counts of its slots, then makes the words
+	// of the same numbers the identity (the elements of the first
+	// HOT_SLOTS/PER_WORD words): no other invocation reads them.
+	E_T id = privIdentity();
+	uint idw = idWord(id);
+	for (uint s = lid; s < uint(HOT_SLOTS); s += uint(LOCAL_SIZE)) {
+		if (priv[s] < HOT_MIN) {
+			hotKey[s] = 0u;
+		} else {
+			hotAny = 1u;
+		}
+		if (s < uint(HOT_SLOTS / PER_WORD)) {
+			priv[s] = idw;
+		}
 	}
 	barrier();
 	if (hotAny == 0u) {
@@ -433,7 +451,7 @@ void scatterHot() {
 		}
 		E_T x = updateAt(u);
 		uint s = hotSlot(uint(t) + 1u);
-		if (s < uint(LOCAL_SIZE)) {
+		if (s < uint(HOT_SLOTS)) {
 			applyPrivate(s, x);
 		} else {
 			applyGlobal(t, x);
@@ -441,8 +459,10 @@ void scatterHot() {
 	}
 	reportBad();
 	barrier();
-	if (hotKey[lid] != 0u) {
-		flushPrivate(lid, id, pos_t(hotKey[lid] - 1u));
+	for (uint s = lid; s < uint(HOT_SLOTS); s += uint(LOCAL_SIZE)) {
+		if (hotKey[s] != 0u) {
+			flushPrivate(s, id, pos_t(hotKey[s] - 1u));
+		}
 	}
 }
 #endif
