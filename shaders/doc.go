@@ -55,6 +55,9 @@
 //	                                   gives a workgroup at most max(tile, 16*outputs)
 //	                                   updates); clear and flush: <= 4*PRIV_WORDS/LOCAL_SIZE;
 //	                                   the identity word: 4/ELEM_BYTES
+//	             scatterHot            slots: HOT_SLOTS/LOCAL_SIZE (4); probes: 4;
+//	                                   the run (<= MAX_RUN)
+//	             cacheValid            none
 //	gather.comp  the run; a word's elements: <= 4
 //	reduce.comp  fold                  one segment of a slot's list: <= SEGMENT
 //	             bucketFold            load and store: BUCKET_WORDS/LOCAL_SIZE; tags:
