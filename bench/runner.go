@@ -641,15 +641,7 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 	if batched && r.w.calls() > 1 {
 		res.Submits, res.Waits, res.TransferPieces = br.LastRoundTrips()
 	}
-	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
-	if err != nil {
-		return err
-	}
-	if c.Mismatches > 0 {
-		res.Comparison.worst(c)
-		res.Verified = false
-	}
-	return nil
+	return r.verifyAlso(req, ref, out, res)
 }
 
 // countAtomics runs p once more on t with its global atomics counted and
@@ -670,6 +662,13 @@ func (r *runner) countAtomics(ac AtomicCounter, t Target, req ops.Request, p *op
 		return nil
 	}
 	res.Counted, res.AtomicsIssued, res.AtomicsMaxAddress = true, issued, most
+	return r.verifyAlso(req, ref, out, res)
+}
+
+// verifyAlso checks out, an untimed output of res's backend, against ref:
+// a mismatch makes res unverified, with the worst comparison recorded.
+// It returns an error only when ctx is done.
+func (r *runner) verifyAlso(req ops.Request, ref, out *tensor.Tensor, res *Result) error {
 	c, err := r.check(false, ref, out, func() ([]float64, error) { return bounds(r.ctx, req, res.Tolerance) })
 	if err != nil {
 		return err

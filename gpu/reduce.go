@@ -247,7 +247,7 @@ func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 // which would queue on their addresses. It serves the plans the
 // workgroup-memory scatter serves (elements of at most 4 bytes, not bool,
 // no mean, 32-bit positions) whose outputs are too large for it, with at
-// least two workgroups' worth of updates.
+// least 2*groupSize updates.
 func (f *facts) planHot(p *ops.Plan, j *job, r *reduction) {
 	if r.private || j.walk || f.noHot || j.posBits != 32 || p.DType.Size() > 4 || p.DType == tensor.Bool ||
 		p.Reduction == ops.Mean || j.updates < 2*groupSize {

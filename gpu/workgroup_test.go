@@ -178,7 +178,7 @@ func TestSortNeedsItsWorkgroupMemory(t *testing.T) {
 		limit int
 	}{
 		{"deterministic sum", small, Options{Deterministic: true}, sum, "", 16384},
-		{"small sum", small, Options{}, sum, "native", 0},
+		{"small sum", small, Options{}, sum, "native+hot", 0},
 		{"one slot", small, Options{Deterministic: true}, oneSlot, "ordered", 0},
 		{"int64 sum without int64 atomics", noAtomics64, Options{}, elementsReq("add", tensor.Int64, []int{64}, []int{100}), "", 16384},
 		{"int64 sum with int64 atomics", small, Options{}, elementsReq("add", tensor.Int64, []int{64}, []int{100}), "native", 0},

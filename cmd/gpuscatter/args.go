@@ -225,6 +225,19 @@ func (a *boolArg) spec() flagSpec {
 	}}
 }
 
+// switchSpec returns a boolean flag that sets *dst: --name alone means
+// true, --name=B takes true or false (or 1, 0, t, f).
+func switchSpec(name string, dst *bool, usage string) flagSpec {
+	return flagSpec{name: name, boolean: true, usage: usage, set: func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("--%s=%q: want true or false", name, v)
+		}
+		*dst = b
+		return nil
+	}}
+}
+
 // fileError describes a failure to read or write the file path given to
 // the flag called name: "--data x.npy: bad magic ...". The path appears
 // once, after the flag, however often err repeats it.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/cost"
@@ -130,16 +129,8 @@ func (f *planFlags) specs(g *gpuSettings) []flagSpec {
 	}
 	js := jsonListSpec(&f.asJSON)
 	js.usage = "print the plan as a JSON object, for tools"
-	ip := flagSpec{name: "in-place", boolean: true, usage: "plan the call a runtime makes on tensors resident on the device, " +
-		"with data as the output (a Run or Batch call), instead of run's call on host tensors",
-		set: func(v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("--in-place=%q: want true or false", v)
-			}
-			f.inPlace = b
-			return nil
-		}}
+	ip := switchSpec("in-place", &f.inPlace, "plan the call a runtime makes on tensors resident on the device, "+
+		"with data as the output (a Run or Batch call), instead of run's call on host tensors")
 	return append(specs, js, ip,
 		f.facts.spec().with("FILE", "plan for the device FILE describes, one element of 'gpuscatter devices --json', "+
 			"instead of this machine's Vulkan device", false))

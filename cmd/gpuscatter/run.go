@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/hostmem"
@@ -113,17 +112,9 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 		f.stop.spec().with("L", "SliceScatter-15's stop, likewise", false),
 		f.step.spec().with("L", "SliceScatter-15's step, likewise", false),
 		f.axes.spec().with("L", "SliceScatter-15's axes, likewise; optional", false),
-		{name: "skip-bad-indices", boolean: true, usage: "skip the updates of an out-of-range index instead of failing before anything is " +
-			"written: every other update is applied, --out is written, and the run still exits with status 1 naming the first " +
-			"bad index (ops.Request.SkipBadIndices)",
-			set: func(v string) error {
-				b, err := strconv.ParseBool(v)
-				if err != nil {
-					return fmt.Errorf("--skip-bad-indices=%q: want true or false", v)
-				}
-				f.skipBad = b
-				return nil
-			}},
+		switchSpec("skip-bad-indices", &f.skipBad, "skip the updates of an out-of-range index instead of failing before anything is "+
+			"written: every other update is applied, --out is written, and the run still exits with status 1 naming the first "+
+			"bad index (ops.Request.SkipBadIndices)"),
 		f.out.spec().with("FILE.npy", "where to write the result, of data's dtype", true),
 	}
 	if model != nil {

@@ -55,6 +55,28 @@ func checkReductionCase(t opstest.T, req ops.Request, p *ops.Plan, got, want *te
 	return opstest.CheckReduction(t, p, got, want, exact, what)
 }
 
+// reductionCase runs case i, req of contentionCase c, on b and on the
+// CPU reference and checks the result (checkReductionCase), counting the
+// path it took in paths; ran is false when t does not want the case or b
+// refused it. It returns the plan, the path, the case's description and
+// the elements checked against the bound.
+func reductionCase(t opstest.T, b *gpu.Backend, req ops.Request, c contentionCase, i int, seed int64, paths map[string]int) (p *ops.Plan, path, what string, checked int, ran bool) {
+	t.Helper()
+	if !opstest.BeginCase(t, req) {
+		return nil, "", "", 0, false
+	}
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	got, want, path, ran := runBoth(t, b, req, p)
+	if !ran {
+		paths["refused"]++
+		return nil, "", "", 0, false
+	}
+	paths[path]++
+	what = fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
+	return p, path, what, checkReductionCase(t, req, p, got, want, exactPath(path), what), true
+}
+
 // hotTargets is the targets of hotKeys' requests: more than the
 // workgroup-memory scatter holds (shaders.PrivateWords words) at every
 // element size, so that the plans take the global atomics.
@@ -75,19 +97,10 @@ func hotKeys(t opstest.T, b *gpu.Backend, seed int64, n, every int) {
 			continue
 		}
 		req := opstest.SkewedRequest(rng, c.op, c.dt, c.red, hotTargets, n, 1.1, c.useInit)
-		if !opstest.BeginCase(t, req) {
-			continue
-		}
-		p, err := ops.Prepare(req)
-		require.NoError(t, err)
-		got, want, path, ran := runBoth(t, b, req, p)
+		p, path, what, _, ran := reductionCase(t, b, req, c, i, seed, paths)
 		if !ran {
-			paths["refused"]++
 			continue
 		}
-		paths[path]++
-		what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
-		checkReductionCase(t, req, p, got, want, exactPath(path), what)
 		hot := strings.HasSuffix(path, "+hot")
 		if want := p.DType.Size() <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean && !exactPath(path); hot != want {
 			t.Errorf("%s: folds hot targets %v, want %v", what, hot, want)
@@ -191,19 +204,11 @@ func contention(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int, d
 			targets, per = 5, max(perTarget/2, 1)
 		}
 		req := opstest.ContentionRequest(rng, c.op, c.dt, c.red, targets, per, c.useInit)
-		if !opstest.BeginCase(t, req) {
-			continue
-		}
-		p, err := ops.Prepare(req)
-		require.NoError(t, err)
-		got, want, path, ran := runBoth(t, b, req, p)
+		p, path, what, checked, ran := reductionCase(t, b, req, c, i, seed, paths)
 		if !ran {
-			paths["refused"]++
 			continue
 		}
-		paths[path]++
-		what := fmt.Sprintf("case %d: %s %s %v use_init_val=%v on %s (seed %d)", i, c.op, c.red, c.dt, p.UseInitVal, path, seed)
-		bounded += checkReductionCase(t, req, p, got, want, exactPath(path), what)
+		bounded += checked
 		switch {
 		case walk && c.op == "ScatterElementsUpdate-12":
 			if path != "walk" && (atomics64 || p.DType.Size() != 8 || path != "ordered") {
