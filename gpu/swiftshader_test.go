@@ -33,11 +33,11 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // TestUncompiledPipelines), owner words kept clear between calls
 // (TestOwnersKeptClear), bad indices skipped with SkipBadIndices
 // (TestSkipBadIndices, TestSkipBadIndicesPlans), the atomics counted
-// with hot targets folded in workgroup memory (TestCountAtomics), and the
-// suites of gpucheck that run random requests (moves
+// with hot targets folded in workgroup memory, bits checked
+// (TestCountAtomics), and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
 // every operator; random reductions on atomics, in order and walking;
-// resident calls skipping bad indices; power-law targets),
+// resident calls skipping bad indices),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
@@ -46,7 +46,6 @@ var swiftShaderTests = strings.Join([]string{
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
 	"^TestCheck$/^skip$/^(default|walk)$",
-	"^TestCheck$/^hot$/^default$",
 	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
 }, "|")
 

@@ -211,7 +211,7 @@ func Paths() []Path {
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "hot/default", Doc: "power-law targets: hot targets folded in workgroup memory before the atomics", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 230},
-		{Name: "hot/cas", Doc: "as hot/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 231},
+		{Name: "hot/cas", Doc: "as hot/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 231, FullOnly: true},
 		{Name: "skip/default", Doc: "resident calls with SkipBadIndices: bad indices skipped, in place and not", Suite: suiteSkip, N: 200, Seed: 220},
 		{Name: "skip/cas", Doc: "as skip/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteSkip, N: 200, Seed: 221},
 		{Name: "skip/walk", Doc: "as skip/default, every Element plan walking its columns", Knobs: walk, Suite: suiteSkip, N: 200, Seed: 222},

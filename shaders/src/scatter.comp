@@ -278,6 +278,22 @@ void applyPrivate(uint e, E_T x) {
 // privateShare), and outputs fit PRIV_WORDS words, so the tile loop runs
 // at most 1 + 16*4*PRIV_WORDS/tile times; the other two run at most
 // PRIV_WORDS*4/LOCAL_SIZE times.
+// groupErr is the error word as invocation 0 of the workgroup read it.
+shared uint groupErr;
+
+// groupErrorSet is errorSet for the whole workgroup: invocation 0 reads the
+// word once and every invocation takes its answer, so that all of them
+// take the same branch before a barrier. (Each reading the word itself
+// could differ: a FLAG_DIRECT scatter's other workgroups lower it while
+// this one starts.) Every invocation must call it.
+bool groupErrorSet() {
+	if (gl_LocalInvocationID.x == 0u) {
+		groupErr = errorSet() ? 1u : 0u;
+	}
+	barrier();
+	return groupErr != 0u;
+}
+
 // privIdentity returns the value an element of priv starts from: the
 // reduction's identity, as a key for float32 min and max (applyPrivate).
 E_T privIdentity() {
@@ -360,7 +376,6 @@ void scatterPrivate() {
 #define HOT_MIN 3u
 shared uint hotKey[HOT_SLOTS];
 shared uint hotAny;
-shared uint hotErr;
 
 // hotSlot returns the slot of key among the hot keys, or HOT_SLOTS.
 uint hotSlot(uint key) {
@@ -397,10 +412,8 @@ void scatterHot() {
 	}
 	if (lid == 0u) {
 		hotAny = 0u;
-		hotErr = errorSet() ? 1u : 0u;
 	}
-	barrier();
-	if (hotErr != 0u) {
+	if (groupErrorSet()) {
 		return; // uniform: the word lid 0 read for the workgroup
 	}
 	loadChunks();
@@ -667,8 +680,7 @@ void scatterOne(pos_t u) {
 void main() {
 #if defined(DTYPE) && ELEM_BYTES <= 4 && DTYPE != DT_BOOL
 	if ((FLAGS & FLAG_PRIVATE) != 0u) {
-		// Uniform: every invocation reads the same words.
-		if (errorSet()) {
+		if (groupErrorSet()) {
 			return;
 		}
 		loadChunks();
