@@ -4,6 +4,7 @@ package gpucheck
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,13 @@ func residentCase(t opstest.T, b *gpu.Backend, req ops.Request, want *tensor.Ten
 		require.Equal(t, werr.Error(), err.Error(), opstest.Describe(req))
 	}
 	got := down(c.Out)
-	if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
+	if werr != nil && opstest.ReductionOf(req) != ops.None {
+		// With SkipBadIndices small float sums take the atomics, which
+		// round in the device's order: within the bound, not bit for bit.
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		opstest.CheckReduction(t, p, got, want, false, fmt.Sprintf("case %d (in place %v)", i, inPlace))
+	} else if d := opstest.DiffFor(opstest.ReductionOf(req), got, want); d != "" {
 		if m, ok := t.(opstest.MismatchReporter); ok {
 			if mm, found := opstest.FirstMismatch(req, got, want); found {
 				m.Mismatch(mm)

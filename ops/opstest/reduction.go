@@ -50,8 +50,17 @@ func floatFormat(dt tensor.DType) (u, maxFinite, minNormal, minSub float64) {
 }
 
 // targetsOf returns, for every update element of p, the output element it
-// lands on (p's indices must be in range).
+// lands on (p's indices must be in range; with p.SkipBadIndices, an
+// update whose index is bad lands nowhere: -1).
 func targetsOf(t TB, p *ops.Plan) []int {
+	index := func(pos int) (int, bool) {
+		v, err := p.IndexAt(pos)
+		if err != nil && p.SkipBadIndices {
+			return 0, false
+		}
+		require.NoError(t, err)
+		return v, true
+	}
 	n := p.NumUpdates()
 	out := make([]int, n)
 	switch p.Kind {
@@ -59,19 +68,27 @@ func targetsOf(t TB, p *ops.Plan) []int {
 		for u := 0; u < n; u++ {
 			j, k := u/p.Inner, u%p.Inner
 			row := 0
-			for c := 0; c < p.TupleLen; c++ {
-				v, err := p.IndexAt(j*p.TupleLen + c)
-				require.NoError(t, err)
+			for c := 0; c < p.TupleLen && row >= 0; c++ {
+				v, ok := index(j*p.TupleLen + c)
 				row = row*p.Shape[c] + v
+				if !ok {
+					row = -1
+				}
 			}
-			out[u] = row*p.Inner + k
+			out[u] = -1
+			if row >= 0 {
+				out[u] = row*p.Inner + k
+			}
 		}
 	case ops.KindElements:
 		coord := make([]int, len(p.IndicesShape))
 		for u := 0; u < n; u++ {
 			tensor.Unravel(u, p.IndicesShape, coord)
-			v, err := p.IndexAt(u)
-			require.NoError(t, err)
+			v, ok := index(u)
+			if !ok {
+				out[u] = -1
+				continue
+			}
 			coord[p.Axis] = v
 			e := 0
 			for d, c := range coord {
@@ -86,7 +103,8 @@ func targetsOf(t TB, p *ops.Plan) []int {
 	return out
 }
 
-// CheckReduction compares a backend's result with the CPU reference's. Integer,
+// CheckReduction compares a backend's result with the CPU reference's (with
+// p.SkipBadIndices, leaving out the updates of bad indices). Integer,
 // bool, min and max results, and every result of the in-order fold, must
 // be equal (DiffFor: min and max bit for bit, NaN included; the others
 // with any NaN matching any NaN). Float sum, sub, prod and mean
@@ -146,6 +164,9 @@ func CheckReduction(t TB, p *ops.Plan, got, want *tensor.Tensor, exact bool, wha
 		}
 	}
 	for i, e := range tg {
+		if e < 0 {
+			continue // a bad index's update, skipped (SkipBadIndices)
+		}
 		accs[e].n++
 		add(&accs[e], floatAt(p.Updates, i))
 	}
