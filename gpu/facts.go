@@ -209,6 +209,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
 		noInt64:       !caps.ShaderInt64,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax, exactAtomics: tn.exactAtomics,
+		countAtomics: opts.CountAtomics,
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput:  true,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords,
