@@ -282,3 +282,25 @@ func TestMinMaxNaNBits(t *testing.T) {
 		})
 	}
 }
+
+// TestMinMaxNaNBitsHot: the hot-target fold (scatterHot: workgroup memory
+// for the targets its census finds hot, global atomics for the rest)
+// gives the CPU reference's NaN bits too, with several NaNs per element:
+// 20 elements of 100 updates each, workgroup accumulation off so that the
+// plan takes it; the count of global atomics shows the fold happened.
+func TestMinMaxNaNBitsHot(t *testing.T) {
+	rng := rand.New(rand.NewSource(41))
+	b := openTest(t, Options{CountAtomics: true}, knobs.Knobs{NoOrderedSmall: true, NoWorkgroupAccumulation: true})
+	for _, dt := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
+		for _, red := range []string{"min", "max"} {
+			req := nanRequest(rng, dt, red, false, 20, 100)
+			p, err := ops.Prepare(req)
+			require.NoError(t, err)
+			got, want := runBoth(t, b, p)
+			path := b.LastStats().Reduction
+			assert.Contains(t, path, "+hot", "%v %s", dt, red)
+			assert.Less(t, b.LastStats().AtomicsIssued, uint64(p.NumUpdates()), "%v %s: the hot targets folded first", dt, red)
+			assert.Empty(t, opstest.DiffExact(got, want), "%v %s on %q", dt, red, path)
+		}
+	}
+}

@@ -41,7 +41,7 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans|TestCountAtomics)$",
+	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans|TestCountAtomics|TestMinMaxNaNBitsHot)$",
 	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
