@@ -53,6 +53,15 @@ var deviceFaults = []deviceFault{
 	{"submit/out-of-device-memory", vkfault.Submit, vkfault.OutOfDeviceMemory, ops.ErrOutOfMemory, false, "vkQueueSubmit: VK_ERROR_OUT_OF_DEVICE_MEMORY"},
 	{"wait/device-lost", vkfault.Wait, vkfault.DeviceLost, ops.ErrDeviceLost, true, "vkWaitForFences: VK_ERROR_DEVICE_LOST"},
 	{"wait/never-signals", vkfault.Wait, vkfault.Timeout, ops.ErrDeviceLost, true, "the device stopped answering"},
+	// vulkan-go panics when it cannot allocate the C copy of a call's
+	// create info (vkCreateShaderModule beside vkCreateComputePipelines,
+	// vkAllocateMemory): the call fails as out of memory, and what was
+	// held at that point (the pipeline being created, which later
+	// requests and Close wait for; the objects made so far; the count of
+	// allocations) is released. Submissions and waits pass no converted
+	// struct, so they never meet it.
+	{"pipeline/binding-alloc", vkfault.Pipeline, vkfault.BindingAlloc, ops.ErrOutOfMemory, false, "host memory for a Vulkan call"},
+	{"allocate/binding-alloc", vkfault.Allocate, vkfault.BindingAlloc, ops.ErrOutOfMemory, false, "host memory for a Vulkan call"},
 }
 
 // faultOp is an operation of the backend that a fault may hit: prepare

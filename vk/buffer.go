@@ -108,6 +108,7 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 			b = nil
 		}
 	}()
+	defer guard(&err) // first, so that the release above sees the error
 	usage := storageUsage
 	addrUsage, allocNext := d.addressUsage() // address.go
 	if staging {
@@ -153,10 +154,9 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 		return b, err
 	}
 	var mem vulkan.DeviceMemory
-	r = d.faulty(vkfault.Allocate, func() vulkan.Result { return vulkan.AllocateMemory(d.handle, &ai, nil, &mem) })
+	r = d.allocateMemory(&ai, &mem)
 	ai.Free()
 	if err := check("vkAllocateMemory", r); err != nil {
-		d.allocs.Add(-1)
 		return b, err
 	}
 	b.memory = mem
@@ -178,6 +178,19 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 		b.mapped = unsafe.Slice((*byte)(ptr), b.alloc)
 	}
 	return b, nil
+}
+
+// allocateMemory allocates memory as ai asks, in the allocation that
+// reserveAllocation counted, which it gives back when the call fails or
+// the binding panics.
+func (d *Device) allocateMemory(ai *vulkan.MemoryAllocateInfo, mem *vulkan.DeviceMemory) (r vulkan.Result) {
+	r = vulkan.ErrorOutOfHostMemory
+	defer func() {
+		if r != vulkan.Success {
+			d.allocs.Add(-1)
+		}
+	}()
+	return d.faulty(vkfault.Allocate, func() vulkan.Result { return vulkan.AllocateMemory(d.handle, ai, nil, mem) })
 }
 
 // reserveAllocation counts one more live memory allocation. At the

@@ -119,12 +119,23 @@ func (d *Device) newFence() (vulkan.Fence, error) {
 func (d *Device) faulty(c vkfault.Call, call func() vulkan.Result) vulkan.Result {
 	r := vulkan.Result(0)
 	if f, injected := d.faults.Fail(c); injected {
-		r = vulkan.Result(f)
+		r = injectedResult(f)
 	} else {
 		r = call()
 	}
 	d.noteResult(r)
 	return r
+}
+
+// injectedResult is the result of a call a fault plan fails: f itself,
+// or, for vkfault.BindingAlloc, the panic the binding raises when it
+// cannot allocate the call's arguments (guard turns it into
+// ErrOutOfMemory at the package boundary).
+func injectedResult(f int32) vulkan.Result {
+	if f == vkfault.BindingAlloc {
+		panic("memory alloc error: (injected) the binding could not allocate the call's arguments")
+	}
+	return vulkan.Result(f)
 }
 
 // queueSubmit resets fence and submits cmd to the compute queue.
@@ -135,17 +146,23 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
 		return err
 	}
-	r, injected := d.faults.Fail(vkfault.Submit)
-	if !injected {
-		d.queueMu.Lock()
-		r = int32(d.submitOne(d.queue, cmd, fence))
-		d.queueMu.Unlock()
-	}
+	r := d.submitLocked(cmd, fence)
 	d.noteResult(vulkan.Result(r))
 	if r == int32(vulkan.Success) {
 		d.counts.submits.Add(1)
 	}
 	return check("vkQueueSubmit", vulkan.Result(r))
+}
+
+// submitLocked submits cmd under the queue's lock, which it releases
+// whatever the call does, a panic of the binding included.
+func (d *Device) submitLocked(cmd vulkan.CommandBuffer, fence vulkan.Fence) int32 {
+	d.queueMu.Lock()
+	defer d.queueMu.Unlock()
+	if f, injected := d.faults.Fail(vkfault.Submit); injected {
+		return int32(injectedResult(f))
+	}
+	return int32(d.submitOne(d.queue, cmd, fence))
 }
 
 // waitFence waits for fence in slices of fenceSlice, returning ctx.Err()

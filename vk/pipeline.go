@@ -157,6 +157,9 @@ func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
 	d.pipelines[digest] = e
 	d.mu.Unlock()
 
+	// The entry is settled however createPipeline ends: those waiting
+	// for it (another NewPipeline, Close) wait for ready.
+	defer close(e.ready)
 	e.p, e.err = d.createPipeline(spec, digest)
 	if e.err == nil {
 		d.cache.compiled(digest)
@@ -168,10 +171,11 @@ func (d *Device) NewPipeline(spec PipelineSpec) (p *Pipeline, err error) {
 		}
 		d.mu.Unlock()
 	}
-	close(e.ready)
 	return e.p, e.err
 }
 
+// createPipeline creates the pipeline's objects; on failure, a panic of
+// the binding included, it releases those it created.
 func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline, err error) {
 	start := time.Now()
 	p = &Pipeline{d: d, pipelineObjects: pipelineObjects{spec: spec, digest: digest}}
@@ -181,6 +185,7 @@ func (d *Device) createPipeline(spec PipelineSpec, digest [32]byte) (p *Pipeline
 			p = nil
 		}
 	}()
+	defer guard(&err) // first, so that the release above sees the error
 
 	code, err := declareFloatModes(spec.SPIRV, d.floats)
 	if err != nil {

@@ -65,6 +65,12 @@ const (
 	OutOfDeviceMemory int32 = -2
 	// DeviceLost is VK_ERROR_DEVICE_LOST.
 	DeviceLost int32 = -4
+	// BindingAlloc is no VkResult: the Vulkan binding cannot allocate
+	// the C copy of the call's create info and panics ("memory alloc
+	// error"), as vulkan-go does when malloc fails, with whatever the
+	// caller holds at that point. It applies to Pipeline and Allocate,
+	// the calls whose binding converts a struct.
+	BindingAlloc int32 = -1 << 31
 )
 
 // Plan makes one call of kind Call, once armed, return a chosen result
@@ -136,6 +142,8 @@ func ResultName(r int32) string {
 		return "VK_ERROR_OUT_OF_DEVICE_MEMORY"
 	case DeviceLost:
 		return "VK_ERROR_DEVICE_LOST"
+	case BindingAlloc:
+		return "a failed host allocation of the binding (panic)"
 	}
 	return fmt.Sprintf("VkResult(%d)", r)
 }
