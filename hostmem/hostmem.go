@@ -29,14 +29,17 @@ type Limit struct {
 
 // Error is a request that does not fit.
 type Error struct {
-	Need  uint64 // the bytes asked for
-	Limit Limit  // what there is
+	Need     uint64 // the bytes asked for
+	Headroom uint64 // what the check keeps back beside them (see Headroom)
+	Limit    Limit  // what there is
 }
 
-// Error says how much is needed and how much there is: "needs 1.5 GiB of
-// memory; 905.2 MiB is available (address-space limit, ulimit -v)".
+// Error says how much is needed, with the headroom, and how much there
+// is: "needs 512.0 MiB of memory and 400.0 MiB more for the runtime and
+// the driver; 859.3 MiB is available (address-space limit, ulimit -v)".
 func (e *Error) Error() string {
-	return fmt.Sprintf("needs %s of memory; %s is available (%s)", Size(e.Need), Size(e.Limit.Bytes), e.Limit.Name)
+	return fmt.Sprintf("needs %s of memory and %s more for the runtime and the driver; %s is available (%s)",
+		Size(e.Need), Size(e.Headroom), Size(e.Limit.Bytes), e.Limit.Name)
 }
 
 // Unwrap returns ErrNoMemory.
@@ -92,7 +95,7 @@ func checkAgainst(need uint64, l Limit) error {
 		return nil
 	}
 	if m := Headroom(need, l); need > math.MaxUint64-m || need+m > l.Bytes {
-		return &Error{Need: need, Limit: l}
+		return &Error{Need: need, Headroom: m, Limit: l}
 	}
 	return nil
 }

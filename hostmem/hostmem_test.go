@@ -1,6 +1,7 @@
 package hostmem
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -38,7 +39,8 @@ func TestCheckAgainst(t *testing.T) {
 	l := Limit{Bytes: 1 << 30, Name: "address-space limit, ulimit -v", addressSpace: true}
 	err := checkAgainst(1<<30, l)
 	require.ErrorIs(t, err, ErrNoMemory)
-	assert.Equal(t, "needs 1.0 GiB of memory; 1.0 GiB is available (address-space limit, ulimit -v)", err.Error())
+	assert.Equal(t, fmt.Sprintf("needs 1.0 GiB of memory and %s more for the runtime and the driver; 1.0 GiB is available (address-space limit, ulimit -v)",
+		Size(Headroom(1<<30, l))), err.Error())
 	require.ErrorIs(t, checkAgainst(math.MaxUint64, l), ErrNoMemory, "no overflow")
 	require.NoError(t, checkAgainst(math.MaxUint64-1, Limit{Bytes: math.MaxUint64}), "no limit known")
 }

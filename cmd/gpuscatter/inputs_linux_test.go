@@ -62,7 +62,7 @@ func TestBinaryInputs(t *testing.T) {
 				r := runBinary(t, "sh", nil, false, append([]string{"-c", `ulimit -v "$0" && exec "$@"`, limit, bin},
 					append(args(big), "--backend", backend)...)...)
 				assert.Equal(t, exitError, r.code, "%s under ulimit -v %s: %s", backend, limit, r.stderr)
-				assert.Regexp(t, `^gpuscatter: .*needs \d+\.\d GiB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr)
+				assert.Regexp(t, `^gpuscatter: .*needs \d+\.\d GiB of memory and \d+\.\d [MG]iB more for the runtime and the driver; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr)
 				assert.NotContains(t, r.stderr, "goroutine")
 			}
 		}
@@ -73,7 +73,7 @@ func TestBinaryInputs(t *testing.T) {
 		r := runBinary(t, "sh", nil, false, append([]string{"-c", `ulimit -v 2000000 && cat "$0" | "$@"`, big, bin},
 			append(args(stream), "--backend", "cpu")...)...)
 		assert.Equal(t, exitError, r.code, r.stderr)
-		assert.Regexp(t, `^gpuscatter: --data \S+: needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr)
+		assert.Regexp(t, `^gpuscatter: --data \S+: needs \d+\.\d [MG]iB of memory and \d+\.\d [MG]iB more for the runtime and the driver; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)\n$`, r.stderr)
 		_, err := os.Stat(filepath.Join(dir, "out.npy"))
 		assert.ErrorIs(t, err, os.ErrNotExist)
 	})
@@ -111,7 +111,7 @@ func TestBinaryInputs(t *testing.T) {
 					// way (seen once in make test's two-binaries-at-a-time
 					// pass, 2.5 GiB, gpu).
 					// A failure of the device names the operator first.
-					assert.Regexp(t, `^gpuscatter: (.*needs \d+\.\d [MG]iB of memory; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)|(ScatterElements-18: )?out of (device )?memory: [^\n]*)\n$`, r.stderr,
+					assert.Regexp(t, `^gpuscatter: (.*needs \d+\.\d [MG]iB of memory and \d+\.\d [MG]iB more for the runtime and the driver; \d+\.\d [KMG]iB is available \(address-space limit, ulimit -v\)|(ScatterElements-18: )?out of (device )?memory: [^\n]*)\n$`, r.stderr,
 						"%s under ulimit -v %d", backend, limit)
 					assert.NoFileExists(t, out)
 				default:
