@@ -247,14 +247,64 @@ func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 // which would queue on their addresses. It serves the plans the
 // workgroup-memory scatter serves (elements of at most 4 bytes, not bool,
 // no mean, 32-bit positions) whose outputs are too large for it, with at
-// least 2*groupSize updates.
+// least 2*groupSize updates, and whose indices, where they are on the
+// host (Execute, PlanFor of a request with data), look skewed to a sample
+// (skewedIndices): a uniform call does not pay the census.
 func (f *facts) planHot(p *ops.Plan, j *job, r *reduction) {
 	if r.private || j.walk || f.noHot || j.posBits != 32 || p.DType.Size() > 4 || p.DType == tensor.Bool ||
-		p.Reduction == ops.Mean || j.updates < 2*groupSize {
+		p.Reduction == ops.Mean || j.updates < 2*groupSize || !skewedIndices(p) {
 		return
 	}
 	r.hot = true
 	j.flags |= flagHot
+}
+
+// The sample skewedIndices reads: hotSample index values, of which
+// hotSampled or more equal means skewed.
+const (
+	hotSample  = 1024
+	hotSampled = 8
+)
+
+// skewedIndices reports whether a sample of p's index values shows one
+// value that hotSampled of hotSample positions hold (about 1/128 of the
+// updates or more: a uniform call into K targets reaches that with K
+// around 128 or fewer, where the census pays too), or p's indices are not
+// on the host (a resident call: each workgroup's census decides on the
+// device). An index value is a target's coordinate along the indexed
+// dimension (ScatterND: the tuple's first; negative ones counted as their
+// positive form), so a hot target's value is at least as frequent as the
+// target: the sample can take a spread call for skewed, never a skewed
+// one for spread. Positions are a fixed pseudo-random sample (all of them
+// below hotSample), so the decision is a function of the call and PlanFor
+// and Execute make the same one.
+func skewedIndices(p *ops.Plan) bool {
+	step := 1
+	if p.Kind == ops.KindND {
+		step = p.TupleLen
+	}
+	n := p.NumIndices()
+	if p.Indices == nil || step < 1 || n == 0 || len(p.Indices.Data) < n*p.Indices.DType.Size() {
+		return true
+	}
+	items := n / step
+	seen := make(map[int64]int, min(items, hotSample))
+	for i := 0; i < min(items, hotSample); i++ {
+		item := i
+		if items > hotSample {
+			// Fibonacci hashing of i: spread over [0, items).
+			item = int((uint64(i) * 0x9E3779B97F4A7C15 >> 11) % uint64(items))
+		}
+		pos := item * step
+		v, _ := p.Indices.IntAt(pos)
+		if v < 0 {
+			v += int64(p.Shape[p.IndexDim(pos)]) // -1 and s-1 are one target
+		}
+		if seen[v]++; seen[v] >= hotSampled {
+			return true
+		}
+	}
+	return false
 }
 
 // planOrdered fills in the in-order fold.

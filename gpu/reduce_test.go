@@ -250,6 +250,13 @@ func TestReductionPaths(t *testing.T) {
 		require.NoError(t, err)
 		return p
 	}
+	// skewed: Zipf targets, which the hot-target fold takes; big's many
+	// targets are hit evenly, which it leaves to the plain loop.
+	skewed := func(dt tensor.DType, red string, targets int) *ops.Plan {
+		p, err := ops.Prepare(opstest.SkewedRequest(rng, "ScatterElementsUpdate-12", dt, red, targets, 4*targets, 1.1, nil))
+		require.NoError(t, err)
+		return p
+	}
 	small, err := ops.Prepare(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 4, 4, nil))
 	require.NoError(t, err)
 	caps := openTest(t, Options{}).device().Capabilities()
@@ -263,24 +270,25 @@ func TestReductionPaths(t *testing.T) {
 		p    *ops.Plan
 		want string
 	}{
-		{"float32 sum, many targets", config{}, big(tensor.Float32, "sum", 3000), native + "+hot"},
+		{"float32 sum, many targets", config{}, skewed(tensor.Float32, "sum", 3000), native + "+hot"},
 		{"float32 sum, few targets", config{}, big(tensor.Float32, "sum", 4), native + "+private"},
-		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "sum", 3000), "cas+hot"},
+		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
 		{"float32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "sum", 4), "ordered"},
 		{"float32 sum, small plan", config{}, small, "ordered"},
-		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "max", 3000), native + "+hot"},
+		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Float32, "max", 3000), native + "+hot"},
 		{"float32 min, few targets", config{}, big(tensor.Float32, "min", 4), native + "+private"},
-		{"float32 sum, device floats", config{Knobs: knobs.Knobs{DeviceFloats: true}}, big(tensor.Float32, "sum", 3000), native + "+hot"},
-		{"float32 sum, every step in integer arithmetic", config{Knobs: knobs.Knobs{SoftFloats: true}}, big(tensor.Float32, "sum", 3000), "cas+hot"},
-		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Float32, "max", 3000), "cas+hot"},
-		{"float32 max, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "max", 3000), "int+hot"},
+		{"float32 sum, device floats", config{Knobs: knobs.Knobs{DeviceFloats: true}}, skewed(tensor.Float32, "sum", 3000), native + "+hot"},
+		{"float32 sum, every step in integer arithmetic", config{Knobs: knobs.Knobs{SoftFloats: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
+		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "max", 3000), "cas+hot"},
+		{"float32 max, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "max", 3000), "int+hot"},
 		{"float32 min, no float atomics, few targets", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "min", 4), "int+private"},
-		{"float32 sum, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "sum", 3000), "cas+hot"},
-		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Int32, "sum", 3000), "native+hot"},
-		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, big(tensor.Int32, "sum", 3000), "cas+hot"},
-		{"int32 sum, no hot targets", config{Knobs: knobs.Knobs{NoHotKeys: true}}, big(tensor.Int32, "sum", 3000), "native"},
+		{"float32 sum, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
+		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Int32, "sum", 3000), "native+hot"},
+		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Int32, "sum", 3000), "cas+hot"},
+		{"int32 sum, no hot targets", config{Knobs: knobs.Knobs{NoHotKeys: true}}, skewed(tensor.Int32, "sum", 3000), "native"},
+		{"float32 sum, many targets hit evenly", config{}, big(tensor.Float32, "sum", 3000), native},
 		{"int16 mean", config{}, big(tensor.Int16, "mean", 3000), "native"},
-		{"float16 prod", config{}, big(tensor.Float16, "prod", 5000), "cas+hot"},
+		{"float16 prod", config{}, skewed(tensor.Float16, "prod", 5000), "cas+hot"},
 		{"float16 prod, few targets", config{}, big(tensor.Float16, "prod", 3000), "cas+private"},
 		{"bool max, few targets", config{}, big(tensor.Bool, "max", 4), "cas"},
 	} {
@@ -394,4 +402,56 @@ func TestSegmentsFollowTheLongestChain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(5), j.red.segments)
 	assert.Equal(t, uint64(1+70000/(segment+1)), j.red.listWords)
+}
+
+// TestSkewedIndices: the host sample that gates the hot-target census
+// takes Zipf targets for skewed and evenly hit ones for spread, counts -1
+// and s-1 as one target, reads ScatterND tuples' first components, and
+// takes indices that are not on the host (resident calls) for skewed.
+func TestSkewedIndices(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	prep := func(req ops.Request) *ops.Plan {
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		return p
+	}
+	even := prep(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 100000, 16, nil))
+	assert.False(t, skewedIndices(even), "100000 targets hit evenly")
+	assert.True(t, skewedIndices(prep(opstest.SkewedRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 100000, 1<<20, 1.1, nil))), "Zipf targets")
+	assert.True(t, skewedIndices(prep(opstest.ContentionRequest(rng, "ScatterElementsUpdate-12", tensor.Float32, "sum", 64, 64, nil))), "64 targets")
+
+	// 1000 targets, each written once by its positive index; target 7 is
+	// also written 7 times as -993 (ScatterElements-18 takes negative
+	// indices): 8 in all, neither form alone reaching hotSampled.
+	idx := make([]int64, 0, 1007)
+	for i := range 1000 {
+		idx = append(idx, int64(i))
+	}
+	for range 7 {
+		idx = append(idx, -993)
+	}
+	req := ops.Request{Op: "ScatterElements-18", Reduction: "add",
+		Data:    tensor.MustFromSlice([]int{1000}, make([]float32, 1000)),
+		Indices: tensor.MustFromSlice([]int{len(idx)}, idx), Updates: tensor.MustFromSlice([]int{len(idx)}, make([]float32, len(idx)))}
+	assert.True(t, skewedIndices(prep(req)), "-993 and 7 are one target, written 8 times")
+	idx[1000] = 8
+	for i := 1001; i < len(idx); i++ {
+		idx[i] = int64(9 + i - 1001)
+	}
+	req.Indices = tensor.MustFromSlice([]int{len(idx)}, idx)
+	assert.False(t, skewedIndices(prep(req)), "no target written more than twice")
+
+	// ScatterND: the tuple's first component is the row.
+	tuples := make([]int64, 0, 2*600)
+	for i := range 600 {
+		tuples = append(tuples, int64(i%3), int64(i%500))
+	}
+	nd := ops.Request{Op: "ScatterND-18", Reduction: "add",
+		Data:    tensor.MustFromSlice([]int{3, 500}, make([]float32, 1500)),
+		Indices: tensor.MustFromSlice([]int{600, 2}, tuples), Updates: tensor.MustFromSlice([]int{600}, make([]float32, 600))}
+	assert.True(t, skewedIndices(prep(nd)), "three rows take every update")
+
+	resident := *even
+	resident.Indices = &tensor.Tensor{DType: even.Indices.DType, Shape: even.Indices.Shape}
+	assert.True(t, skewedIndices(&resident), "indices not on the host: the device's census decides")
 }

@@ -399,7 +399,9 @@ uint hotSlot(uint key) {
 // atomic) and then each hot key's fold into the output: one global
 // atomic per hot key and workgroup instead of one per update. The others
 // take their global atomic as in main. A tile with no hot key (uniform
-// targets) pays the census alone. Every invocation reaches the barriers:
+// targets) pays the census alone: the slots cleared, one probe sequence
+// and two barriers (the invocation that brings a key to HOT_MIN raises
+// hotAny, so no pass over the slots finds that none is hot). Every invocation reaches the barriers:
 // one that has no positions takes part with none. The fold order differs
 // from main's only where float sums round: the bound of gpu/DESIGN.md
 // holds for any order. The loops over slots run HOT_SLOTS/LOCAL_SIZE
@@ -427,25 +429,14 @@ void scatterHot() {
 			uint at = (s + i) & uint(HOT_SLOTS - 1);
 			uint prev = atomicCompSwap(hotKey[at], 0u, key);
 			if (prev == 0u || prev == key) {
-				atomicAdd(priv[at], 1u);
+				// The invocation that brings a key to HOT_MIN marks the
+				// workgroup hot, so that a workgroup with no hot key
+				// knows it after one barrier, without reading the slots.
+				if (atomicAdd(priv[at], 1u) == HOT_MIN - 1u) {
+					atomicOr(hotAny, 1u);
+				}
 				break;
 			}
-		}
-	}
-	barrier();
-	// Each invocation reads the counts of its slots, then makes the words
-	// of the same numbers the identity (the elements of the first
-	// HOT_SLOTS/PER_WORD words): no other invocation reads them.
-	E_T id = privIdentity();
-	uint idw = idWord(id);
-	for (uint s = lid; s < uint(HOT_SLOTS); s += uint(LOCAL_SIZE)) {
-		if (priv[s] < HOT_MIN) {
-			hotKey[s] = 0u;
-		} else {
-			hotAny = 1u;
-		}
-		if (s < uint(HOT_SLOTS / PER_WORD)) {
-			priv[s] = idw;
 		}
 	}
 	barrier();
@@ -458,6 +449,20 @@ void scatterHot() {
 		reportBad();
 		return;
 	}
+	// Each invocation reads the counts of its slots, then makes the words
+	// of the same numbers the identity (the elements of the first
+	// HOT_SLOTS/PER_WORD words): no other invocation reads them.
+	E_T id = privIdentity();
+	uint idw = idWord(id);
+	for (uint s = lid; s < uint(HOT_SLOTS); s += uint(LOCAL_SIZE)) {
+		if (priv[s] < HOT_MIN) {
+			hotKey[s] = 0u;
+		}
+		if (s < uint(HOT_SLOTS / PER_WORD)) {
+			priv[s] = idw;
+		}
+	}
+	barrier();
 	for (pos_t u = u0; count_t(u) < end; u++) {
 		if (!targetOf(u, t)) {
 			continue;
