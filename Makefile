@@ -44,11 +44,15 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 # them) and TestSwiftShader.
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
 STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
-# gpu's TestSwiftShader runs in a pass of its own, after the first: it
-# takes minutes of the gpu binary's time (the child runs the device
-# suites on SwiftShader), and alone it keeps each run of the binary well
-# within half of TEST_TIMEOUT.
-ALONE := ^TestSwiftShader$$
+# Tests that each run in a pass of their own after the first, one go test
+# per name over every package: gpu's TestSwiftShader (its child runs the
+# device suites on SwiftShader) and TestCheck (check's paths at the quick
+# size) each take minutes of the gpu binary's time, and apart they keep
+# each run of the binary well within half of TEST_TIMEOUT on two cores.
+ALONE := TestSwiftShader TestCheck
+empty :=
+space := $(empty) $(empty)
+ALONE_SKIP := ^($(subst $(space),|,$(strip $(ALONE))))$$
 
 .PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
@@ -101,10 +105,12 @@ vet:
 ## (internal/testbudget), whether it passed or not: a binary past half of
 ## it is marked, since CI's slower machines would be the next to time out.
 unit: swiftshader
-	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE)' $(PKG); \
+	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE_SKIP)' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
-	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone.json -- -count=1 -timeout $(TEST_TIMEOUT) -run '$(ALONE)' ./gpu; \
-		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone.json; exit $$rc
+	@for name in $(ALONE); do \
+		GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$$name.json -- -count=1 -timeout $(TEST_TIMEOUT) -run "^$$name\$$" $(PKG); \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$$name.json; [ $$rc -eq 0 ] || exit $$rc; \
+	done
 	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
