@@ -37,7 +37,11 @@ index values decide how many targets an update meets), the dispatches and
 the traffic in all against the one-pass bytes (below), the device
 memory the call allocates, the bytes it moves between host and device,
 and the passes as recorded, with their kernels and the device bytes of
-each tensor. The text and --json print each figure as one value.
+each tensor. The text and --json print each figure as one value. With
+the index values unread, an atomic reduction into many targets plans the
+hot-target fold (path "+hot", which moves the same bytes in the same
+dispatches); run and bench, which hold the indices, plan it only where a
+sample of them looks skewed.
 
 --in-place plans the call a runtime makes instead: on tensors resident on
 the device, with data as the output (gpu.Backend's Run or Batch with Out
