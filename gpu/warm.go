@@ -41,7 +41,9 @@ type WarmStats struct {
 // Warm compiles the pipelines that calls of plans need, so that their
 // first call does not wait for the compiler: for each plan, those of an
 // Execute and of a Batch call on resident tensors, every fold pass
-// included. It compiles on as many goroutines as GOMAXPROCS allows and
+// included, and, where an Execute of atomic reductions takes the
+// hot-target census or not by the index values (skewedIndices), both. It
+// compiles on as many goroutines as GOMAXPROCS allows and
 // saves the device's pipeline cache file at the end, so that a later
 // process finds them too (where the driver keeps compiled code in a cache
 // of its own, that cache serves; WarmStats says which). Calls on other
@@ -210,19 +212,29 @@ func (b *Backend) warmKeys(plans []*ops.Plan) ([]pipeKey, error) {
 	for _, p := range plans {
 		for _, resident := range []bool{false, true} {
 			f := b.facts(!resident)
-			plan := f.planCall
-			if resident {
-				plan = f.planResident
+			// Execute plans the hot-target census only where a sample of
+			// the call's indices looks skewed (skewedIndices), and a plan
+			// from shapes has none to read: warm both ways.
+			noHot := []bool{f.noHot}
+			if !resident && !f.noHot {
+				noHot = append(noHot, true)
 			}
-			pl, err := plan(p)
-			if err != nil {
-				return nil, err
-			}
-			for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
-				k := pipeKey{ps.key, pl.flags}
-				if ps.kind == passDispatch && !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
+			for _, off := range noHot {
+				f.noHot = off
+				plan := f.planCall
+				if resident {
+					plan = f.planResident
+				}
+				pl, err := plan(p)
+				if err != nil {
+					return nil, err
+				}
+				for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
+					k := pipeKey{ps.key, pl.flags}
+					if ps.kind == passDispatch && !seen[k] {
+						seen[k] = true
+						keys = append(keys, k)
+					}
 				}
 			}
 		}
