@@ -306,16 +306,34 @@ func (b *Backend) Close() error {
 }
 
 // pipeKey names a pipeline: a kernel variant specialised for a call's
-// flags.
+// flags, and for the workgroup memory of its output's copy where words is
+// not 0 (pass.words).
 type pipeKey struct {
 	key   shaders.Key
 	flags uint32
+	words uint32
 }
 
-// pipeline returns the pipeline of variant k for calls with the given
-// flags, creating it on first use.
-func (b *Backend) pipeline(k shaders.Key, flags uint32) (*vk.Pipeline, error) {
-	pk := pipeKey{k, flags}
+// pipeKey returns the pipeline of ps in a call with the given flags.
+func (ps *pass) pipeKey(flags uint32) pipeKey {
+	return pipeKey{key: ps.key, flags: flags, words: ps.words}
+}
+
+// variant returns the kernel of pk, specialised for its words; a key with
+// no kernel is ops.ErrUnsupported.
+func (pk pipeKey) variant() (shaders.Variant, error) {
+	v, err := shaders.Lookup(pk.key)
+	if err != nil {
+		return shaders.Variant{}, fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+	}
+	if pk.words != 0 {
+		return v.WithPrivateWords(pk.words)
+	}
+	return v, nil
+}
+
+// pipeline returns the pipeline pk names, creating it on first use.
+func (b *Backend) pipeline(pk pipeKey) (*vk.Pipeline, error) {
 	if p, ok := b.pipes[pk]; ok {
 		return p, nil
 	}
@@ -334,9 +352,9 @@ func (b *Backend) pipeline(k shaders.Key, flags uint32) (*vk.Pipeline, error) {
 // pipelineSpec returns the pipeline of pk as the device takes it, and the
 // kernel's name.
 func pipelineSpec(pk pipeKey) (vk.PipelineSpec, string, error) {
-	v, err := shaders.Lookup(pk.key)
+	v, err := pk.variant()
 	if err != nil {
-		return vk.PipelineSpec{}, "", fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+		return vk.PipelineSpec{}, "", err
 	}
 	if v.PushConstantSize != pushSize {
 		return vk.PipelineSpec{}, "", fmt.Errorf("vulkan: kernel %s takes %d bytes of push constants, this package packs %d", v.Name, v.PushConstantSize, pushSize)

@@ -164,7 +164,7 @@ func BenchmarkReduceContention(b *testing.B) {
 			{"cas-global", config{Knobs: knobs.Knobs{ForceCAS: true}}, true},
 			{"deterministic", config{Options: Options{Deterministic: true}}, false},
 		} {
-			if size > shaders.PrivateWords && cfg.noPrivate {
+			if size > shaders.MaxPrivateWords && cfg.noPrivate {
 				continue // the same run as without the flag
 			}
 			b.Run(name+"/"+cfg.name, func(b *testing.B) {

@@ -79,7 +79,10 @@ type pass struct {
 	// arguments); seg is the walk's or the fold's segment. chain is the
 	// most steps an invocation walks or folds in order (0 for passes that
 	// do not). local is the kernel's workgroup size (split sets it).
-	key        shaders.Key
+	key shaders.Key
+	// words, when not 0, specialises the kernel's workgroup memory
+	// (shaders.Variant.WithPrivateWords): the workgroup-memory scatter.
+	words      uint32
 	n          uint64
 	run        uint32
 	local      uint32

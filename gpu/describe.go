@@ -113,7 +113,7 @@ func (ps *pass) String() string {
 	if len(ps.dispatches) == 1 {
 		plural = ""
 	}
-	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d invocations, %d dispatch%s", label, variantName(ps.key), ps.n, ps.run,
+	s := fmt.Sprintf("%-13s %s: %d positions, run %d, %d invocations, %d dispatch%s", label, variantName(ps), ps.n, ps.run,
 		ps.invocations(), len(ps.dispatches), plural)
 	if len(ps.dispatches) > 0 {
 		s += fmt.Sprintf(" %v", ps.dispatches[0].groups)

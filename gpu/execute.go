@@ -478,12 +478,12 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 		if _, ok := c.pipes[ps.key]; ok || ps.kind != passDispatch {
 			continue
 		}
-		pipe, err := b.pipeline(ps.key, c.plan.flags)
+		pipe, err := b.pipeline(ps.pipeKey(c.plan.flags))
 		if err != nil {
 			return &ops.Error{Op: c.p.Op.Name, Err: err, Msg: err.Error()}
 		}
 		c.pipes[ps.key] = pipe
-		st.Variants = append(st.Variants, variantName(ps.key))
+		st.Variants = append(st.Variants, variantName(&ps))
 	}
 	if c.plan.reduction != "" {
 		st.Reduction = c.plan.reduction
@@ -592,10 +592,12 @@ func (c *call) checkIndices(w uint32) error {
 	return badIndex(p, w, c.plan.j.errShift)
 }
 
-func variantName(k shaders.Key) string {
-	v, err := shaders.Lookup(k)
+// variantName names the kernel of ps, with its workgroup memory where the
+// pass specialises it.
+func variantName(ps *pass) string {
+	v, err := pipeKey{key: ps.key, words: ps.words}.variant()
 	if err != nil {
-		return fmt.Sprintf("%+v", k)
+		return fmt.Sprintf("%+v", ps.key)
 	}
 	return v.Name
 }

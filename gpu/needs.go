@@ -260,7 +260,7 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 	seen := map[pipeKey]bool{}
 	for _, list := range [][]pass{pl.passes, pl.more} {
 		for _, ps := range list {
-			if k := (pipeKey{ps.key, pl.flags}); ps.kind == passDispatch && !seen[k] {
+			if k := ps.pipeKey(pl.flags); ps.kind == passDispatch && !seen[k] {
 				seen[k] = true
 				n.keys = append(n.keys, k)
 			}

@@ -3,9 +3,6 @@
 package gpu
 
 import (
-	"fmt"
-
-	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
@@ -116,9 +113,9 @@ func (pl *callPlan) split(ps *pass) error {
 	if ps.kind != passDispatch {
 		return nil
 	}
-	v, err := shaders.Lookup(ps.key)
+	v, err := pipeKey{key: ps.key, words: ps.words}.variant()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ops.ErrUnsupported, err)
+		return err
 	}
 	if m := pl.f.sharedMax; m != 0 && uint64(v.SharedBytes) > m {
 		return unsupported(pl.p, "kernel %s takes %d bytes of workgroup memory; the device offers %d (maxComputeSharedMemorySize)",
@@ -225,7 +222,7 @@ func (pl *callPlan) atomic() {
 		// One 1-D dispatch of r.groups workgroups; each strides over the
 		// updates (scatter.comp, scatterPrivate), with an atomic in
 		// workgroup memory per update.
-		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), n: j.updates, run: pl.f.run, strided: true,
+		pl.passes = append(pl.passes, pass{label: "scatter", kind: passDispatch, key: pl.scatterKey(), words: r.words, n: j.updates, run: pl.f.run, strided: true,
 			dispatches: []dispatch{{base: 0, end: j.updates, groups: [3]uint32{r.groups, 1, 1}}}, read: read, written: written, atomics: j.updates})
 	} else {
 		pl.scatter(read, written)

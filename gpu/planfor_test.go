@@ -221,8 +221,8 @@ func TestBaselineWithoutShaderInt64(t *testing.T) {
 		for _, ps := range pl.passes {
 			if ps.kind == passDispatch {
 				kernels++
-				assert.True(t, ps.key.NoInt64, "%s: pass %s runs %s", c.name, ps.label, variantName(ps.key))
-				assert.Contains(t, variantName(ps.key), "-noi64", c.name)
+				assert.True(t, ps.key.NoInt64, "%s: pass %s runs %s", c.name, ps.label, variantName(&ps))
+				assert.Contains(t, variantName(&ps), "-noi64", c.name)
 			}
 		}
 		assert.Positive(t, kernels, c.name)

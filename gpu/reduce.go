@@ -49,6 +49,9 @@ type reduction struct {
 	// workgroup memory first (planHot, FLAG_HOT).
 	hot    bool
 	groups uint32 // private: workgroups of the scatter pass
+	// words: private: the workgroup memory, in words, of its copy of the
+	// output (privateWords; the pipeline's SPEC_PRIV_WORDS).
+	words uint32
 
 	// counts: resolve counts the updates of every slot (FLAG_COUNT).
 	counts          bool
@@ -229,15 +232,30 @@ func (f *facts) atomics(p *ops.Plan, j *job, r *reduction) shaders.Atomics {
 func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 	elem := uint64(p.DType.Size())
 	tile := groupSize * uint64(f.run)
+	need := ceilDiv(j.outputs*elem, 4)
 	if !j.walk && !f.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
-		j.outputs*elem <= shaders.PrivateWords*4 && j.updates >= privateMinRatio*j.outputs {
+		need <= shaders.PrivateCapacity(f.sharedMax) && j.updates >= privateMinRatio*j.outputs {
 		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
 		if groups <= uint64(f.maxGroups[0]) {
 			r.private = true
 			r.groups = uint32(groups)
+			r.words = privateWords(need, f.sharedMax)
 			j.flags |= flagPrivate
 		}
 	}
+}
+
+// privateWords returns the words the workgroup-memory scatter's pipeline
+// takes for an output of need words: shaders.PrivateWords doubled until
+// it holds them, at most the device's capacity. The steps keep the
+// pipelines a backend creates few, and a small output from taking
+// workgroup memory that would leave fewer workgroups resident.
+func privateWords(need, shared uint64) uint32 {
+	w := uint64(shaders.PrivateWords)
+	for w < need {
+		w *= 2
+	}
+	return uint32(min(w, shaders.PrivateCapacity(shared)))
 }
 
 // planHot makes an atomic scatter fold the updates of each workgroup's hot

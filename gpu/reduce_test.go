@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -264,32 +265,41 @@ func TestReductionPaths(t *testing.T) {
 	if caps.Float32AtomicAdd {
 		native = "native"
 	}
+	// many targets: more than the workgroup-memory scatter holds on this
+	// device at every element size; wide: more than shaders.PrivateWords
+	// words of float32, which the device holds.
+	capacity := shaders.PrivateCapacity(uint64(caps.MaxComputeSharedMemorySize))
+	require.Greater(t, capacity, uint64(shaders.PrivateWords+1000), "lavapipe and SwiftShader offer 32 KiB of workgroup memory")
+	many, wide := int(4*capacity)+1000, shaders.PrivateWords+1000
 	for _, c := range []struct {
 		name string
 		opts config
 		p    *ops.Plan
 		want string
 	}{
-		{"float32 sum, many targets", config{}, skewed(tensor.Float32, "sum", 3000), native + "+hot"},
+		{"float32 sum, many targets", config{}, skewed(tensor.Float32, "sum", many), native + "+hot"},
 		{"float32 sum, few targets", config{}, big(tensor.Float32, "sum", 4), native + "+private"},
-		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
+		{"float32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "sum", many), "cas+hot"},
 		{"float32 sum, deterministic", config{Options: Options{Deterministic: true}}, big(tensor.Float32, "sum", 4), "ordered"},
 		{"float32 sum, small plan", config{}, small, "ordered"},
-		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Float32, "max", 3000), native + "+hot"},
+		{"float32 max, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Float32, "max", many), native + "+hot"},
 		{"float32 min, few targets", config{}, big(tensor.Float32, "min", 4), native + "+private"},
-		{"float32 sum, device floats", config{Knobs: knobs.Knobs{DeviceFloats: true}}, skewed(tensor.Float32, "sum", 3000), native + "+hot"},
-		{"float32 sum, every step in integer arithmetic", config{Knobs: knobs.Knobs{SoftFloats: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
-		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "max", 3000), "cas+hot"},
-		{"float32 max, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "max", 3000), "int+hot"},
+		{"float32 sum, device floats", config{Knobs: knobs.Knobs{DeviceFloats: true}}, skewed(tensor.Float32, "sum", many), native + "+hot"},
+		{"float32 sum, every step in integer arithmetic", config{Knobs: knobs.Knobs{SoftFloats: true}}, skewed(tensor.Float32, "sum", many), "cas+hot"},
+		{"float32 max, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Float32, "max", many), "cas+hot"},
+		{"float32 max, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "max", many), "int+hot"},
 		{"float32 min, no float atomics, few targets", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, big(tensor.Float32, "min", 4), "int+private"},
-		{"float32 sum, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "sum", 3000), "cas+hot"},
-		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Int32, "sum", 3000), "native+hot"},
-		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Int32, "sum", 3000), "cas+hot"},
-		{"int32 sum, no hot targets", config{Knobs: knobs.Knobs{NoHotKeys: true}}, skewed(tensor.Int32, "sum", 3000), "native"},
-		{"float32 sum, many targets hit evenly", config{}, big(tensor.Float32, "sum", 3000), native},
-		{"int16 mean", config{}, big(tensor.Int16, "mean", 3000), "native"},
-		{"float16 prod", config{}, skewed(tensor.Float16, "prod", 5000), "cas+hot"},
+		{"float32 sum, no float atomics", config{Knobs: knobs.Knobs{NoFloatAtomics: true}}, skewed(tensor.Float32, "sum", many), "cas+hot"},
+		{"int32 sum, deterministic", config{Options: Options{Deterministic: true}}, skewed(tensor.Int32, "sum", many), "native+hot"},
+		{"int32 sum, CAS", config{Knobs: knobs.Knobs{ForceCAS: true}}, skewed(tensor.Int32, "sum", many), "cas+hot"},
+		{"int32 sum, no hot targets", config{Knobs: knobs.Knobs{NoHotKeys: true}}, skewed(tensor.Int32, "sum", many), "native"},
+		{"float32 sum, many targets hit evenly", config{}, big(tensor.Float32, "sum", many), native},
+		{"int16 mean", config{}, big(tensor.Int16, "mean", many), "native"},
+		{"float16 prod", config{}, skewed(tensor.Float16, "prod", many), "cas+hot"},
 		{"float16 prod, few targets", config{}, big(tensor.Float16, "prod", 3000), "cas+private"},
+		{"float32 sum, more than 2048 words", config{}, skewed(tensor.Float32, "sum", wide), native + "+private"},
+		{"int8 max, a device's workgroup memory full", config{}, big(tensor.Int8, "max", 4*int(capacity)), "cas+private"},
+		{"int8 max, past a device's workgroup memory", config{}, big(tensor.Int8, "max", 4*int(capacity)+1), "cas"},
 		{"bool max, few targets", config{}, big(tensor.Bool, "max", 4), "cas"},
 	} {
 		b := openTest(t, c.opts.Options, c.opts.Knobs)

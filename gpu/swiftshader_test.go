@@ -37,7 +37,8 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // (TestCountAtomics), and the suites of gpucheck that run random requests (moves
 // with bad indices, in chunks, runs of one, walks; random requests of
 // every operator; random reductions on atomics, in order and walking;
-// resident calls skipping bad indices),
+// resident calls skipping bad indices; outputs accumulated in more
+// workgroup memory than the kernels are generated with),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight.
 var swiftShaderTests = strings.Join([]string{
@@ -46,6 +47,7 @@ var swiftShaderTests = strings.Join([]string{
 	"^TestCheck$/^random$/^(default|deterministic)$",
 	"^TestCheck$/^reduce$/^chunks16B$/",
 	"^TestCheck$/^skip$/^(default|walk)$",
+	"^TestCheck$/^accumulate$/^wide$",
 	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
 }, "|")
 

@@ -230,7 +230,7 @@ func (b *Backend) warmKeys(plans []*ops.Plan) ([]pipeKey, error) {
 					return nil, err
 				}
 				for _, ps := range append(append([]pass(nil), pl.passes...), pl.more...) {
-					k := pipeKey{ps.key, pl.flags}
+					k := ps.pipeKey(pl.flags)
 					if ps.kind == passDispatch && !seen[k] {
 						seen[k] = true
 						keys = append(keys, k)

@@ -126,6 +126,29 @@ func TestWorkgroupMemory(t *testing.T) {
 			}
 		}
 	}
+	// The workgroup-memory scatter specialised past shaders.PrivateWords
+	// (shaders.Variant.WithPrivateWords) takes what its SharedBytes say,
+	// which planning checks (callPlan.split), and the capacities of the
+	// profiles' devices fit it.
+	var wideSeen int
+	for _, v := range shaders.All() {
+		if v.Key.Family != shaders.Scatter || !v.Key.Private {
+			continue
+		}
+		spirv, err := v.SPIRV()
+		require.NoError(t, err, v.Name)
+		for _, shared := range []uint64{16 << 10, 32 << 10, 48 << 10, 1 << 20} {
+			words := shaders.PrivateCapacity(shared)
+			w, err := v.WithPrivateWords(uint32(words))
+			require.NoError(t, err, v.Name)
+			got, err := workgroupBytes(spirv, w.Specialize(flagPrivate))
+			require.NoError(t, err, w.Name)
+			assert.Equal(t, uint64(w.SharedBytes), got, "%s: SharedBytes is not its workgroup memory", w.Name)
+			assert.LessOrEqual(t, got, max(shared, uint64(v.SharedBytes)), "%s: more than %d bytes", w.Name, shared)
+			wideSeen++
+		}
+	}
+	assert.Positive(t, wideSeen, "no workgroup-memory scatter variant")
 	assert.Positive(t, sortSeen, "no sort scatter variant")
 	assert.Positive(t, tableSeen, "no resolve variant with the last-writer table")
 	assert.Positive(t, bucketSeen, "no bucketed fold variant")

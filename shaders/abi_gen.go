@@ -46,15 +46,24 @@ const (
 // Specialization constant IDs. SPEC_FLAGS (FlagsConstant) holds a call's
 // flags: every kernel reads them as a constant, so a pipeline serves one
 // set of flags (Variant.Specialize sets it). SPEC_RED and
-// SPEC_PRIV_WORDS, the reduction and the workgroup memory of
-// FLAG_PRIVATE (reduce.glsl), are a variant's own SpecConstants.
-const FlagsConstant = 2
+// SPEC_PRIV_WORDS (PrivateWordsConstant), the reduction and the
+// workgroup memory of FLAG_PRIVATE (reduce.glsl), are a variant's own
+// SpecConstants (Variant.WithPrivateWords changes the second).
+const (
+	PrivateWordsConstant = 1
+	FlagsConstant        = 2
+)
 
 // The workgroup memory, in 32-bit words, of Scatter variants with
-// Private set (specialization constant SPEC_PRIV_WORDS): outputs of up
-// to PrivateWords*4 bytes are accumulated per workgroup before they
-// reach the output.
-const PrivateWords = 2048
+// Private set (specialization constant SPEC_PRIV_WORDS) as generated:
+// outputs of up to PrivateWords*4 bytes are accumulated per workgroup
+// before they reach the output. Variant.WithPrivateWords specialises
+// them to up to MaxPrivateWords, where the device's workgroup memory
+// holds more.
+const (
+	PrivateWords    = 2048
+	MaxPrivateWords = 16384
+)
 
 func (k Kind) String() string {
 	switch k {

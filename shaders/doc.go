@@ -54,6 +54,8 @@
 //	             scatterPrivate        its tiles: <= 1 + 16*4*PRIV_WORDS/tile (the host
 //	                                   gives a workgroup at most max(tile, 16*outputs)
 //	                                   updates); clear and flush: <= 4*PRIV_WORDS/LOCAL_SIZE;
+//	                                   PRIV_WORDS <= MaxPrivateWords (16384): at run 1,
+//	                                   <= 4097 and 256;
 //	                                   the identity word: 4/ELEM_BYTES
 //	             scatterHot            slots: HOT_SLOTS/LOCAL_SIZE (4); probes: 4;
 //	                                   the run (<= MAX_RUN)

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -162,6 +163,58 @@ func (v Variant) Specialize(flags uint32) []uint32 {
 	copy(spec, v.SpecConstants)
 	spec[FlagsConstant] = flags
 	return spec
+}
+
+// WithPrivateWords returns v specialised to accumulate in words words of
+// workgroup memory instead of the PrivateWords it was generated with, its
+// SharedBytes changed to match: v must be a Scatter variant with Private
+// set (the workgroup-memory scatter; scatter.comp sizes priv by
+// SPEC_PRIV_WORDS and bounds every loop by it), and words at least
+// PrivateWords (the hot-target census keeps its slots there) and at most
+// MaxPrivateWords. Its Name ends in ":words=N" where words is not
+// PrivateWords.
+func (v Variant) WithPrivateWords(words uint32) (Variant, error) {
+	if v.Key.Family != Scatter || !v.Key.Private || len(v.SpecConstants) <= PrivateWordsConstant ||
+		v.SpecConstants[PrivateWordsConstant] != PrivateWords {
+		return Variant{}, fmt.Errorf("shaders: %s takes no workgroup memory for its outputs", v.Name)
+	}
+	if words < PrivateWords || words > MaxPrivateWords {
+		return Variant{}, fmt.Errorf("shaders: %d words of workgroup memory for %s: want %d to %d", words, v.Name, PrivateWords, MaxPrivateWords)
+	}
+	v.SpecConstants = append([]uint32(nil), v.SpecConstants...)
+	v.SpecConstants[PrivateWordsConstant] = words
+	v.SharedBytes += 4 * (words - PrivateWords)
+	if words != PrivateWords {
+		v.Name += fmt.Sprintf(":words=%d", words)
+	}
+	return v, nil
+}
+
+// privateOther is the workgroup memory the workgroup-memory scatter's
+// kernels take besides their copy of the output: the most any Scatter
+// variant with Private set takes beyond its PrivateWords words.
+var privateOther = sync.OnceValue(func() uint64 {
+	var most uint64
+	for _, v := range variants {
+		if v.Key.Family == Scatter && v.Key.Private {
+			most = max(most, uint64(v.SharedBytes)-4*PrivateWords)
+		}
+	}
+	return most
+})
+
+// PrivateCapacity returns the most words the workgroup-memory scatter's
+// copy of the output may take (WithPrivateWords) on a device that offers
+// shared bytes of workgroup memory (maxComputeSharedMemorySize): what its
+// kernels' other variables leave, in whole KiB, at least PrivateWords
+// (which fit the 16 KiB every device offers) and at most MaxPrivateWords.
+// Shared 0 (nothing known) gives PrivateWords.
+func PrivateCapacity(shared uint64) uint64 {
+	if shared <= privateOther() {
+		return PrivateWords
+	}
+	words := (shared - privateOther()) / 4 &^ 255
+	return min(max(words, PrivateWords), MaxPrivateWords)
 }
 
 // ErrNoVariant is wrapped by Lookup's error for a key with no kernel.

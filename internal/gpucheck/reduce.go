@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/internal/gpubench"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -77,10 +78,13 @@ func reductionCase(t opstest.T, b *gpu.Backend, req ops.Request, c contentionCas
 	return p, path, what, checkReductionCase(t, req, p, got, want, exactPath(path), what), true
 }
 
-// hotTargets is the targets of hotKeys' requests: more than the
-// workgroup-memory scatter holds (shaders.PrivateWords words) at every
-// element size, so that the plans take the global atomics.
-const hotTargets = 9000
+// hotTargets returns the targets of hotKeys' requests on b: more than
+// the workgroup-memory scatter holds on its device at every element size
+// (shaders.PrivateCapacity), so that the plans take the global atomics.
+func hotTargets(b *gpu.Backend) int {
+	shared := gpubench.Of(b).Device().Capabilities().MaxComputeSharedMemorySize
+	return 4*int(shaders.PrivateCapacity(uint64(shared))) + 1000
+}
 
 // hotKeys runs every contentionCase with targets drawn from a bounded
 // Zipf law (opstest.SkewedRequest, s = 1.1: the hottest target takes
@@ -92,11 +96,12 @@ const hotTargets = 9000
 func hotKeys(t opstest.T, b *gpu.Backend, seed int64, n, every int) {
 	rng := rand.New(rand.NewSource(seed))
 	paths := map[string]int{}
+	targets := hotTargets(b)
 	for i, c := range contentionCases() {
 		if every > 1 && (i+int(seed))%every != 0 {
 			continue
 		}
-		req := opstest.SkewedRequest(rng, c.op, c.dt, c.red, hotTargets, n, 1.1, c.useInit)
+		req := opstest.SkewedRequest(rng, c.op, c.dt, c.red, targets, n, 1.1, c.useInit)
 		p, path, what, _, ran := reductionCase(t, b, req, c, i, seed, paths)
 		if !ran {
 			continue
@@ -104,6 +109,53 @@ func hotKeys(t opstest.T, b *gpu.Backend, seed int64, n, every int) {
 		hot := strings.HasSuffix(path, "+hot")
 		if want := p.DType.Size() <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean && !exactPath(path); hot != want {
 			t.Errorf("%s: folds hot targets %v, want %v", what, hot, want)
+		}
+	}
+	t.Logf("%d cases by path %v", len(contentionCases()), paths)
+}
+
+// wideAccumulation runs every contentionCase the workgroup-memory scatter
+// serves (elements of at most 4 bytes, not bool, not mean) with
+// perTarget updates per target into outputs wider than the
+// shaders.PrivateWords words it was generated with: alternately the most
+// the device holds (shaders.PrivateCapacity) and one element past the
+// generated words. Each must take "+private" with its kernel specialised
+// to more words (":words=" in Stats.Variants) and give the CPU
+// reference's result, exactly where the reduction is exact and within the
+// bound for float sum, sub and prod. every > 1 keeps one case in every.
+func wideAccumulation(t opstest.T, b *gpu.Backend, seed int64, perTarget, every int) {
+	rng := rand.New(rand.NewSource(seed))
+	shared := gpubench.Of(b).Device().Capabilities().MaxComputeSharedMemorySize
+	capacity := int(shaders.PrivateCapacity(uint64(shared)))
+	if capacity <= shaders.PrivateWords {
+		t.Errorf("the device's %d bytes of workgroup memory hold no more than %d words", shared, shaders.PrivateWords)
+		return
+	}
+	// The workgroup-memory scatter takes 4 updates per target or more
+	// (gpu's privateMinRatio).
+	perTarget = max(perTarget, 4)
+	paths := map[string]int{}
+	for i, c := range contentionCases() {
+		if every > 1 && (i+int(seed))%every != 0 || c.dt.Size() > 4 || c.dt == tensor.Bool || c.red == "mean" {
+			continue
+		}
+		perWord, inner := 4/c.dt.Size(), 1
+		if c.op == "ScatterNDUpdate-15" {
+			inner = 3
+		}
+		targets := capacity * perWord / inner
+		if i%2 == 1 {
+			targets = shaders.PrivateWords*perWord/inner + 1
+		}
+		req := opstest.ContentionRequest(rng, c.op, c.dt, c.red, targets, perTarget, c.useInit)
+		_, path, what, _, ran := reductionCase(t, b, req, c, i, seed, paths)
+		if !ran {
+			continue
+		}
+		if !strings.HasSuffix(path, "+private") {
+			t.Errorf("%s into %d targets: took %q, want the workgroup-memory scatter", what, targets, path)
+		} else if v := b.LastStats().Variants; !strings.Contains(strings.Join(v, " "), ":words=") {
+			t.Errorf("%s into %d targets: kernels %v, want one with more than %d words", what, targets, v, shaders.PrivateWords)
 		}
 	}
 	t.Logf("%d cases by path %v", len(contentionCases()), paths)

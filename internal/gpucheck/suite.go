@@ -83,6 +83,9 @@ const (
 	suiteResident = "resident"
 	// suiteHot is hotKeys: power-law targets, folded in workgroup memory.
 	suiteHot = "hot"
+	// suiteWide is wideAccumulation: outputs that fill the device's
+	// workgroup memory past shaders.PrivateWords.
+	suiteWide = "wide"
 	// suiteSkip is residentSkip: resident calls with SkipBadIndices and
 	// bad indices against cpuref.
 	suiteSkip = "skip"
@@ -212,6 +215,8 @@ func Paths() []Path {
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "hot/default", Doc: "power-law targets: hot targets folded in workgroup memory before the atomics", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 230},
 		{Name: "hot/cas", Doc: "as hot/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteHot, N: 30000, Seed: 231, FullOnly: true},
+		{Name: "accumulate/wide", Doc: "workgroup accumulation into outputs wider than the generated 2048 words, up to what the device's workgroup memory holds", Knobs: knobs.Knobs{NoOrderedSmall: true}, Suite: suiteWide, N: 4, Seed: 240},
+		{Name: "accumulate/cas", Doc: "as accumulate/wide, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteWide, N: 4, Seed: 241},
 		{Name: "skip/default", Doc: "resident calls with SkipBadIndices: bad indices skipped, in place and not", Suite: suiteSkip, N: 200, Seed: 220},
 		{Name: "skip/cas", Doc: "as skip/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteSkip, N: 200, Seed: 221},
 		{Name: "skip/walk", Doc: "as skip/default, every Element plan walking its columns", Knobs: walk, Suite: suiteSkip, N: 200, Seed: 222},
@@ -401,6 +406,14 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 			every = 3
 		}
 		hotKeys(t, open(t), seed, n, every)
+	case suiteWide:
+		// Each case compiles a pipeline of its own (SwiftShader takes a
+		// second for one): the quick size keeps one in six.
+		every := 1
+		if cfg.Size == Quick {
+			every = 6
+		}
+		wideAccumulation(t, open(t), seed, n, every)
 	case suiteReduce:
 		randomReductions(t, open(t), seed, n, p.Large, p.Name == "reduce/native" || p.Name == "reduce/cas")
 	case suiteContention:

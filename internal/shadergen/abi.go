@@ -143,22 +143,25 @@ var abiGroups = []abiGroup{
 		doc: "Specialization constant IDs. SPEC_FLAGS (FlagsConstant) holds a call's\n" +
 			"flags: every kernel reads them as a constant, so a pipeline serves one\n" +
 			"set of flags (Variant.Specialize sets it). SPEC_RED and\n" +
-			"SPEC_PRIV_WORDS, the reduction and the workgroup memory of\n" +
-			"FLAG_PRIVATE (reduce.glsl), are a variant's own SpecConstants.",
+			"SPEC_PRIV_WORDS (PrivateWordsConstant), the reduction and the\n" +
+			"workgroup memory of FLAG_PRIVATE (reduce.glsl), are a variant's own\n" +
+			"SpecConstants (Variant.WithPrivateWords changes the second).",
 		pkg: "shaders",
 		consts: seq(0,
 			c("SPEC_RED", "", ""),
-			c("SPEC_PRIV_WORDS", "", ""),
+			c("SPEC_PRIV_WORDS", "PrivateWordsConstant", ""),
 			c("SPEC_FLAGS", "FlagsConstant", ""),
 		),
 	},
 	{
 		doc: "The workgroup memory, in 32-bit words, of Scatter variants with\n" +
-			"Private set (specialization constant SPEC_PRIV_WORDS): outputs of up\n" +
-			"to PrivateWords*4 bytes are accumulated per workgroup before they\n" +
-			"reach the output.",
+			"Private set (specialization constant SPEC_PRIV_WORDS) as generated:\n" +
+			"outputs of up to PrivateWords*4 bytes are accumulated per workgroup\n" +
+			"before they reach the output. Variant.WithPrivateWords specialises\n" +
+			"them to up to MaxPrivateWords, where the device's workgroup memory\n" +
+			"holds more.",
 		pkg:    "shaders",
-		consts: []abiConst{cv("", "PrivateWords", 2048, "")},
+		consts: []abiConst{cv("", "PrivateWords", 2048, ""), cv("", "MaxPrivateWords", 16384, "")},
 	},
 	{
 		doc: "The call's flags (FLAG_*), specialization constant SPEC_FLAGS.",

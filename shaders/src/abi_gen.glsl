@@ -42,8 +42,9 @@
 // Specialization constant IDs. SPEC_FLAGS (FlagsConstant) holds a call's
 // flags: every kernel reads them as a constant, so a pipeline serves one
 // set of flags (Variant.Specialize sets it). SPEC_RED and
-// SPEC_PRIV_WORDS, the reduction and the workgroup memory of
-// FLAG_PRIVATE (reduce.glsl), are a variant's own SpecConstants.
+// SPEC_PRIV_WORDS (PrivateWordsConstant), the reduction and the
+// workgroup memory of FLAG_PRIVATE (reduce.glsl), are a variant's own
+// SpecConstants (Variant.WithPrivateWords changes the second).
 #define SPEC_RED 0
 #define SPEC_PRIV_WORDS 1
 #define SPEC_FLAGS 2
