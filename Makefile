@@ -45,16 +45,19 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
 STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
 # Tests that each run in a pass of their own after the first, one go test
-# per name over every package: gpu's TestSwiftShader (its child runs the
+# per name over every package, the names at once (their outputs printed
+# after, in this order): gpu's TestSwiftShader (its two children run the
 # device suites on SwiftShader) and TestCheck (check's paths at the quick
 # size) each take minutes of the gpu binary's time, and apart they keep
 # each run of the binary well within half of TEST_TIMEOUT on two cores.
+# SwiftShader and lavapipe run a small dispatch on one core: TestCheck
+# keeps about one busy, TestSwiftShader's children two.
 ALONE := TestSwiftShader TestCheck
 empty :=
 space := $(empty) $(empty)
 ALONE_SKIP := ^($(subst $(space),|,$(strip $(ALONE))))$$
 
-.PHONY: all deps build run examples test check fmt-check vet unit qualify kit fuzz shaders clean onnx-proto onnx-test \
+.PHONY: all deps build run examples test check fmt-check vet unit staged qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
 
 all: build
@@ -86,8 +89,13 @@ examples: build
 ## staged transfers, as on a discrete GPU), the ONNX node tests, and
 ## gpuscatter check --quick on the default device (lavapipe in CI); with
 ## SWIFTSHADER_GPU_TESTS=yes the GPU tests and check --quick on SwiftShader
-## too.
-test: deps check unit onnx-test qualify $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
+## too. The first pass and the ALONE tests (unit) take both cores; the
+## rest run two at a time, each one's output printed when it ends: the
+## staged pass (about a core and a half) beside check --quick (about one),
+## then the ONNX node tests.
+test: deps check unit
+	@$(MAKE) --no-print-directory -j2 --output-sync=target staged qualify onnx-test \
+		$(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
 check: fmt-check vet
 
@@ -107,10 +115,17 @@ vet:
 unit: swiftshader
 	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE_SKIP)' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
-	@for name in $(ALONE); do \
-		GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$$name.json -- -count=1 -timeout $(TEST_TIMEOUT) -run "^$$name\$$" $(PKG); \
-		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$$name.json; [ $$rc -eq 0 ] || exit $$rc; \
-	done
+	@pids=; for name in $(ALONE); do \
+		( GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$$name.json -- -count=1 -timeout $(TEST_TIMEOUT) -run "^$$name\$$" $(PKG); \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$$name.json; exit $$rc ) >bin/test-alone-$$name.log 2>&1 & \
+		pids="$$pids $$!"; \
+	done; \
+	rc=0; for pid in $$pids; do wait $$pid || rc=1; done; \
+	for name in $(ALONE); do echo "== $$name"; cat bin/test-alone-$$name.log; done; exit $$rc
+
+## staged: the second pass (STAGED_PKGS, above) and the GLFW loader's
+## smoke test under Xvfb.
+staged: deps
 	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk

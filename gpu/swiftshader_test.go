@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,8 +23,10 @@ const EnvSwiftShaderICD = "GPUSCATTER_SWIFTSHADER_ICD"
 // TestSwiftShader starts.
 const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 
-// swiftShaderTests are the tests TestSwiftShader runs on SwiftShader (a
-// -test.run pattern), at the quick size: the child's own check of its
+// swiftShaderTests are the tests TestSwiftShader runs on SwiftShader
+// (-test.run patterns), at the quick size, in two copies of the test
+// binary at once, one group each (SwiftShader runs a test on about one
+// core; the groups take about as long): the child's own check of its
 // device, the baseline's planning and 64-bit reductions, float steps that
 // meet subnormals (which SwiftShader flushes to zero in shader
 // arithmetic: the backend computes them in integer arithmetic there),
@@ -40,18 +43,21 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // resident calls skipping bad indices; outputs accumulated in more
 // workgroup memory than the kernels are generated with),
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
-// Close with a batch in flight.
-var swiftShaderTests = strings.Join([]string{
-	"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestBaseline64BitReductions|TestSubnormalSteps|TestSubnormalSums|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestIndexErrorsMatchReference|TestTensorScatterMatchesReference|TestLastWriterTable|TestFigures|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans|TestCountAtomics|TestMinMaxNaNBitsHot)$",
-	"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
-	"^TestCheck$/^random$/^(default|deterministic)$",
-	"^TestCheck$/^reduce$/^chunks16B$/",
-	"^TestCheck$/^skip$/^(default|walk)$",
-	"^TestCheck$/^accumulate$/^wide$",
-	"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
-}, "|")
+// Close with a batch in flight. Each group runs TestSwiftShaderChild.
+var swiftShaderTests = [2]string{
+	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$",
+	strings.Join([]string{
+		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
+		"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
+		"^TestCheck$/^random$/^(default|deterministic)$",
+		"^TestCheck$/^reduce$/^chunks16B$/",
+		"^TestCheck$/^skip$/^(default|walk)$",
+		"^TestCheck$/^accumulate$/^wide$",
+		"^TestFaultMatrix$/^(execute|close)$/^(atomics|batch-in-flight)$/",
+	}, "|"),
+}
 
-// TestSwiftShader runs swiftShaderTests in a copy of the test binary whose
+// TestSwiftShader runs swiftShaderTests in copies of the test binary whose
 // Vulkan loader sees SwiftShader alone, when EnvSwiftShaderICD names its
 // manifest, and fails when any of them fails there (or, under CI=true,
 // when EnvSwiftShaderICD is unset).
@@ -68,20 +74,34 @@ func TestSwiftShader(t *testing.T) {
 	_, err := os.Stat(icd)
 	require.NoError(t, err, "%s", EnvSwiftShaderICD)
 	// The quick size keeps the run within CI's budget and, with 16-byte
-	// chunks, within SwiftShader's 4096 memory allocations.
-	args := []string{"-test.run=" + swiftShaderTests, "-test.count=1", "-test.v", "-test.short"}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "VK_ICD_FILENAMES="+icd, "VK_DRIVER_FILES="+icd, "GPUSCATTER_DEVICE=", EnvSwiftShaderChild+"=1")
-	out, err := cmd.CombinedOutput()
-	var summary []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "--- ") && strings.Count(l, "/") < 3 {
-			summary = append(summary, l)
-		}
+	// chunks, within SwiftShader's 4096 memory allocations (a process's).
+	type child struct {
+		out []byte
+		err error
 	}
-	t.Logf("on SwiftShader:\n%s", strings.Join(summary, "\n"))
-	require.NoError(t, err, "the tests on SwiftShader failed:\n%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestSwiftShaderChild", "the child checked its device")
+	var children [len(swiftShaderTests)]child
+	var wg sync.WaitGroup
+	for i, pattern := range swiftShaderTests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run="+pattern, "-test.count=1", "-test.v", "-test.short")
+			cmd.Env = append(os.Environ(), "VK_ICD_FILENAMES="+icd, "VK_DRIVER_FILES="+icd, "GPUSCATTER_DEVICE=", EnvSwiftShaderChild+"=1")
+			children[i].out, children[i].err = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i, c := range children {
+		var summary []string
+		for _, l := range strings.Split(string(c.out), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "--- ") && strings.Count(l, "/") < 3 {
+				summary = append(summary, l)
+			}
+		}
+		t.Logf("on SwiftShader, group %d:\n%s", i+1, strings.Join(summary, "\n"))
+		assert.NoError(t, c.err, "the tests of group %d on SwiftShader failed:\n%s", i+1, c.out)
+		assert.Contains(t, string(c.out), "--- PASS: TestSwiftShaderChild", "group %d: the child checked its device", i+1)
+	}
 }
 
 // TestSwiftShaderChild, in the copy TestSwiftShader starts, checks that

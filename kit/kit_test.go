@@ -24,24 +24,27 @@ import (
 // env -i PATH=/usr/bin:/bin KIT_QUICK=1 run.sh DIR, so with HOME unset and
 // no Go on the PATH, from another directory, with the tests of each test
 // binary (those of internal/treetests/tests.txt skipped, and, through
-// KIT_TEST_SKIP, kitHeavyTests) and check on one path (KIT_CHECK_MATCH).
-// It must end
-// RESULT: PASS with exit status 0 and write every result, the JSON ones
-// valid. The tarball must stay under 64 MiB.
+// KIT_TEST_SKIP, kitHeavyTests), check on one path (KIT_CHECK_MATCH) and
+// bench on two workloads (KIT_BENCH_WORKLOADS). It must end RESULT: PASS
+// with exit status 0 and write every result, the JSON ones valid. The
+// tarball must stay under 64 MiB.
 // kitHeavyTests are the device tests that TestKitRunsOutsideTheTree
-// leaves out of the kit's run: each takes over ten seconds on two cores
-// and reads no file, so running it again from the unpacked kit proves
-// nothing that make test's own run of it and the kit's other tests of
-// the same binary do not. gpu's TestCheck runs check's paths, which the
-// kit's check step runs itself. A kit run on a GPU machine runs them all.
+// leaves out of the kit's run: each takes over four seconds on two cores
+// at the quick size and reads no file, so running it again from the
+// unpacked kit proves nothing that make test's own run of it and the
+// kit's other tests of the same binary do not. gpu's TestCheck runs
+// check's paths, which the kit's check step runs itself. A kit run on a
+// GPU machine runs them all.
 var kitHeavyTests = []string{
 	"TestCheck", "TestBucketedFoldBitIdentity", "TestSpecShapes", "TestCheckWithoutShaderFloat64",
 	"TestReductionsCheckIndicesInOnePass", "TestCheckResident", "TestFaultMatrix", "TestReductionTable",
 	"TestStartup", "TestMinMaxNaNBits", "TestBenchQuickGPU", "TestCheckRowsNameRealOperators",
+	"TestBaseline64BitReductions", "TestSubnormalSteps", "TestExecuteRecordsThePlan",
+	"TestDeterministicFoldBitIdentity", "TestReductionPaths", "TestConcurrentExecute",
 }
 
 func TestKitRunsOutsideTheTree(t *testing.T) {
-	const kitCheckMatch = "none/default"
+	const kitCheckMatch, kitBenchWorkloads = "none/default", "SND5,SS"
 	kitTestSkip := "^(" + strings.Join(kitHeavyTests, "|") + ")$"
 	if testing.Short() {
 		t.Skip("builds and runs the kit")
@@ -95,6 +98,7 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	// check runs one path, and TestCheck stays out, so that the kit's run
 	// proves what only it can, that the binaries run outside the tree.
 	run := exec.Command("env", "-i", "PATH="+path, "KIT_QUICK=1", "KIT_CHECK_MATCH="+kitCheckMatch, "KIT_TEST_SKIP="+kitTestSkip,
+		"KIT_BENCH_WORKLOADS="+kitBenchWorkloads,
 		filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
 	run.Dir = t.TempDir() // any directory
 	report, err := run.CombinedOutput()
@@ -113,6 +117,13 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 		if assert.NoError(t, err, f) {
 			assert.True(t, json.Valid(b), "%s is not valid JSON", f)
 		}
+	}
+	// bench timed the workloads KIT_BENCH_WORKLOADS names, and only those.
+	if b, err := os.ReadFile(filepath.Join(results, "bench.json")); err == nil {
+		for _, w := range strings.Split(kitBenchWorkloads, ",") {
+			assert.Contains(t, string(b), `"`+w+`"`, "bench.json")
+		}
+		assert.NotContains(t, string(b), `"SE-zipf"`, "bench.json: a workload KIT_BENCH_WORKLOADS leaves out")
 	}
 	// Each test binary ran its tests (vk's validation test through the
 	// bundled layer) and none failed; the tests of the tree list were

@@ -5,7 +5,8 @@
 # 2 for a usage error or a results folder it cannot create, enter and write. KIT_QUICK=1 runs the quick sizes; KIT_TEST_RUN
 # restricts the test binaries to the tests matching a -test.run pattern,
 # KIT_TEST_SKIP leaves out those matching a -test.skip pattern (besides
-# tree-tests), and KIT_CHECK_MATCH passes --match to check.
+# tree-tests), KIT_CHECK_MATCH passes --match to check, and
+# KIT_BENCH_WORKLOADS passes --workloads to bench.
 # GPUSCATTER_DEVICE selects the device (default: the best by type).
 set -eu
 usage() {
@@ -85,7 +86,8 @@ for t in "$kit"/tests/*.test; do
 	[ -n "$skip" ] && set -- "$@" -test.skip "$skip"
 	step "$name" "$res/$name.txt" "$t" "$@"
 done
-step bench "$res/bench.txt" "$g" bench ${quick:+--quick} --json "$res/bench.json" --plot "$res/bench.png"
+step bench "$res/bench.txt" "$g" bench ${quick:+--quick} ${KIT_BENCH_WORKLOADS:+--workloads "$KIT_BENCH_WORKLOADS"} \
+	--json "$res/bench.json" --plot "$res/bench.png"
 
 # The summary: the device, the check verdict and each step.
 {
