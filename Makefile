@@ -45,13 +45,13 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
 STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
 # Tests that each run in a pass of their own after the first, one go test
-# per name over every package, the names at once (their outputs printed
-# after, in this order): gpu's TestSwiftShader (its two children run the
-# device suites on SwiftShader) and TestCheck (check's paths at the quick
-# size) each take minutes of the gpu binary's time, and apart they keep
-# each run of the binary well within half of TEST_TIMEOUT on two cores.
-# SwiftShader and lavapipe run a small dispatch on one core: TestCheck
-# keeps about one busy, TestSwiftShader's children two.
+# per name over every package (alone-NAME): gpu's TestSwiftShader (its
+# two children run the device suites on SwiftShader, a core each) and
+# TestCheck (check's paths at the quick size, on about one core) each take
+# minutes of the gpu binary's time, and apart they keep each run of the
+# binary well within half of TEST_TIMEOUT on two cores. TestCheck runs
+# beside check --quick (make test), two processes of a core each; three
+# such processes on two cores took more than twice as long each.
 ALONE := TestSwiftShader TestCheck
 empty :=
 space := $(empty) $(empty)
@@ -89,13 +89,11 @@ examples: build
 ## staged transfers, as on a discrete GPU), the ONNX node tests, and
 ## gpuscatter check --quick on the default device (lavapipe in CI); with
 ## SWIFTSHADER_GPU_TESTS=yes the GPU tests and check --quick on SwiftShader
-## too. The first pass and the ALONE tests (unit) take both cores; the
-## rest run two at a time, each one's output printed when it ends: the
-## staged pass (about a core and a half) beside check --quick (about one),
-## then the ONNX node tests.
+## too. gpu's TestCheck and check --quick run at once, each on about one
+## core, each one's output printed when it ends.
 test: deps check unit
-	@$(MAKE) --no-print-directory -j2 --output-sync=target staged qualify onnx-test \
-		$(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target alone-TestCheck qualify
+	@$(MAKE) --no-print-directory staged onnx-test $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
 check: fmt-check vet
 
@@ -112,16 +110,19 @@ vet:
 ## Each pass ends with each test binary's time against TEST_TIMEOUT
 ## (internal/testbudget), whether it passed or not: a binary past half of
 ## it is marked, since CI's slower machines would be the next to time out.
+## unit: the first pass (every package, two binaries at a time), without
+## the ALONE tests, then TestSwiftShader alone (its two children take both
+## cores); make test then runs TestCheck (alone-TestCheck).
 unit: swiftshader
 	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE_SKIP)' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
-	@pids=; for name in $(ALONE); do \
-		( GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$$name.json -- -count=1 -timeout $(TEST_TIMEOUT) -run "^$$name\$$" $(PKG); \
-		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$$name.json; exit $$rc ) >bin/test-alone-$$name.log 2>&1 & \
-		pids="$$pids $$!"; \
-	done; \
-	rc=0; for pid in $$pids; do wait $$pid || rc=1; done; \
-	for name in $(ALONE); do echo "== $$name"; cat bin/test-alone-$$name.log; done; exit $$rc
+	@$(MAKE) --no-print-directory alone-TestSwiftShader
+
+## alone-NAME: the tests called NAME, in every package, in a run of their
+## own (bin/test-alone-NAME.json).
+alone-%: swiftshader
+	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$*.json -- -count=1 -timeout $(TEST_TIMEOUT) -run '^$*$$' $(PKG); \
+		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$*.json; exit $$rc
 
 ## staged: the second pass (STAGED_PKGS, above) and the GLFW loader's
 ## smoke test under Xvfb.
