@@ -90,8 +90,9 @@ examples: build
 ## gpuscatter check --quick on the default device (lavapipe in CI); with
 ## SWIFTSHADER_GPU_TESTS=yes the GPU tests and check --quick on SwiftShader
 ## too. gpu's TestCheck and check --quick run at once, each on about one
-## core, each one's output printed when it ends.
-test: deps check unit
+## core, each one's output printed when it ends (the command is built
+## before, so that its compilation does not take a third core).
+test: deps check unit build
 	@$(MAKE) --no-print-directory -j2 --output-sync=target alone-TestCheck qualify
 	@$(MAKE) --no-print-directory staged onnx-test $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
