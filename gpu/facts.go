@@ -63,6 +63,8 @@ type facts struct {
 	deterministic, forceCAS, noPrivate, forceWide, noBuckets bool
 	// noHot: Backend.noHot (planHot).
 	noHot bool
+	// widePrivate: Backend.widePrivate (planPrivate).
+	widePrivate bool
 	// countAtomics: Options.CountAtomics.
 	countAtomics bool
 	orderedMax   uint64
@@ -148,8 +150,8 @@ func (b *Backend) facts(stream bool) facts {
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets, noHot: b.noHot,
-		countAtomics: b.countAtomics,
-		orderedMax:   b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
+		countAtomics: b.countAtomics, widePrivate: b.widePrivate,
+		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		keepOwners: b.poolLimit >= 0,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,
 	}
@@ -172,9 +174,9 @@ func (b *Backend) facts(stream bool) facts {
 // copyMinRun bytes; on GPUs one position per invocation, the walk from
 // gpuWalkMin and no copy commands.
 func typeDefaults(t vk.DeviceType) (run uint32, tn tuning) {
-	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall, exactAtomics: true, directTie: true}
+	tn = tuning{walkMin: gpuWalkMin, orderedMax: orderedSmall, exactAtomics: true, directTie: true, widePrivate: true}
 	if t == vk.DeviceCPU {
-		tn.walkMin, tn.copyMin, tn.exactAtomics, tn.directTie = cpuWalkMin, copyMinRun, false, false
+		tn.walkMin, tn.copyMin, tn.exactAtomics, tn.directTie, tn.widePrivate = cpuWalkMin, copyMinRun, false, false, false
 		return cpuRun, tn
 	}
 	return 1, tn
@@ -209,7 +211,7 @@ func infoFacts(info vk.DeviceInfo, opts Options) facts {
 		float32Add: caps.Float32AtomicAdd, float64Add: caps.Float64AtomicAdd, int64Atomics: caps.Int64BufferAtomics,
 		noInt64:       !caps.ShaderInt64,
 		deterministic: opts.Deterministic, orderedMax: tn.orderedMax, exactAtomics: tn.exactAtomics,
-		countAtomics: opts.CountAtomics,
+		countAtomics: opts.CountAtomics, widePrivate: tn.widePrivate,
 		// As Backend.facts(true): Execute's output is the backend's own.
 		ownOutput:  true,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords,

@@ -228,13 +228,18 @@ func (f *facts) atomics(p *ops.Plan, j *job, r *reduction) shaders.Atomics {
 }
 
 // planPrivate turns on the workgroup-memory accumulation where many
-// updates share few outputs.
+// updates share few outputs: outputs of up to shaders.PrivateWords words,
+// or on GPUs (facts.widePrivate) of up to what the device's workgroup
+// memory holds.
 func (f *facts) planPrivate(p *ops.Plan, j *job, r *reduction) {
 	elem := uint64(p.DType.Size())
 	tile := groupSize * uint64(f.run)
-	need := ceilDiv(j.outputs*elem, 4)
+	need, capacity := ceilDiv(j.outputs*elem, 4), uint64(shaders.PrivateWords)
+	if f.widePrivate {
+		capacity = shaders.PrivateCapacity(f.sharedMax)
+	}
 	if !j.walk && !f.noPrivate && j.posBits == 32 && elem <= 4 && p.DType != tensor.Bool && p.Reduction != ops.Mean &&
-		need <= shaders.PrivateCapacity(f.sharedMax) && j.updates >= privateMinRatio*j.outputs {
+		need <= capacity && j.updates >= privateMinRatio*j.outputs {
 		groups := ceilDiv(j.updates, max(tile, privateShare*j.outputs))
 		if groups <= uint64(f.maxGroups[0]) {
 			r.private = true

@@ -62,6 +62,10 @@ type Knobs struct {
 	// NoWorkgroupAccumulation turns off the accumulation of reductions in
 	// workgroup memory before the atomics on the output.
 	NoWorkgroupAccumulation bool
+	// WideWorkgroupAccumulation lets that accumulation take outputs up to
+	// what the device's workgroup memory holds, as on GPUs, on a CPU
+	// device too.
+	WideWorkgroupAccumulation bool
 	// NoHotKeys turns off the folding of each workgroup's hot targets in
 	// workgroup memory before the global atomics.
 	NoHotKeys bool
