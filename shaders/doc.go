@@ -12,7 +12,12 @@
 // every reduction of a dtype, and the driver drops the code of the others
 // when it creates the pipeline. The generator (go run ../internal/shadergen, run by
 // `go generate`) compiles every variant with glslc into spv/*.spv and writes
-// variants_gen.go. The SPIR-V files are committed and embedded, so building
+// variants_gen.go. A variant is a small wrapper the generator writes: the
+// #version line, the variant's #defines and an #include of its family's
+// source, so the .comp files carry no #version of their own; one glslc
+// process compiles a batch of wrappers, a batch per CPU, since each
+// process first spends about a quarter of a second on glslang's built-in
+// tables. The SPIR-V files are committed and embedded, so building
 // the module needs no shader compiler; TestGeneratedUpToDate fails when the
 // committed files differ from what the sources compile to.
 //

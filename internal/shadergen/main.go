@@ -331,25 +331,7 @@ func run(dir, out, gpuDir, glslc string) error {
 		return err
 	}
 	vs := allVariants()
-	// Compile on every CPU; each variant writes only its own fields.
-	errs := make([]error, len(vs))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.NumCPU(); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				errs[i] = compile(vs[i], src, spvDir, glslc)
-			}
-		}()
-	}
-	for i := range vs {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := compileAll(vs, src, spvDir, glslc); err != nil {
 		return err
 	}
 	keep := map[string]bool{}
@@ -419,21 +401,89 @@ func writeABI(dir, out, gpuDir string) (string, error) {
 	return src, nil
 }
 
-// compile runs glslc for v and reads the workgroup and push-constant sizes
-// back from the SPIR-V.
-func compile(v *variant, src, spvDir, glslc string) error {
-	file := filepath.Join(spvDir, v.name+".spv")
-	args := []string{"--target-env=vulkan1.2", "-O", "-Werror"}
-	for _, d := range v.defines {
-		args = append(args, "-D"+d)
+// compileAll compiles every variant, a batch per CPU: one glslc process
+// compiles many files, since each process first spends about a quarter of
+// a second building glslang's built-in symbol tables, far more than a
+// variant's compilation. A variant is a wrapper file in a scratch
+// directory that holds the #version line, the variant's macros and an
+// #include of src/<family>.comp (whose sources therefore carry no #version
+// of their own); glslc -c writes <wrapper>.spv beside it, which moves to
+// spvDir.
+func compileAll(vs []*variant, src, spvDir, glslc string) error {
+	work, err := os.MkdirTemp("", "shadergen")
+	if err != nil {
+		return err
 	}
-	args = append(args, "-o", file, filepath.Join(src, v.family+".comp"))
-	cmd := exec.Command(glslc, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %v\n%s", glslc, strings.Join(args, " "), err, stderr.String())
+	defer os.RemoveAll(work)
+	for _, v := range vs {
+		var w strings.Builder
+		w.WriteString(glslVersion + "\n")
+		for _, d := range v.defines {
+			name, value, _ := strings.Cut(d, "=")
+			fmt.Fprintf(&w, "#define %s %s\n", name, value)
+		}
+		fmt.Fprintf(&w, "#include \"%s.comp\"\n", v.family)
+		if err := os.WriteFile(filepath.Join(work, v.name+".comp"), []byte(w.String()), 0o644); err != nil {
+			return err
+		}
 	}
+	absSrc, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	batches := min(runtime.NumCPU(), len(vs))
+	errs := make([]error, batches)
+	var wg sync.WaitGroup
+	for b := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"--target-env=vulkan1.2", "-O", "-Werror", "-I", absSrc, "-c"}
+			for i := b; i < len(vs); i += batches {
+				args = append(args, vs[i].name+".comp")
+			}
+			cmd := exec.Command(glslc, args...)
+			cmd.Dir = work
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				errs[b] = fmt.Errorf("%s (in %s, the variants' wrapper files): %v\n%s", glslc, src, err, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if err := os.Rename(filepath.Join(work, v.name+".comp.spv"), filepath.Join(spvDir, v.name+".spv")); err != nil {
+			return copyFile(filepath.Join(work, v.name+".comp.spv"), filepath.Join(spvDir, v.name+".spv"))
+		}
+	}
+	for _, v := range vs {
+		if err := inspectVariant(v, filepath.Join(spvDir, v.name+".spv")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// glslVersion is the #version line every variant's wrapper starts with.
+const glslVersion = "#version 460"
+
+// copyFile copies src to dst, for a rename across file systems.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// inspectVariant reads the workgroup and push-constant sizes of v back
+// from its SPIR-V file and checks them, and the capabilities of the 32-bit
+// baseline.
+func inspectVariant(v *variant, file string) error {
 	code, err := os.ReadFile(file)
 	if err != nil {
 		return err

@@ -1,4 +1,3 @@
-#version 460
 // gather.comp: the output-major form of the BLOCK scatter with reduction
 // none (ScatterUpdate, ScatterNDUpdate, ScatterND), for plans with more
 // update units than output units. After resolve.comp, owner[v] holds j+1

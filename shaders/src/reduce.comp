@@ -1,4 +1,3 @@
-#version 460
 // reduce.comp: the element-wise passes of the reductions, one position per
 // output element (prepare, finish) or per slot element (fold). The phase
 // and its arguments come in the push constants' hot words (pc.hot), not

@@ -1,4 +1,3 @@
-#version 460
 // resolve.comp: reads raw indices, checks each against the range its
 // operator version allows, writes the normalised values and, when
 // duplicates are possible, claims the targets for the last update

@@ -1,4 +1,3 @@
-#version 460
 // scatter.comp: one position per update unit u = (o*J + j)*Inner + k (an
 // element, or several for contiguous runs; see gpu/plan.go). It finds the
 // output unit the update lands on and applies it. An invocation handles

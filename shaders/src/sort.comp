@@ -1,4 +1,3 @@
-#version 460
 // sort.comp: the stable sort behind the in-order fold (reduce.comp), and
 // the exclusive scan it and the fold's slot starts need. Every stage's
 // arguments come in the push constants' hot words (pc.hot).
