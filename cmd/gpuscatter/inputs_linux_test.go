@@ -120,9 +120,9 @@ func TestBinaryInputs(t *testing.T) {
 				return false
 			}
 			// The first limit the run goes through in steps of 512 MiB
-			// (the headroom grows with the CPUs), then 64 MiB steps
-			// around it, where the check decides by a few MiB. The sweep
-			// starts at 2 GiB: under about 1.5 GiB the Go runtime itself
+			// (the headroom grows with the CPUs), then 128 MiB steps from
+			// 512 MiB under it to 256 MiB over it, where the check decides
+			// by a few MiB. The sweep starts at 2 GiB: under about 1.5 GiB the Go runtime itself
 			// may fail to start (it reserves address space for its page
 			// allocator at init, before any of the command runs), which
 			// one CI run in a few met at 1.5 GiB.
@@ -133,7 +133,7 @@ func TestBinaryInputs(t *testing.T) {
 				}
 			}
 			require.Positive(t, first, "%s: no limit up to 12 GiB lets the run through", backend)
-			for limit := max(first-512<<10, 2048<<10); limit < first+512<<10; limit += 64 << 10 {
+			for limit := max(first-512<<10, 2048<<10); limit < first+256<<10; limit += 128 << 10 {
 				run(limit)
 			}
 			t.Logf("%s: %d runs succeeded, %d were refused; the first in 512 MiB steps under ulimit -v %d MiB", backend, ok, refused, first>>10)
