@@ -37,13 +37,19 @@ SWIFTSHADER_GPU_TESTS ?= no
 SWIFTSHADER_TESTS ?= ^TestCheck$$
 # The second pass of `make unit`: the device tests of these packages at
 # the quick size (-short) as on a discrete GPU, with uploads and downloads
-# staged (GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1), about a minute on two
-# cores. It leaves out the tests whose devices do not take the switch,
-# which would only repeat the first pass: gpu's TestCheck and
-# TestCheckWithoutShaderFloat64 (check's own paths, a staged one among
-# them) and TestSwiftShader.
+# staged (GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1), about two minutes on two
+# cores. It leaves out the tests that would only repeat the first pass:
+# those whose devices do not take the switch (gpu's TestCheck and
+# TestCheckWithoutShaderFloat64, check's own paths, a staged one among
+# them, and TestSwiftShader), and STAGED_KERNEL_TESTS, which test the
+# kernels' arithmetic and index checks on tensors the memory does not
+# change: how the bytes reach the device is the rest's subject (Execute,
+# resident tensors, batches, faults, the plans' staging costs, bench).
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
-STAGED_SKIP := ^(TestCheck|TestCheckWithoutShaderFloat64|TestSwiftShader)$$
+STAGED_KERNEL_TESTS := TestReductionsCheckIndicesInOnePass TestMinMaxNaNBits TestMinMaxNaNBitsHot \
+	TestReductionTable TestReductionPaths TestBaseline64BitReductions TestBucketedFoldBitIdentity \
+	TestDeterministicFoldBitIdentity TestSubnormalSteps TestSubnormalSums TestNoShaderFloat64Knob \
+	TestCheckRowsNameRealOperators TestCheckCatchesBrokenPaths TestCheckMatchOperator TestCheckReportsRefusedRows
 # Tests that each run in a pass of their own after the first, one go test
 # per name over every package (alone-NAME): gpu's TestSwiftShader (its
 # two children run the device suites on SwiftShader, a core each) and
@@ -56,6 +62,7 @@ ALONE := TestSwiftShader TestCheck
 empty :=
 space := $(empty) $(empty)
 ALONE_SKIP := ^($(subst $(space),|,$(strip $(ALONE))))$$
+STAGED_SKIP := ^($(subst $(space),|,$(strip TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))))$$
 
 .PHONY: all deps build run examples test check fmt-check vet unit staged qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
