@@ -107,15 +107,18 @@ const hotWords = 16
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk.
+// 2*LOCAL_SIZE a chunk. A split bucketed fold (A_BSPLIT) divides each
+// bucket by up to BUCKET_SPLIT_BITS more bits of the slot, a workgroup
+// each: at most RADIX_DIGITS << BUCKET_SPLIT_BITS workgroups.
 const (
-	maxRun      = 64
-	segment     = 16384
-	laterMax    = 64
-	tableRun    = 13
-	tableWords  = 8192
-	sortRun     = 16
-	bucketWords = 4096
+	maxRun          = 64
+	segment         = 16384
+	laterMax        = 64
+	tableRun        = 13
+	tableWords      = 8192
+	sortRun         = 16
+	bucketWords     = 4096
+	bucketSplitBits = 2
 )
 
 // The tensors a kernel addresses, by their chunk tables. The first five
@@ -161,6 +164,7 @@ const (
 	argBShift  = 9  // bucketed fold: log2 of the slots of a bucket
 	argBItems  = 10 // bucketed fold: the items sorted
 	argBSlots  = 11 // bucketed fold: the slots
+	argBSplit  = 12 // bucketed fold: the bits each radix digit's bucket is split by (0 to BUCKET_SPLIT_BITS)
 )
 
 // reduce.comp's phases (argument A_PHASE).

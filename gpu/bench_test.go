@@ -163,9 +163,16 @@ func BenchmarkReduceContention(b *testing.B) {
 			{"cas", config{Knobs: knobs.Knobs{ForceCAS: true}}, false},
 			{"cas-global", config{Knobs: knobs.Knobs{ForceCAS: true}}, true},
 			{"deterministic", config{Options: Options{Deterministic: true}}, false},
+			// The bucketed fold split four ways (DESIGN.md, "Bucketed"):
+			// against deterministic, the timing that decides whether GPUs
+			// take it.
+			{"deterministic-split", config{Options: Options{Deterministic: true}, Knobs: knobs.Knobs{SplitBuckets: true}}, false},
 		} {
 			if size > shaders.MaxPrivateWords && cfg.noPrivate {
 				continue // the same run as without the flag
+			}
+			if size <= radixDigits && cfg.opts.Knobs.SplitBuckets {
+				continue // no bucketed fold: the same run as deterministic
 			}
 			b.Run(name+"/"+cfg.name, func(b *testing.B) {
 				g, err := open(cfg.opts.Options, cfg.opts.Knobs)

@@ -55,25 +55,17 @@ func bucketedPlan(t *testing.T, b *Backend, p *ops.Plan) *callPlan {
 	return pl
 }
 
-// TestBucketedFoldBitIdentity: the bucketed fold gives the CPU
-// reference's bits for every order-sensitive reduction and element type
-// it takes, on random targets over many buckets, on every update into one
-// element (a run as long as each chunk, and more passes than the first),
-// on alternating targets that share a tag (one item folded per round,
-// the most rounds a chunk can take), on runs of a few targets, on a few
-// updates into a million elements, with index tuples (ScatterND) and
-// negative indices, in an Execute and in a batch; in 16-byte chunks and
-// split dispatches; and the 64-bit integer reductions a device without
-// 64-bit atomics folds in order, on the 32-bit baseline too.
-func TestBucketedFoldBitIdentity(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
-	type pattern struct {
-		name           string
-		targets, items int
-		at             func(i int) int64
-	}
+// bucketPattern is a shape of the bucketed fold's tests: so many items
+// into so many targets, the target of item i at(i).
+type bucketPattern struct {
+	name           string
+	targets, items int
+	at             func(i int) int64
+}
+
+// bucketPatterns returns TestBucketedFoldBitIdentity's shapes, their
+// random targets drawn from rng.
+func bucketPatterns(rng *rand.Rand) []bucketPattern {
 	runsOf := func(n int) func(int) int64 {
 		// Runs of 1 to 40 updates of one of n targets.
 		var cur int64
@@ -86,7 +78,7 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 			return cur
 		}
 	}
-	patterns := []pattern{
+	return []bucketPattern{
 		{"random, many buckets", 70000, 140000, func(int) int64 { return int64(rng.Intn(70000)) }},
 		{"random, negative", 9000, 30000, func(int) int64 { return int64(rng.Intn(18000) - 9000) }},
 		{"every update into one element", 3000, 2*segment + 300, func(int) int64 { return 1234 }},
@@ -110,6 +102,23 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 			return int64(rng.Intn(70000))
 		}},
 	}
+}
+
+// TestBucketedFoldBitIdentity: the bucketed fold gives the CPU
+// reference's bits for every order-sensitive reduction and element type
+// it takes, on random targets over many buckets, on every update into one
+// element (a run as long as each chunk, and more passes than the first),
+// on alternating targets that share a tag (one item folded per round,
+// the most rounds a chunk can take), on runs of a few targets, on a few
+// updates into a million elements, with index tuples (ScatterND) and
+// negative indices, in an Execute and in a batch; in 16-byte chunks and
+// split dispatches; and the 64-bit integer reductions a device without
+// 64-bit atomics folds in order, on the 32-bit baseline too.
+func TestBucketedFoldBitIdentity(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	patterns := bucketPatterns(rng)
 	type opRed struct{ op, red string }
 	float := []opRed{{"ScatterElements-18", "add"}, {"ScatterND-18", "mul"}, {"ScatterNDUpdate-15", "sub"}, {"ScatterElementsUpdate-12", "sum"}}
 	b := openTest(t, Options{Deterministic: true})
@@ -157,7 +166,7 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 			break
 		}
 		bs := openTest(t, Options{Deterministic: true}, c.knobs)
-		for _, pt := range []pattern{patterns[0], patterns[2], patterns[4]} {
+		for _, pt := range []bucketPattern{patterns[0], patterns[2], patterns[4]} {
 			name := c.name + ", " + pt.name
 			check(bs, name, bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", pt.targets, pt.items, pt.at), true)
 		}
@@ -304,4 +313,82 @@ func TestBucketedFoldBatch(t *testing.T) {
 	// The last call: 40000-15872 items left in its longest bucket, one
 	// further pass per bucketPass of them.
 	assert.Equal(t, inline+inline-len(pl.more)+3, s.Stats().Dispatches, "the first call records every pass, the last the 3 its data needs")
+}
+
+// TestSplitBucketsBitIdentity: the split bucketed fold
+// (knobs.SplitBuckets: a radix pass more, by the digit two bits under the
+// top one, then four workgroups for each digit's bucket, each finding its
+// items by binary search) gives the CPU reference's bits on every shape
+// of TestBucketedFoldBitIdentity, over the float types and the
+// order-sensitive reductions, in an Execute and in a batch; in 16-byte
+// chunks; and for int64 on the 32-bit baseline. Its plan takes two radix
+// passes where the unsplit one takes one, and a fold workgroup per
+// 1<<bshift slots: about four times as many. At -short (as on
+// SwiftShader, TestSwiftShader) the shapes run in an Execute only, and
+// neither in 16-byte chunks.
+func TestSplitBucketsBitIdentity(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	type opRed struct{ op, red string }
+	reds := []opRed{{"ScatterElements-18", "add"}, {"ScatterND-18", "mul"}, {"ScatterNDUpdate-15", "sub"}, {"ScatterElementsUpdate-12", "sum"}}
+	dts := []tensor.DType{tensor.Float32, tensor.Float16, tensor.BFloat16, tensor.Float64}
+	split := openTest(t, Options{Deterministic: true}, knobs.Knobs{SplitBuckets: true})
+	whole := openTest(t, Options{Deterministic: true})
+	foldGroups := func(pl *callPlan) uint64 {
+		for _, ps := range pl.passes {
+			if ps.label == "fold" {
+				return ps.n / groupSize
+			}
+		}
+		return 0
+	}
+	count := func(names []string, name string) (n int) {
+		for _, s := range names {
+			if s == name {
+				n++
+			}
+		}
+		return n
+	}
+	check := func(b *Backend, name string, req ops.Request, batch bool) {
+		t.Helper()
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, name)
+		pl := bucketedPlan(t, b, p)
+		require.Equal(t, uint(bucketSplitBits), pl.j.red.bsplit, name)
+		got, want := runBoth(t, b, p)
+		require.Empty(t, opstest.DiffExact(got, want), name)
+		if batch {
+			res := runResident(t, b, p, req)
+			require.Empty(t, opstest.DiffExact(res, want), name+", batch")
+		}
+	}
+	for i, pt := range bucketPatterns(rng) {
+		dt, r := dts[i%len(dts)], reds[i%len(reds)]
+		if dt == tensor.Float64 && (pt.targets > 1<<19 || !split.dev.Capabilities().ShaderFloat64) {
+			dt = tensor.Float32
+		}
+		name := pt.name + ", " + dt.String() + " " + r.op + " " + r.red
+		req := bucketRequest(rng, r.op, dt, r.red, pt.targets, pt.items, pt.at)
+		p, err := ops.Prepare(req)
+		require.NoError(t, err, name)
+		ps, pw := bucketedPlan(t, split, p), bucketedPlan(t, whole, p)
+		require.Zero(t, pw.j.red.bsplit, name)
+		assert.Equal(t, 2, count(labels(ps), "radix-scatter"), "%s: %v", name, labels(ps))
+		assert.Equal(t, 1, count(labels(pw), "radix-scatter"), "%s: %v", name, labels(pw))
+		red := ps.j.red
+		assert.Equal(t, (red.slots-1)>>red.bshift+1, foldGroups(ps), name)
+		assert.Equal(t, pw.j.red.bshift, red.bshift+red.bsplit, name)
+		assert.Greater(t, foldGroups(ps), 3*foldGroups(pw)-3, name)
+		check(split, name, req, !testing.Short())
+	}
+	chunks := openTest(t, Options{Deterministic: true}, knobs.Knobs{SplitBuckets: true, ChunkBytes: 16})
+	narrow := openTest(t, Options{}, knobs.Knobs{SplitBuckets: true, NoShaderInt64: true})
+	for i, pt := range bucketPatterns(rng)[:5] {
+		if i%2 == 0 && !testing.Short() {
+			check(chunks, "16-byte chunks, "+pt.name, bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", pt.targets, pt.items, pt.at), false)
+		}
+		check(narrow, "32-bit baseline, "+pt.name, bucketRequest(rng, "ScatterElements-18", tensor.Int64, "mul", pt.targets, pt.items, pt.at), false)
+	}
 }

@@ -65,6 +65,8 @@ type facts struct {
 	noHot bool
 	// widePrivate: Backend.widePrivate (planPrivate).
 	widePrivate bool
+	// splitBuckets: Backend.splitBuckets (planBucket).
+	splitBuckets bool
 	// countAtomics: Options.CountAtomics.
 	countAtomics bool
 	orderedMax   uint64
@@ -150,7 +152,7 @@ func (b *Backend) facts(stream bool) facts {
 		int64Atomics:  caps.Int64BufferAtomics && !b.noInt64Atomics,
 		noInt64:       !caps.ShaderInt64 || b.noShaderInt64,
 		deterministic: b.deterministic, forceCAS: b.forceCAS, noPrivate: b.noPrivate, forceWide: b.forceWide, noBuckets: b.noBuckets, noHot: b.noHot,
-		countAtomics: b.countAtomics, widePrivate: b.widePrivate,
+		countAtomics: b.countAtomics, widePrivate: b.widePrivate, splitBuckets: b.splitBuckets,
 		orderedMax: b.orderedMax, ownOutput: stream, scanRun: b.scanRun, exactAtomics: b.exactAtomics,
 		keepOwners: b.poolLimit >= 0,
 		table:      caps.MaxComputeSharedMemorySize >= 4*tableWords && !b.noTable,

@@ -64,6 +64,12 @@ type tuning struct {
 	// noBuckets makes in-order folds that would be bucketed (planBucket)
 	// sort by every digit of the slot and fold slot by slot.
 	noBuckets bool
+	// splitBuckets splits each bucket of the bucketed fold into
+	// 1<<bucketSplitBits, a workgroup each, at the cost of a radix pass
+	// more (reduction.bsplit). Off on every device until a GPU has timed
+	// whether the fold's parallelism pays for the pass's bytes (DESIGN.md,
+	// "Bucketed"); knobs.SplitBuckets turns it on.
+	splitBuckets bool
 	// noHot turns off the folding of hot targets in workgroup memory.
 	noHot bool
 	// noTable makes plans whose updates collide claim owner words where
@@ -133,6 +139,7 @@ func (b *Backend) force(k knobs.Knobs) {
 	b.noTable = k.NoTable
 	b.noHot = k.NoHotKeys
 	b.noBuckets = k.NoBuckets
+	b.splitBuckets = k.SplitBuckets
 	b.noInt64Atomics = k.NoInt64Atomics
 	b.noFloatAtomics = k.NoFloatAtomics
 	b.softFloats = k.SoftFloats

@@ -302,8 +302,19 @@ func (pl *callPlan) ordered() {
 // bucket needs (the first pass says how many: call.further).
 func (pl *callPlan) bucketed() {
 	j, r := pl.j, pl.j.red
-	pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(r.bshift), argTiles: uint32(r.tiles),
-		argKIn: tNorm, argVIn: tUpd, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+	top := r.bshift + r.bsplit
+	if r.bsplit > 0 {
+		// A split fold: by the digit bsplit bits under the top one first,
+		// so that the pass by the top digit leaves each digit's items in
+		// order of the slot's top 8+bsplit bits (index order within them).
+		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(r.bshift), argTiles: uint32(r.tiles),
+			argKIn: tNorm, argVIn: tUpd, argKOut: tK2, argVOut: tV2, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(top), argTiles: uint32(r.tiles),
+			argKIn: tK2, argVIn: tV2, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+	} else {
+		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(top), argTiles: uint32(r.tiles),
+			argKIn: tNorm, argVIn: tUpd, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+	}
 	buckets := (r.slots-1)>>r.bshift + 1
 	if r.segments > 1 {
 		// The lists of the buckets not yet done start empty.
@@ -311,7 +322,8 @@ func (pl *callPlan) bucketed() {
 	}
 	for seg := uint64(0); seg < r.segments; seg++ {
 		args := []uint32{argPhase: phaseFold, argSeg: uint32(seg), argList: tList, argVals: tV1, argBKeys: tK1,
-			argBTiles: uint32(r.tiles), argBShift: uint32(r.bshift), argBItems: uint32(r.items), argBSlots: uint32(r.slots)}
+			argBTiles: uint32(r.tiles), argBShift: uint32(r.bshift), argBItems: uint32(r.items), argBSlots: uint32(r.slots),
+			argBSplit: uint32(r.bsplit)}
 		groups := bucketsLeft(seg, buckets, r.items)
 		read, written := pl.bucketBytes(seg, groups)
 		pl.dispatch(pass{label: "fold", key: r.bucketKey(j), n: groups * groupSize, run: 1, args: args, seg: uint32(seg),
@@ -358,6 +370,9 @@ func (pl *callPlan) bucketBytes(seg, buckets uint64) (read, written uint64) {
 		slots = min(slots, buckets<<r.bshift)
 	}
 	read = 8*buckets + items*(4+4*r.vwords) + slots*e
+	if r.bsplit > 0 {
+		read += 2 * 32 * 4 * buckets // each bucket's two binary searches of its digit's slots
+	}
 	written = slots*e + 8*bucketsLeft(seg+1, buckets, r.items) + 4 // and a list's count emptied
 	if seg > 0 {
 		read += 4 + 8*buckets

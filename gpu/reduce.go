@@ -83,9 +83,15 @@ type reduction struct {
 	// per bucket folds it in workgroup memory (reduce.comp, BUCKET),
 	// segments passes at most, T_LIST holding the lists of the buckets not
 	// yet done and their next items between them. No counts, no slot
-	// starts.
+	// starts. bsplit > 0 (facts.splitBuckets): the sort takes a radix
+	// pass by the digit bsplit bits under the top one first, so that a
+	// digit's items lie in order of the slot's top 8+bsplit bits, and
+	// each digit's bucket is folded as 1<<bsplit buckets of 1<<bshift
+	// slots, a workgroup each (bshift is the fold's: the top digit starts
+	// at bit bshift+bsplit).
 	bucket bool
 	bshift uint
+	bsplit uint
 }
 
 // planReduction decides how the reduction of p runs on a device with
@@ -410,7 +416,11 @@ func (f *facts) planBucket(p *ops.Plan, j *job, r *reduction, keyBits int) bool 
 		return false
 	}
 	r.bucket, r.bshift, r.passes = true, uint(shift), 1
-	r.listWords = 3*(1+radixDigits) + radixDigits // reduce.comp's B_LIST and B_NEXT
+	if f.splitBuckets && shift >= bucketSplitBits {
+		r.bshift, r.bsplit = uint(shift-bucketSplitBits), bucketSplitBits
+	}
+	nb := uint64(radixDigits) << r.bsplit
+	r.listWords = 3*(1+nb) + nb // reduce.comp's B_LIST and B_NEXT
 	r.scanWords = scanScratch(radixDigits*r.tiles, f.scanBlock())
 	r.segments = 1 + ceilDiv(r.items-min(r.items, bucketPass), bucketPass)
 	return true
@@ -501,6 +511,9 @@ func (r *reduction) tensorSizes() (sizes [numTensors - tAcc]uint64) {
 	sizes[tV1-tAcc] = 4 * r.vwords * r.items
 	if r.bucket {
 		sizes[tK1-tAcc] = 4 * r.items // the fold reads the slots
+		if r.bsplit > 0 {
+			sizes[tK2-tAcc], sizes[tV2-tAcc] = 4*r.items, 4*r.vwords*r.items // the first radix pass's
+		}
 	}
 	if r.passes > 1 {
 		sizes[tK1-tAcc] = 4 * r.items

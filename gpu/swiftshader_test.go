@@ -30,7 +30,7 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // device, the baseline's planning and 64-bit reductions, float steps that
 // meet subnormals (which SwiftShader flushes to zero in shader
 // arithmetic: the backend computes them in integer arithmetic there),
-// the bucketed fold, float min and max NaN bits on every path, index
+// the bucketed fold, split too, float min and max NaN bits on every path, index
 // errors, TensorScatter and the last-writer table against the reference,
 // the device figures and the pipeline index (TestFigures,
 // TestUncompiledPipelines), owner words kept clear between calls
@@ -45,7 +45,7 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // and the device faults of TestFaultMatrix on an Execute on atomics and a
 // Close with a batch in flight. Each group runs TestSwiftShaderChild.
 var swiftShaderTests = [2]string{
-	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$",
+	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$",
 	strings.Join([]string{
 		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
 		"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",

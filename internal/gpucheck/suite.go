@@ -210,6 +210,7 @@ func Paths() []Path {
 		{Name: "scale/cas", Doc: "as scale/default, compare-and-swap loops", Knobs: knobs.Knobs{ForceCAS: true, NoOrderedSmall: true}, Suite: suiteScale, N: 1, Seed: 602},
 		{Name: "scale/deterministic", Doc: "as scale/default, folded in order", Opts: gpu.Options{Deterministic: true}, Suite: suiteScale, N: 1, Seed: 603},
 		{Name: "scale/noBuckets", Doc: "as scale/deterministic, folded slot by slot", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{NoBuckets: true}, Suite: suiteScale, N: 1, Seed: 605},
+		{Name: "scale/splitBuckets", Doc: "as scale/deterministic, each bucket of the bucketed fold split four ways after a radix pass more", Opts: gpu.Options{Deterministic: true}, Knobs: knobs.Knobs{SplitBuckets: true}, Suite: suiteScale, N: 1, Seed: 606},
 		{Name: "scale/walk", Doc: "as scale/default, every Element plan walking its columns", Knobs: walk, Suite: suiteScale, N: 1, Seed: 604},
 		{Name: "resident/default", Doc: "resident tensors, in place and not", Suite: suiteResident, N: 150, Seed: 200},
 		{Name: "resident/chunks4KiB", Doc: "resident tensors in 4 KiB buffers", Knobs: chunked, Suite: suiteResident, N: 150, Seed: 200},

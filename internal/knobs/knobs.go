@@ -59,6 +59,10 @@ type Knobs struct {
 	// pass by the slot's top digit, then a workgroup per bucket) sort by
 	// every digit of the slot and fold slot by slot.
 	NoBuckets bool
+	// SplitBuckets splits each bucket of that fold by the slot's next two
+	// bits, a workgroup each (four times the workgroups), after a radix
+	// pass more by the digit two bits under the top one.
+	SplitBuckets bool
 	// NoWorkgroupAccumulation turns off the accumulation of reductions in
 	// workgroup memory before the atomics on the output.
 	NoWorkgroupAccumulation bool

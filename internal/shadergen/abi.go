@@ -267,7 +267,9 @@ var abiGroups = []abiGroup{
 			"accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or\n" +
 			"half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE\n" +
 			"items while an invocation's steps stay within SEGMENT, at most\n" +
-			"2*LOCAL_SIZE a chunk.",
+			"2*LOCAL_SIZE a chunk. A split bucketed fold (A_BSPLIT) divides each\n" +
+			"bucket by up to BUCKET_SPLIT_BITS more bits of the slot, a workgroup\n" +
+			"each: at most RADIX_DIGITS << BUCKET_SPLIT_BITS workgroups.",
 		pkg: "gpu", unsigned: true, limits: true,
 		consts: []abiConst{
 			cv("MAX_RUN", "maxRun", 64, ""),
@@ -278,6 +280,7 @@ var abiGroups = []abiGroup{
 			cv("NO_ROW", "", 0xFFFFFFFF, ""),
 			cv("SORT_RUN", "sortRun", 16, ""),
 			cv("BUCKET_WORDS", "bucketWords", 4096, ""),
+			cv("BUCKET_SPLIT_BITS", "bucketSplitBits", 2, ""),
 		},
 	},
 	{
@@ -332,6 +335,7 @@ var abiGroups = []abiGroup{
 			c("A_BSHIFT", "argBShift", "bucketed fold: log2 of the slots of a bucket"),
 			c("A_BITEMS", "argBItems", "bucketed fold: the items sorted"),
 			c("A_BSLOTS", "argBSlots", "bucketed fold: the slots"),
+			c("A_BSPLIT", "argBSplit", "bucketed fold: the bits each radix digit's bucket is split by (0 to BUCKET_SPLIT_BITS)"),
 		),
 	},
 	{

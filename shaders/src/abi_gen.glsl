@@ -137,7 +137,9 @@
 // accumulators, in 32-bit words: a bucket holds BUCKET_WORDS slots, or
 // half as many of 8-byte elements. Its passes take chunks of LOCAL_SIZE
 // items while an invocation's steps stay within SEGMENT, at most
-// 2*LOCAL_SIZE a chunk.
+// 2*LOCAL_SIZE a chunk. A split bucketed fold (A_BSPLIT) divides each
+// bucket by up to BUCKET_SPLIT_BITS more bits of the slot, a workgroup
+// each: at most RADIX_DIGITS << BUCKET_SPLIT_BITS workgroups.
 #define MAX_RUN 64u
 #define SEGMENT 16384u
 #define LATER_MAX 64u
@@ -146,6 +148,7 @@
 #define NO_ROW 4294967295u
 #define SORT_RUN 16u
 #define BUCKET_WORDS 4096u
+#define BUCKET_SPLIT_BITS 2u
 
 // The tensors a kernel addresses, by their chunk tables. The first five
 // have their table offsets in the push constants; the reduction tensors
@@ -187,6 +190,7 @@
 #define A_BSHIFT 9   // bucketed fold: log2 of the slots of a bucket
 #define A_BITEMS 10  // bucketed fold: the items sorted
 #define A_BSLOTS 11  // bucketed fold: the slots
+#define A_BSPLIT 12  // bucketed fold: the bits each radix digit's bucket is split by (0 to BUCKET_SPLIT_BITS)
 
 // reduce.comp's phases (argument A_PHASE).
 #define PHASE_PREPARE 1u

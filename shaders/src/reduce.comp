@@ -270,6 +270,13 @@ void fold(pos_t p) {
 // SEGMENT/2 items of every bucket not yet done, so that pass s has at most
 // items/(s*SEGMENT/2+1) buckets to fold and the host launches no more
 // workgroups.
+//
+// Split (A_BSPLIT > 0): the sort took two radix passes, by the digit
+// A_BSPLIT bits under the top one and then by the top digit, so that a
+// digit's items lie in order of the slot's top 8+A_BSPLIT bits (index
+// order within them), and every digit's bucket is split into 1<<A_BSPLIT
+// buckets of 1<<A_BSHIFT slots, a workgroup each: each finds its items by
+// a binary search of its digit's sorted slots.
 #define B_SLOTS (ELEM_BYTES == 8 ? uint(BUCKET_WORDS) / 2u : uint(BUCKET_WORDS))
 #define B_TAGS 1024u
 #define NO_TAG 0xFFFFFFFFu
@@ -291,21 +298,39 @@ E_T bucketStep(E_T a, E_T x) {
 }
 
 // T_LIST of the bucketed fold: three lists of the buckets not yet done
-// (a count, then RADIX_DIGITS buckets), then each bucket's next item.
+// (a count, then a word per bucket: RADIX_DIGITS << A_BSPLIT, nb in
+// bucketFold), then each bucket's next item.
 // Pass s > 0 takes the buckets of list s%3, appends those it leaves
 // unfinished to list (s+1)%3 and empties list (s+2)%3, which pass s+1
 // fills (pass 0 takes every bucket, after the host zeroed T_LIST).
-#define B_LIST(l) ((l) * (1u + uint(RADIX_DIGITS)))
+#define B_LIST(l) ((l) * (1u + nb))
 #define B_NEXT(b) (B_LIST(3u) + (b))
 
 uint listWord(uint list, uint w) {
 	return loadWord(list, u32Offset(pos_t(w)));
 }
 
+// lowerBound returns the first item in [lo, hi) whose slot in keys is at
+// least slot, or hi: the items are in order of the slots' top bits, so
+// those of slots under the bucket's first come first. At most 32 steps.
+uint lowerBound(uint keys, uint lo, uint hi, uint slot) {
+	while (lo < hi) {
+		uint mid = lo + (hi - lo) / 2u;
+		if (loadWord(keys, u32Offset(pos_t(mid))) < slot) {
+			lo = mid + 1u;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
 void bucketFold(uint g) {
 	uint lid = gl_LocalInvocationID.x;
 	uint tiles = pc.hot[A_BTILES], items = pc.hot[A_BITEMS], shift = pc.hot[A_BSHIFT];
 	uint keys = pc.hot[A_BKEYS], vals = pc.hot[A_VALS], list = pc.hot[A_LIST], seg = pc.hot[A_SEG];
+	uint split = min(pc.hot[A_BSPLIT], uint(BUCKET_SPLIT_BITS));
+	uint nb = uint(RADIX_DIGITS) << split;
 	if (g == 0u && lid == 0u) {
 		storeWord(list, u32Offset(pos_t(B_LIST((seg + 2u) % 3u))), 0u);
 	}
@@ -319,14 +344,21 @@ void bucketFold(uint g) {
 		b = listWord(list, l + 1u + g);
 	}
 	// The bucket's items: from its digit's start in the scanned tile
-	// counts to the next digit's.
-	uint lo = loadWord(T_HIST, u32Offset(pos_t(b * tiles)));
-	uint hi = b + 1u < uint(RADIX_DIGITS) ? loadWord(T_HIST, u32Offset(pos_t((b + 1u) * tiles))) : items;
+	// counts to the next digit's, and of a split bucket those of its
+	// slots among them.
+	uint d = b >> split;
+	uint lo = loadWord(T_HIST, u32Offset(pos_t(d * tiles)));
+	uint hi = d + 1u < uint(RADIX_DIGITS) ? loadWord(T_HIST, u32Offset(pos_t((d + 1u) * tiles))) : items;
+	uint base = b << shift;
+	if (split > 0u) {
+		uint end = lowerBound(keys, lo, hi, base + (1u << shift));
+		lo = lowerBound(keys, lo, end, base);
+		hi = end;
+	}
 	uint from = seg == 0u ? lo : listWord(list, B_NEXT(b));
 	if (from >= hi) {
 		return; // the same for every invocation
 	}
-	uint base = b << shift;
 	uint nslots = min(1u << shift, pc.hot[A_BSLOTS] - base);
 	for (uint i = lid; i < nslots; i += uint(LOCAL_SIZE)) {
 		accS[i] = loadElem(T_OUT, pos_t(base + i));
