@@ -47,7 +47,7 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 # resident tensors, batches, faults, the plans' staging costs, bench).
 STAGED_PKGS := ./vk ./gpu ./internal/gpubench ./cmd/gpuscatter
 STAGED_KERNEL_TESTS := TestReductionsCheckIndicesInOnePass TestMinMaxNaNBits TestMinMaxNaNBitsHot \
-	TestReductionTable TestReductionPaths TestBaseline64BitReductions TestBucketedFoldBitIdentity \
+	TestReductionTable TestReductionPaths TestBaseline64BitReductions TestBucketedFoldBitIdentity TestSplitBucketsBitIdentity \
 	TestDeterministicFoldBitIdentity TestSubnormalSteps TestSubnormalSums TestNoShaderFloat64Knob \
 	TestCheckRowsNameRealOperators TestCheckCatchesBrokenPaths TestCheckMatchOperator TestCheckReportsRefusedRows
 # Tests that each run in a pass of their own after the first, one go test

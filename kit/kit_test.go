@@ -44,7 +44,7 @@ var kitHeavyTests = []string{
 	"TestDeterministicFoldBitIdentity", "TestReductionPaths", "TestConcurrentExecute",
 	"TestBenchKVDecodeGPU", "TestPlanIsTheDevicesPlan", "TestCheckMatchOperator", "TestCheckCatchesBrokenPaths",
 	"TestCheckReportsRefusedRows", "TestSubnormalSums", "TestReductionIndexErrors", "TestResidentValidationTable",
-	"TestNoShaderFloat64Knob", "TestSkipBadIndices", "TestBatchHonoursContext",
+	"TestNoShaderFloat64Knob", "TestSkipBadIndices", "TestBatchHonoursContext", "TestSplitBucketsBitIdentity",
 }
 
 func TestKitRunsOutsideTheTree(t *testing.T) {
