@@ -297,24 +297,25 @@ func (pl *callPlan) ordered() {
 }
 
 // bucketed appends the bucketed fold: one radix pass by the top digit of
-// the slot, carrying the update elements and writing the slots too, then
+// the slot (two where split: reduction.bsplit), carrying the update
+// elements and writing the slots too, then
 // the fold, one workgroup per bucket, in as many passes as its longest
 // bucket needs (the first pass says how many: call.further).
 func (pl *callPlan) bucketed() {
 	j, r := pl.j, pl.j.red
-	top := r.bshift + r.bsplit
+	radix := func(shift uint, kin, vin, kout, vout uint32) {
+		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(shift), argTiles: uint32(r.tiles),
+			argKIn: kin, argVIn: vin, argKOut: kout, argVOut: vout, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+	}
+	kin, vin := uint32(tNorm), uint32(tUpd)
 	if r.bsplit > 0 {
 		// A split fold: by the digit bsplit bits under the top one first,
 		// so that the pass by the top digit leaves each digit's items in
 		// order of the slot's top 8+bsplit bits (index order within them).
-		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(r.bshift), argTiles: uint32(r.tiles),
-			argKIn: tNorm, argVIn: tUpd, argKOut: tK2, argVOut: tV2, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
-		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(top), argTiles: uint32(r.tiles),
-			argKIn: tK2, argVIn: tV2, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
-	} else {
-		pl.radix([]uint32{argN: uint32(r.items), argShift: uint32(top), argTiles: uint32(r.tiles),
-			argKIn: tNorm, argVIn: tUpd, argKOut: tK1, argVOut: tV1, argVWords: uint32(r.vwords), argElem: uint32(j.elemBytes)})
+		radix(r.bshift, kin, vin, tK2, tV2)
+		kin, vin = tK2, tV2
 	}
+	radix(r.bshift+r.bsplit, kin, vin, tK1, tV1)
 	buckets := (r.slots-1)>>r.bshift + 1
 	if r.segments > 1 {
 		// The lists of the buckets not yet done start empty.
