@@ -166,7 +166,7 @@ func TestBucketedFoldBitIdentity(t *testing.T) {
 			break
 		}
 		bs := openTest(t, Options{Deterministic: true}, c.knobs)
-		for _, pt := range []bucketPattern{patterns[0], patterns[2], patterns[4]} {
+		for _, pt := range []bucketPattern{patterns[1], patterns[2], patterns[4]} { // patterns[0] in 16-byte chunks takes 17 s
 			name := c.name + ", " + pt.name
 			check(bs, name, bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", pt.targets, pt.items, pt.at), true)
 		}
@@ -320,12 +320,11 @@ func TestBucketedFoldBatch(t *testing.T) {
 // top one, then four workgroups for each digit's bucket, each finding its
 // items by binary search) gives the CPU reference's bits on every shape
 // of TestBucketedFoldBitIdentity, over the float types and the
-// order-sensitive reductions, in an Execute and in a batch; in 16-byte
-// chunks; and for int64 on the 32-bit baseline. Its plan takes two radix
-// passes where the unsplit one takes one, and a fold workgroup per
-// 1<<bshift slots: about four times as many. At -short (as on
-// SwiftShader, TestSwiftShader) the shapes run in an Execute only, and
-// neither in 16-byte chunks.
+// order-sensitive reductions, in an Execute (the first shape in a batch
+// too); in 16-byte chunks; and for int64 on the 32-bit baseline. Its plan
+// takes two radix passes where the unsplit one takes one, and a fold
+// workgroup per 1<<bshift slots: about four times as many. At -short (as
+// on SwiftShader, TestSwiftShader) neither the batch nor the chunks run.
 func TestSplitBucketsBitIdentity(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -381,12 +380,13 @@ func TestSplitBucketsBitIdentity(t *testing.T) {
 		assert.Equal(t, (red.slots-1)>>red.bshift+1, foldGroups(ps), name)
 		assert.Equal(t, pw.j.red.bshift, red.bshift+red.bsplit, name)
 		assert.Greater(t, foldGroups(ps), 3*foldGroups(pw)-3, name)
-		check(split, name, req, !testing.Short())
+		check(split, name, req, i == 0 && !testing.Short())
 	}
 	chunks := openTest(t, Options{Deterministic: true}, knobs.Knobs{SplitBuckets: true, ChunkBytes: 16})
 	narrow := openTest(t, Options{}, knobs.Knobs{SplitBuckets: true, NoShaderInt64: true})
-	for i, pt := range bucketPatterns(rng)[:5] {
-		if i%2 == 0 && !testing.Short() {
+	for i, pt := range bucketPatterns(rng)[:3] {
+		// In 16-byte chunks the shape of 30000 items (140000 take 17 s).
+		if i == 1 && !testing.Short() {
 			check(chunks, "16-byte chunks, "+pt.name, bucketRequest(rng, "ScatterElements-18", tensor.Float32, "add", pt.targets, pt.items, pt.at), false)
 		}
 		check(narrow, "32-bit baseline, "+pt.name, bucketRequest(rng, "ScatterElements-18", tensor.Int64, "mul", pt.targets, pt.items, pt.at), false)

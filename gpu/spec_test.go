@@ -75,7 +75,6 @@ func TestSpecShapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the spec shapes move hundreds of megabytes")
 	}
-	cacheDir := t.TempDir()
 	ctx := context.Background()
 	for _, s := range specShapes {
 		t.Run(s.name, func(t *testing.T) {
@@ -92,44 +91,33 @@ func TestSpecShapes(t *testing.T) {
 			require.NoError(t, cpuref.New().Execute(ctx, p, want))
 			cpu := time.Since(start)
 
-			// A first backend with an empty pipeline cache directory: its
-			// first call (fresh buffers, new pipelines), then a steady call
-			// into the output the first call wrote (cleared); then a second
-			// backend, which reads the cache file the first saved.
-			for _, phase := range []string{"first backend", "second backend"} {
-				start := time.Now()
-				b, err := Open(Options{PipelineCacheDir: cacheDir})
-				require.NoError(t, err, "no usable Vulkan device")
-				opened := time.Since(start)
-				got, _ := tensor.New(p.DType, p.Shape)
-				start = time.Now()
-				require.NoError(t, b.Execute(ctx, p, got))
-				first := time.Since(start)
-				require.True(t, tensor.Equal(got, want), "GPU and CPU reference differ")
-				st := b.LastStats()
-				t.Logf("%s, %s: Open %v, first Execute %v (pipelines %v, upload %v, submit %v, device %v %v, download %v)",
-					s.name, phase, opened.Round(time.Millisecond), first.Round(time.Millisecond), st.Pipelines.Round(time.Millisecond),
-					st.Upload.Round(time.Millisecond), st.Submit.Round(time.Millisecond), st.Device.Round(time.Microsecond), st.Passes,
-					st.Download.Round(time.Millisecond))
-				if phase == "first backend" {
-					clear(got.Data)
-					start = time.Now()
-					require.NoError(t, b.Execute(ctx, p, got))
-					total := time.Since(start)
-					require.True(t, tensor.Equal(got, want))
-					st := b.LastStats()
-					t.Logf("%s, steady run: end-to-end %v (upload %v, submit %v, device %v %v, download %v); cpuref %v",
-						s.name, total.Round(time.Millisecond), st.Upload.Round(time.Millisecond), st.Submit.Round(time.Millisecond),
-						st.Device.Round(time.Microsecond), st.Passes, st.Download.Round(time.Millisecond), cpu.Round(time.Millisecond))
-				}
-				require.NoError(t, b.Close())
-			}
-
-			// Once more with the validation layer, which must stay silent.
-			v := openTest(t, Options{})
+			// One backend, with the validation layer, which must stay
+			// silent (openTest): its first call (fresh buffers, new
+			// pipelines), then a steady call into the output the first
+			// call wrote (cleared). Start-up with the caches, in fresh
+			// processes, is TestStartup's.
+			start = time.Now()
+			b := openTest(t, Options{})
+			opened := time.Since(start)
 			got, _ := tensor.New(p.DType, p.Shape)
-			require.NoError(t, v.Execute(ctx, p, got))
+			start = time.Now()
+			require.NoError(t, b.Execute(ctx, p, got))
+			first := time.Since(start)
 			require.True(t, tensor.Equal(got, want), "GPU and CPU reference differ")
+			st := b.LastStats()
+			t.Logf("%s: Open %v, first Execute %v (pipelines %v, upload %v, submit %v, device %v %v, download %v)",
+				s.name, opened.Round(time.Millisecond), first.Round(time.Millisecond), st.Pipelines.Round(time.Millisecond),
+				st.Upload.Round(time.Millisecond), st.Submit.Round(time.Millisecond), st.Device.Round(time.Microsecond), st.Passes,
+				st.Download.Round(time.Millisecond))
+			clear(got.Data)
+			start = time.Now()
+			require.NoError(t, b.Execute(ctx, p, got))
+			total := time.Since(start)
+			require.True(t, tensor.Equal(got, want), "GPU and CPU reference differ")
+			st = b.LastStats()
+			t.Logf("%s, steady run: end-to-end %v (upload %v, submit %v, device %v %v, download %v); cpuref %v",
+				s.name, total.Round(time.Millisecond), st.Upload.Round(time.Millisecond), st.Submit.Round(time.Millisecond),
+				st.Device.Round(time.Microsecond), st.Passes, st.Download.Round(time.Millisecond), cpu.Round(time.Millisecond))
 		})
 	}
 }

@@ -209,7 +209,7 @@ func TestCheckResident(t *testing.T) {
 	for name, opts := range streamOptions {
 		t.Run(name, func(t *testing.T) {
 			b := openTest(t, opts.Options, opts.Knobs)
-			p := fewUpdatesPlan(t, 3<<20)
+			p := fewUpdatesPlan(t, 3<<16)
 			full, err := b.Needs(p)
 			require.NoError(t, err)
 			req := ops.Request{Op: p.Op.Name, Data: &tensor.Tensor{DType: p.Data.DType, Shape: p.Data.Shape},
