@@ -37,8 +37,8 @@ SWIFTSHADER_GPU_TESTS ?= no
 SWIFTSHADER_TESTS ?= ^TestCheck$$
 # The second pass of `make unit`: the device tests of these packages at
 # the quick size (-short) as on a discrete GPU, with uploads and downloads
-# staged (GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1), about two minutes on two
-# cores. It leaves out the tests that would only repeat the first pass:
+# staged (GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1), about a minute and a half
+# on two cores. It leaves out the tests that would only repeat the first pass:
 # those whose devices do not take the switch (gpu's TestCheck and
 # TestCheckWithoutShaderFloat64, check's own paths, a staged one among
 # them, and TestSwiftShader), and STAGED_KERNEL_TESTS, which test the
