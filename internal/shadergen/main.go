@@ -456,12 +456,14 @@ func compileAll(vs []*variant, src, spvDir, glslc string) error {
 		return err
 	}
 	for _, v := range vs {
-		if err := os.Rename(filepath.Join(work, v.name+".comp.spv"), filepath.Join(spvDir, v.name+".spv")); err != nil {
-			return copyFile(filepath.Join(work, v.name+".comp.spv"), filepath.Join(spvDir, v.name+".spv"))
+		from, to := filepath.Join(work, v.name+".comp.spv"), filepath.Join(spvDir, v.name+".spv")
+		if os.Rename(from, to) != nil {
+			// The scratch directory may be on another file system.
+			if err := copyFile(from, to); err != nil {
+				return err
+			}
 		}
-	}
-	for _, v := range vs {
-		if err := inspectVariant(v, filepath.Join(spvDir, v.name+".spv")); err != nil {
+		if err := inspectVariant(v, to); err != nil {
 			return err
 		}
 	}
