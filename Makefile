@@ -61,8 +61,10 @@ STAGED_KERNEL_TESTS := TestReductionsCheckIndicesInOnePass TestMinMaxNaNBits Tes
 ALONE := TestSwiftShader TestCheck
 empty :=
 space := $(empty) $(empty)
-ALONE_SKIP := ^($(subst $(space),|,$(strip $(ALONE))))$$
-STAGED_SKIP := ^($(subst $(space),|,$(strip TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))))$$
+# names_pattern: a -run/-skip pattern matching exactly the test names $(1).
+names_pattern = ^($(subst $(space),|,$(strip $(1))))$$
+ALONE_SKIP := $(call names_pattern,$(ALONE))
+STAGED_SKIP := $(call names_pattern,TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))
 
 .PHONY: all deps build run examples test check fmt-check vet unit staged qualify kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test
