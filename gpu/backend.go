@@ -57,11 +57,16 @@ type Options struct {
 	// without it the kernels have no counter at all (the flag is a
 	// specialization constant).
 	CountAtomics bool
-	// DeviceTimeout bounds each wait for the device's work: a submission
-	// not complete after it fails the call with ops.ErrDeviceLost (the
-	// device stopped answering), and the Backend is lost from then on.
-	// Zero means GPUSCATTER_DEVICE_TIMEOUT, then vk.DefaultDeviceTimeout
-	// (a minute). See vk.Options.DeviceTimeout.
+	// DeviceTimeout is how long the device may make no progress before
+	// the call fails with ops.ErrDeviceLost (the device stopped
+	// answering), and the Backend is lost from then on. Progress is each
+	// pass of each call completing, so a batch of any length runs as long
+	// as each pass does; a pass whose work is large gets longer, from its
+	// bytes at 200 MB/s or its positions at a microsecond each, whichever
+	// is longer: about fifty times lavapipe's time for a copy or an atomic
+	// scatter, four times its in-order fold's. Zero means
+	// GPUSCATTER_DEVICE_TIMEOUT, then vk.DefaultDeviceTimeout (a minute).
+	// See vk.Options.DeviceTimeout.
 	DeviceTimeout time.Duration
 }
 

@@ -296,7 +296,7 @@ func (b *Backend) launch(ctx context.Context, f *flight) error {
 	if err := b.stageParams(f); err != nil {
 		return err
 	}
-	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps}
+	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps, marks: len(f.calls) > 1}
 	for _, c := range f.calls {
 		if err := rec.record(c); err != nil {
 			return err

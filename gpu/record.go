@@ -3,6 +3,8 @@
 package gpu
 
 import (
+	"time"
+
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -11,18 +13,29 @@ type recorder struct {
 	seq    *vk.Sequence
 	st     *Stats
 	stamps bool
+	// marks: mark each call's end (a batch of several calls).
+	marks bool
 }
 
 // record records the passes of c's plan in order, each followed by its
-// timestamp.
+// timestamp, then, with marks, a progress mark: the device's watchdog sees
+// each call of a batch complete (vk.Sequence.Mark), so a batch of any
+// length runs as long as each call finishes within its step.
 func (rc *recorder) record(c *call) error {
-	return rc.passes(c, c.plan.passes)
+	if err := rc.passes(c, c.plan.passes); err != nil {
+		return err
+	}
+	if rc.marks {
+		return wrapVK(rc.seq.Mark())
+	}
+	return nil
 }
 
 // passes records passes of c's plan in order, each followed by its
 // timestamp.
 func (rc *recorder) passes(c *call, passes []pass) error {
 	uses := callUses(c)
+	var step passStep
 	for i := range passes {
 		ps := &passes[i]
 		var err error
@@ -42,13 +55,52 @@ func (rc *recorder) passes(c *call, passes []pass) error {
 		if err != nil {
 			return err
 		}
+		step.add(ps, c.plan.j.updates)
 		if rc.stamps && ps.label != "" {
 			if err := rc.seq.Timestamp(c.label + ps.label); err != nil {
 				return wrapVK(err)
 			}
 		}
 	}
+	rc.seq.Expect(step.time())
 	return nil
+}
+
+// The slowest rates a device is expected to run a pass at, about 50
+// times below lavapipe's on two CPU cores (its figures: about 15 GB/s of
+// copies and 20-25 ns per position or atomic; its in-order fold about 240
+// ns per item): a call's step (passStep) is its passes' bytes and
+// positions at these rates, so only a call far slower than any device
+// runs it, or one that never ends, outlasts it.
+const (
+	slowestBytesPerSecond = 200e6
+	slowestItemTime       = time.Microsecond
+	// stepFloor is added to every step: a pass's launch and its
+	// submission.
+	stepFloor = 10 * time.Millisecond
+)
+
+// passStep is the work of a call's passes, one step of the watchdog, and
+// the longest the device is expected to take for it (vk.Sequence.Expect):
+// the passes' bytes at slowestBytesPerSecond or their positions and
+// atomics at slowestItemTime, whichever is longer, plus stepFloor each.
+type passStep struct {
+	bytes, items uint64
+	passes       int
+}
+
+// add adds ps, of a call of updates updates, to the step.
+func (st *passStep) add(ps *pass, updates uint64) {
+	st.bytes += ps.read + ps.written
+	st.items += ps.positions(updates) + ps.atomics
+	st.passes++
+}
+
+// time is the step's expected longest time.
+func (st *passStep) time() time.Duration {
+	mem := time.Duration(float64(st.bytes) / slowestBytesPerSecond * float64(time.Second))
+	work := time.Duration(min(st.items, 1<<40)) * slowestItemTime
+	return max(mem, work) + time.Duration(st.passes)*stepFloor
 }
 
 // callUses declares what each dispatch of c may access: every buffer of

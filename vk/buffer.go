@@ -211,9 +211,14 @@ func (d *Device) reserveAllocation() error {
 	}
 }
 
-// release destroys the Vulkan objects of b. The caller makes sure it runs
-// once and that the device is idle with respect to b.
-func (b *Buffer) release() {
+// release destroys the Vulkan objects of b once the device is done with
+// them (Device.park). The caller makes sure it runs once and that no work
+// it waited for successfully uses b.
+func (b *Buffer) release() { b.d.park(b.releaseNow) }
+
+// releaseNow destroys the Vulkan objects of b; the device is idle with
+// respect to b.
+func (b *Buffer) releaseNow() {
 	d := b.d
 	if b.mapped != nil {
 		vulkan.UnmapMemory(d.handle, b.memory)
@@ -532,12 +537,19 @@ func (d *Device) stage(s *stageSlot, upload bool, need uint64) (*Buffer, error) 
 	return b, nil
 }
 
-// destroyTransfer destroys the ring; no slot may be pending.
+// destroyTransfer destroys the ring once the device is done with it
+// (park); no slot may be pending.
 func (d *Device) destroyTransfer() {
 	x := d.xfer
 	if x == nil {
 		return
 	}
+	d.xfer = nil
+	d.park(func() { d.destroyRing(x) })
+}
+
+// destroyRing destroys the staging ring x.
+func (d *Device) destroyRing(x *transfer) {
 	for i := range x.slots {
 		s := &x.slots[i]
 		for _, b := range []*Buffer{s.up, s.down} {
@@ -554,7 +566,6 @@ func (d *Device) destroyTransfer() {
 			d.track("VkCommandPool", -1)
 		}
 	}
-	d.xfer = nil
 }
 
 // stagedCopy moves data between host memory and b through the staging

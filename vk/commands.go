@@ -165,26 +165,68 @@ func (d *Device) submitLocked(cmd vulkan.CommandBuffer, fence vulkan.Fence) int3
 	return int32(d.submitOne(d.queue, cmd, fence))
 }
 
+// watch is what a wait knows of the progress of the work it waits for:
+// progress, when not nil, reads a number that changes each time the
+// device completes a step of it (Sequence.Mark), and step is how long one
+// step may take (Sequence.Expect). The device counts as stopped only when
+// nothing changes for the longer of step and the device's timeout.
+type watch struct {
+	progress func() uint32
+	step     time.Duration
+}
+
+// progressPoll is how often a wait reads its watch's progress.
+const progressPoll = 10 * time.Millisecond
+
+// window is how long the work w watches may go without visible progress
+// before the device counts as stopped.
+func (d *Device) window(w *watch) time.Duration {
+	if w != nil && w.step > d.timeout {
+		return w.step
+	}
+	return d.timeout
+}
+
 // waitFence waits for fence in slices of fenceSlice, returning ctx.Err()
 // as soon as ctx is done; the work itself is not cancelled. A fence that
-// has not signalled after the device's timeout (Options.DeviceTimeout)
-// fails the wait with a StallError and marks the device lost.
-func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
+// has not signalled after the device's timeout without progress (the
+// watch's, when w is not nil) fails the wait with a StallError and marks
+// the device stalled: lost to its callers, with its objects kept until it
+// is known to be idle (see park). After a stall a wait looks at its fence
+// once and does not wait again.
+func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence, w *watch) error {
 	fences := []vulkan.Fence{fence}
-	deadline := time.Now().Add(d.timeout)
+	if d.stalled.Load() {
+		r := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, 0)
+		switch r {
+		case vulkan.Success:
+			return nil
+		case vulkan.Timeout:
+			return &StallError{Timeout: d.window(w)}
+		}
+		d.noteResult(r)
+		return check("vkWaitForFences", r)
+	}
+	window := d.window(w)
+	deadline := time.Now().Add(window)
 	r, injected := d.faults.Fail(vkfault.Wait)
 	if injected {
 		// The work runs as usual; the device then reports r instead
 		// (after a device loss the work counts as complete), or never
 		// answers: the fence seems not to signal until the timeout.
-		if w := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(d.timeout)); w != vulkan.Success {
+		if w := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(window)); w != vulkan.Success {
 			r = int32(w)
 		}
 		if r == vkfault.Timeout {
-			return d.stalled(ctx, deadline)
+			return d.neverSignals(ctx, deadline, window)
 		}
 		d.noteResult(vulkan.Result(r))
 		return check("vkWaitForFences", vulkan.Result(r))
+	}
+	var seen uint32
+	var polled time.Time
+	if w != nil && w.progress != nil {
+		seen, polled = w.progress(), time.Now()
 	}
 	for {
 		r := vulkan.WaitForFences(d.handle, 1, fences, vulkan.True, uint64(fenceSlice))
@@ -196,9 +238,16 @@ func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !time.Now().Before(deadline) {
-				d.lost.Store(true)
-				return &StallError{Timeout: d.timeout}
+			now := time.Now()
+			if w != nil && w.progress != nil && now.Sub(polled) >= progressPoll {
+				polled = now
+				if p := w.progress(); p != seen {
+					seen, deadline = p, now.Add(window)
+				}
+			}
+			if !now.Before(deadline) {
+				d.stall()
+				return &StallError{Timeout: window}
 			}
 		default:
 			d.noteResult(r)
@@ -207,17 +256,24 @@ func (d *Device) waitFence(ctx context.Context, fence vulkan.Fence) error {
 	}
 }
 
-// stalled is waitFence on a fence that never signals: it returns ctx.Err()
+// stall marks the device stopped: lost to every later call, and stalled,
+// so that what its work may still use is kept (park).
+func (d *Device) stall() {
+	d.stalled.Store(true)
+	d.lost.Store(true)
+}
+
+// neverSignals is waitFence on a fence that never signals: it returns ctx.Err()
 // when ctx is done first, and otherwise a StallError at deadline.
-func (d *Device) stalled(ctx context.Context, deadline time.Time) error {
+func (d *Device) neverSignals(ctx context.Context, deadline time.Time, window time.Duration) error {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
-		d.lost.Store(true)
-		return &StallError{Timeout: d.timeout}
+		d.stall()
+		return &StallError{Timeout: window}
 	}
 }
 
@@ -226,5 +282,5 @@ func (d *Device) submit(ctx context.Context, cmd vulkan.CommandBuffer, fence vul
 	if err := d.queueSubmit(cmd, fence); err != nil {
 		return err
 	}
-	return d.waitFence(ctx, fence)
+	return d.waitFence(ctx, fence, nil)
 }

@@ -65,13 +65,20 @@ type Options struct {
 	// NoUnifiedMemory forces staging copies for Upload and Download even
 	// on a device with unified memory (see Device.UnifiedMemory).
 	NoUnifiedMemory bool
-	// DeviceTimeout bounds every wait for the device's work: a submission
-	// that has not completed after it fails the wait with a StallError
-	// (ErrDeviceLost: the device stopped answering) and marks the device
-	// lost. Zero means the value of GPUSCATTER_DEVICE_TIMEOUT (a Go
-	// duration such as 90s or 5m), and if that is empty too,
-	// DefaultDeviceTimeout. It is not a limit on the work a caller asks
-	// for: a context cancels that.
+	// DeviceTimeout is how long the device may make no visible progress
+	// on submitted work before it counts as stopped: a wait that sees
+	// none for that long fails with a StallError (ErrDeviceLost: the
+	// device stopped answering) and marks the device lost. Progress is a
+	// Sequence's next Mark reached; work without marks is one step, and a
+	// step that Sequence.Expect announced as longer gets that long. So it
+	// bounds how long a stall goes unnoticed, not the work a caller asks
+	// for: a Sequence of any length completes while each of its steps
+	// does, and a context cancels the waiting. After a stall nothing the
+	// work may still use is destroyed until the device is known to be
+	// idle: Close waits for that at most this long again, and otherwise
+	// leaves the device's objects alive until the process ends. Zero
+	// means the value of GPUSCATTER_DEVICE_TIMEOUT (a Go duration such as
+	// 90s or 5m), and if that is empty too, DefaultDeviceTimeout.
 	DeviceTimeout time.Duration
 	// Faults makes chosen Vulkan calls of this device fail (package
 	// internal/vkfault, which only the module's own tests can use). A
@@ -84,8 +91,8 @@ type Options struct {
 // Options.DeviceTimeout when it is zero.
 const EnvDeviceTimeout = "GPUSCATTER_DEVICE_TIMEOUT"
 
-// DefaultDeviceTimeout is how long a wait for the device's work lasts
-// before the device counts as stopped: generous, since one submission of
+// DefaultDeviceTimeout is how long the device may make no progress on
+// submitted work before it counts as stopped: generous, since one step of
 // a large call on a slow device takes seconds, and a driver that detects a
 // hang itself (most do, within seconds) reports VK_ERROR_DEVICE_LOST
 // first.
@@ -162,7 +169,13 @@ type Device struct {
 	closedMsgs []string
 
 	lost atomic.Bool
-	held atomic.Uint64 // bytes of device memory allocated for buffers
+	// stalled: a wait gave up on the device (StallError) while its work
+	// may still run, so nothing it may use is destroyed until it is known
+	// to be idle: park keeps the releases in parked for Close.
+	stalled atomic.Bool
+	parkMu  sync.Mutex
+	parked  []func()
+	held    atomic.Uint64 // bytes of device memory allocated for buffers
 	// allocs counts the live VkDeviceMemory allocations, against
 	// limits.MaxAllocations (reserveAllocation).
 	allocs atomic.Int64
@@ -580,6 +593,38 @@ func (d *Device) waitIdle() (r vulkan.Result, answered bool) {
 	}
 }
 
+// park runs release, which destroys Vulkan objects, now; or, on a device
+// that stalled (a wait gave up on work that may still be running, whose
+// memory, pipelines and command buffers it may still use), keeps it for
+// Close, which runs it once the device is idle and otherwise leaves the
+// objects to the end of the process. Destroying them under running work
+// would fault inside the driver.
+func (d *Device) park(release func()) {
+	if d.stalled.Load() {
+		d.parkMu.Lock()
+		if d.stalled.Load() {
+			d.parked = append(d.parked, release)
+			d.parkMu.Unlock()
+			return
+		}
+		d.parkMu.Unlock()
+	}
+	release()
+}
+
+// unpark runs the releases park kept, once the device is known to be
+// idle: its work completed or the driver reported it lost.
+func (d *Device) unpark() {
+	d.parkMu.Lock()
+	d.stalled.Store(false)
+	parked := d.parked
+	d.parked = nil
+	d.parkMu.Unlock()
+	for _, release := range parked {
+		release()
+	}
+}
+
 // teardown releases everything in reverse order of creation. It also undoes
 // a partially opened device.
 func (d *Device) teardown() error {
@@ -609,10 +654,13 @@ func (d *Device) teardown() error {
 		r, answered := d.waitIdle()
 		if !answered {
 			// Destroying objects that work still running on the device
-			// uses would be worse than leaving them to the driver.
-			return fmt.Errorf("%w: the device stopped answering: it did not go idle within %v, so Close left its objects to the driver (%s)",
+			// uses would be worse than leaving them to the end of the
+			// process.
+			return fmt.Errorf("%w: the device stopped answering: it did not go idle within %v, so Close left its objects alive until the process ends (%s)",
 				ErrDeviceLost, d.timeout, EnvDeviceTimeout)
 		}
+		// Idle, or lost to the driver too: nothing runs any more.
+		d.unpark()
 		if r != vulkan.Success && r != vulkan.ErrorDeviceLost {
 			errs = append(errs, check("vkDeviceWaitIdle", r))
 		}

@@ -58,17 +58,21 @@ func (e *SelectorError) Error() string {
 // Is reports whether target is ErrNoDevice.
 func (e *SelectorError) Is(target error) bool { return target == ErrNoDevice }
 
-// StallError is a wait for the device's work that outlasted the device's
-// timeout (Options.DeviceTimeout, GPUSCATTER_DEVICE_TIMEOUT): the device
-// stopped answering. It matches ErrDeviceLost, and the device is lost from
-// then on: every later call fails at once, and Close releases what it can.
+// StallError is a wait for the device's work that saw no progress for the
+// device's timeout (Options.DeviceTimeout, GPUSCATTER_DEVICE_TIMEOUT), or
+// for the step the work announced where that is longer
+// (Sequence.Expect): the device stopped answering. It matches
+// ErrDeviceLost, and the device is lost from then on: every later call
+// fails at once, and nothing the stalled work may use is destroyed until
+// the device is known to be idle (Device.Close).
 type StallError struct {
+	// Timeout is how long the wait saw no progress.
 	Timeout time.Duration
 }
 
 // Error returns "vk: the device stopped answering: ...".
 func (e *StallError) Error() string {
-	return fmt.Sprintf("vk: the device stopped answering: submitted work did not complete within %v (Options.DeviceTimeout, %s)",
+	return fmt.Sprintf("vk: the device stopped answering: submitted work made no progress for %v (Options.DeviceTimeout, %s)",
 		e.Timeout, EnvDeviceTimeout)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -84,6 +85,14 @@ type Sequence struct {
 	uploads, readbacks hostArea
 	recording          uint64
 	ran                bool
+
+	// progress is the host-visible word that the device sets to each
+	// mark's number as it reaches it (Mark), made on the first Mark;
+	// marks counts the marks recorded since the last Reset, and expect
+	// is the longest step that Expect announced.
+	progress *Buffer
+	marks    uint32
+	expect   time.Duration
 }
 
 // NewSequence creates an empty Sequence.
@@ -125,10 +134,18 @@ func (d *Device) NewSequence() (s *Sequence, err error) {
 	return s, nil
 }
 
-// release destroys the Vulkan objects of s; the device must be done with
-// them.
-func (s *Sequence) release() {
+// release destroys the Vulkan objects of s once the device is done with
+// them (Device.park).
+func (s *Sequence) release() { s.d.park(s.releaseNow) }
+
+// releaseNow destroys the Vulkan objects of s; the device must be done
+// with them.
+func (s *Sequence) releaseNow() {
 	d := s.d
+	if s.progress != nil {
+		s.progress.destroy()
+		s.progress = nil
+	}
 	s.uploads.release()
 	s.readbacks.release()
 	for _, qp := range s.queryPools {
@@ -161,7 +178,7 @@ func (s *Sequence) destroy() {
 	}
 	s.closed = true
 	if s.state == seqPending {
-		_ = s.d.waitFence(context.Background(), s.fence)
+		_ = s.d.waitFence(context.Background(), s.fence, s.watch())
 	}
 	s.release()
 }
@@ -652,13 +669,17 @@ func (s *Sequence) Start(ctx context.Context) (err error) {
 			return err
 		}
 	case seqPending:
-		if err := s.d.waitFence(ctx, s.fence); err != nil {
+		if err := s.d.waitFence(ctx, s.fence, s.watch()); err != nil {
 			return err
 		}
 		s.state = seqReady
 	}
 	s.timings = nil
 	s.ran = false
+	if s.progress != nil {
+		// The host's write before the submission is visible to it.
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(&s.progress.mapped[0])), 0)
+	}
 	if err := s.d.queueSubmit(s.cmd, s.fence); err != nil {
 		return err
 	}
@@ -679,7 +700,7 @@ func (s *Sequence) Wait(ctx context.Context) (err error) {
 	if s.state != seqPending {
 		return nil
 	}
-	if err := s.d.waitFence(ctx, s.fence); err != nil {
+	if err := s.d.waitFence(ctx, s.fence, s.watch()); err != nil {
 		return err
 	}
 	s.state = seqReady
@@ -736,7 +757,7 @@ func (s *Sequence) Reset() (err error) {
 	defer s.d.leave()
 	d := s.d
 	if s.state == seqPending {
-		if err := d.waitFence(context.Background(), s.fence); err != nil {
+		if err := d.waitFence(context.Background(), s.fence, s.watch()); err != nil {
 			return err
 		}
 	}
@@ -761,5 +782,75 @@ func (s *Sequence) Reset() (err error) {
 	s.stamps = 0
 	s.labels = s.labels[:0]
 	s.timings = nil
+	s.marks = 0
+	s.expect = 0
 	return nil
+}
+
+// progressBytes is the size of a Sequence's progress buffer.
+const progressBytes = 16
+
+// Mark records a progress mark: once every command recorded before it
+// has completed, the device writes the mark's number where the host
+// sees it. A wait for the Sequence counts the device as stopped (a
+// StallError) only when it reaches no further mark for the device's
+// timeout (Options.DeviceTimeout), or for the step Expect announced where
+// that is longer: a Sequence of any length completes as long as each of
+// its steps, from one mark to the next, does. Without marks the whole
+// Sequence is one step. A mark costs an execution barrier and a 4-byte
+// fill, and adds no dependency between the commands around it.
+func (s *Sequence) Mark() (err error) {
+	defer guard(&err)
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.d.leave()
+	if err := s.begin(); err != nil {
+		return err
+	}
+	d := s.d
+	if s.progress == nil {
+		b, err := d.createBuffer(progressBytes, kindReadback)
+		if err != nil {
+			return err
+		}
+		if b.mapped == nil {
+			b.destroy()
+			return fmt.Errorf("%w: no host-visible memory for the progress word", ErrUnsupported)
+		}
+		s.progress = b
+	}
+	s.marks++
+	transfer := vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit)
+	transferWrite := vulkan.AccessFlags(vulkan.AccessTransferWriteBit)
+	// After everything before (the earlier mark's fill included), then
+	// visible to the host.
+	d.memoryBarrier(s.cmd, allCompute, transfer, writeAccess, transferWrite)
+	vulkan.CmdFillBuffer(s.cmd, s.progress.handle, 0, 4, s.marks)
+	d.memoryBarrier(s.cmd, transfer, hostStage, transferWrite, vulkan.AccessFlags(vulkan.AccessHostReadBit))
+	return nil
+}
+
+// Marks returns the number of marks recorded since the last Reset.
+func (s *Sequence) Marks() int { return int(s.marks) }
+
+// Expect announces that one step of the recorded work (from one Mark to
+// the next, or all of it without marks) may take up to step on this
+// device, so that waits for it count the device as stopped only after the
+// longer of step and the device's timeout without progress. The longest
+// step announced since the last Reset counts.
+func (s *Sequence) Expect(step time.Duration) {
+	if step > s.expect {
+		s.expect = step
+	}
+}
+
+// watch is what waits for s know of its progress (waitFence).
+func (s *Sequence) watch() *watch {
+	w := &watch{step: s.expect}
+	if s.marks > 0 && s.progress != nil {
+		word := (*uint32)(unsafe.Pointer(&s.progress.mapped[0]))
+		w.progress = func() uint32 { return atomic.LoadUint32(word) }
+	}
+	return w
 }

@@ -186,7 +186,7 @@ func (d *Device) stagedDownload(b *Buffer, offset, n, chunk uint64, fill func(st
 // pending either way (a failed wait means a lost device).
 func (d *Device) waitSlot(s *stageSlot) error {
 	s.pending = false
-	return d.waitFence(context.Background(), s.fence)
+	return d.waitFence(context.Background(), s.fence, nil)
 }
 
 // drainRing waits for every pending slot.
@@ -206,6 +206,10 @@ func (d *Device) drainRing() error {
 // the slot's staging buffer for the direction and b at offset, and marks
 // the slot pending; d.xferMu is held and the slot is not pending.
 func (d *Device) copySlot(s *stageSlot, b *Buffer, offset, n uint64, upload bool) error {
+	if d.lost.Load() {
+		// After a stall the slot's last copy may still run.
+		return ErrDeviceLost
+	}
 	if err := check("vkResetCommandPool", vulkan.ResetCommandPool(d.handle, s.pool, 0)); err != nil {
 		return err
 	}
