@@ -100,10 +100,42 @@ func (e *selectorError) Error() string { return e.input + e.why }
 
 func (e *selectorError) Unwrap() error { return e.err }
 
-// isSelectorError reports whether err is a *selectorError.
+// isSelectorError reports whether err is a *selectorError or a
+// *deviceEnvError: a device setting of the user's that is at fault, an
+// error under every --backend that opens a device, never a reason to run
+// on the CPU.
 func isSelectorError(err error) bool {
 	var se *selectorError
-	return errors.As(err, &se)
+	var ee *deviceEnvError
+	return errors.As(err, &se) || errors.As(err, &ee)
+}
+
+// checkDeviceEnv, where it is not nil, checks the environment variables
+// that set how the Vulkan device runs (GPUSCATTER_DEVICE_TIMEOUT): an
+// error names the variable, its value and what it wants. vulkan.go sets
+// it; a build without Vulkan reads none of them.
+var checkDeviceEnv func() error
+
+// deviceEnvError is a bad value of a variable checkDeviceEnv checks. Like
+// a device selector that selects none, it is an error under every
+// --backend that opens a device, auto included, and in every command that
+// opens one (devices too); --backend cpu opens none and reads neither.
+type deviceEnvError struct{ err error }
+
+func (e *deviceEnvError) Error() string { return strings.TrimPrefix(e.err.Error(), "vk: ") }
+
+func (e *deviceEnvError) Unwrap() error { return e.err }
+
+// deviceEnv checks the device's environment variables (checkDeviceEnv)
+// before a command opens a device or does any work.
+func deviceEnv() error {
+	if checkDeviceEnv == nil {
+		return nil
+	}
+	if err := checkDeviceEnv(); err != nil {
+		return &deviceEnvError{err: err}
+	}
+	return nil
 }
 
 // deviceKind is what --backend auto needs to know of the device a backend
@@ -195,7 +227,8 @@ func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, 
 }
 
 // gpuOpenError is the error of --backend gpu when the GPU backend does not
-// open: err, prefixed with the flag unless the device selector is at fault.
+// open: err, prefixed with the flag unless the device selector or a
+// device variable is at fault.
 func gpuOpenError(err error) error {
 	if isSelectorError(err) {
 		return err
@@ -203,8 +236,12 @@ func gpuOpenError(err error) error {
 	return fmt.Errorf("--backend gpu: %w", err)
 }
 
-// openGPU opens the GPU backend with s, or says why there is none.
+// openGPU opens the GPU backend with s, or says why there is none; a bad
+// device variable (deviceEnv) is an error before the device is opened.
 func openGPU(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
+	if err := deviceEnv(); err != nil {
+		return nil, err
+	}
 	if newGPUBackend == nil {
 		return nil, errNoGPUBackend
 	}

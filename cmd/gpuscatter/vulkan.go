@@ -23,6 +23,10 @@ func init() {
 		b, err := openVulkan(gpuOptions(s, oneCall))
 		return b, selectorOf(s, err)
 	}
+	checkDeviceEnv = func() error {
+		_, err := vk.DeviceTimeoutFromEnv()
+		return err
+	}
 }
 
 // selectorOf returns err as a *selectorError, naming --device or
