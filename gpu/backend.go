@@ -60,8 +60,8 @@ type Options struct {
 	// DeviceTimeout is how long the device may make no progress before
 	// the call fails with ops.ErrDeviceLost (the device stopped
 	// answering), and the Backend is lost from then on. Progress is each
-	// pass of each call completing, so a batch of any length runs as long
-	// as each pass does; a pass whose work is large gets longer, from its
+	// call of a batch completing, so a batch of any length runs as long
+	// as each call does; a call whose work is large gets longer, from its
 	// bytes at 200 MB/s or its positions at a microsecond each, whichever
 	// is longer: about fifty times lavapipe's time for a copy or an atomic
 	// scatter, four times its in-order fold's. Zero means

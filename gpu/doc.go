@@ -67,12 +67,12 @@
 //     later call fails at once with it; Close releases every Vulkan object
 //     and returns it; open a new Backend. For calls on resident tensors the
 //     error adds that the tensors are lost with the device.
-//   - no answer: no pass of a submission completes for
+//   - no answer: no call of a submission completes for
 //     Options.DeviceTimeout (or GPUSCATTER_DEVICE_TIMEOUT; a minute by
-//     default; longer for a pass whose own work is large, see the
+//     default; longer for a call whose own work is large, see the
 //     option): the wait fails with ops.ErrDeviceLost ("the device
 //     stopped answering") and the device counts as lost. A long batch is
-//     no stall while its passes keep completing. Nothing the stalled work
+//     no stall while its calls keep completing. Nothing the stalled work
 //     may use (memory, pipelines, command buffers) is destroyed while it
 //     may run: Close waits at most the timeout again for the device to go
 //     idle, and otherwise leaves the objects alive until the process

@@ -335,7 +335,8 @@ func TestFaultMatrix(t *testing.T) {
 				assert.Contains(t, err.Error(), op.op, "the error names the operator")
 				t.Logf("%s: %v", name, err)
 				if op.resident && f.lost {
-					assert.Contains(t, err.Error(), lostTensors)
+					assert.Contains(t, err.Error(), "; "+ErrResidentLost.Error())
+					assert.ErrorIs(t, err, ErrResidentLost)
 				}
 
 				// The next call: at once ErrDeviceLost on a lost device;

@@ -51,16 +51,12 @@ type flight struct {
 	reported bool
 }
 
-// lostTensors is what a lost device's error adds for calls on resident
-// tensors, which cannot run elsewhere as a host call can.
-const lostTensors = "the resident tensors are lost with the device: open a new Backend and upload them again"
-
 // named names f's calls in err (see named); for a Batch on a lost device
 // it adds that its tensors are lost too.
 func (f *flight) named(err error) error {
 	err = named(f.what, err)
 	if f.resident && errors.Is(err, ops.ErrDeviceLost) {
-		return fmt.Errorf("%w; %s", err, lostTensors)
+		return fmt.Errorf("%w; %w", err, ErrResidentLost)
 	}
 	return err
 }

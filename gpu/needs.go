@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
@@ -299,20 +300,73 @@ func CheckFitsFor(info vk.DeviceInfo, p *ops.Plan, n PlanNeeds) error {
 // checkFits fails with an error wrapping ops.ErrOutOfMemory when the
 // device has less free memory than n needs; b.mu is held.
 func (b *Backend) checkFits(p *ops.Plan, n PlanNeeds) error {
-	free := func() uint64 {
-		free := b.dev.Memory().Free()
+	free := func() (devFree, free uint64) {
+		devFree = b.dev.Memory().Free()
+		free = devFree
 		if b.budget != 0 {
 			free = min(free, b.budget)
 		}
-		return free
+		return devFree, free
 	}
-	err := fits(p, n, free())
-	if err != nil && len(b.clear) > 0 {
+	devFree, f := free()
+	if n.DeviceBytes <= f {
+		return nil
+	}
+	if len(b.clear) > 0 {
 		// Owner words kept clear are a cache: give them back first.
 		b.dropClearOwners()
-		err = fits(p, n, free())
+		if devFree, f = free(); n.DeviceBytes <= f {
+			return nil
+		}
 	}
-	return err
+	r := b.residentRounding()
+	// The rounding of the resident tensors' buffers decides when the
+	// call would fit in the memory they leave unused.
+	r.decides = r.unused() > 0 && n.DeviceBytes <= devFree+r.unused() && (b.budget == 0 || n.DeviceBytes <= b.budget)
+	return refusal(p, n, f, r)
+}
+
+// rounding is what the resident tensors of a backend hold beyond their
+// data: buffers are sized in steps (allocSize), so a tensor of 1921 MiB
+// in one buffer takes 2048 MiB.
+type rounding struct {
+	data, held uint64 // the tensors' bytes, and their buffers'
+	step       uint64 // the largest step a buffer was rounded up by
+	decides    bool   // the call would fit without the rounding
+}
+
+// unused returns the bytes of the buffers that hold no data.
+func (r rounding) unused() uint64 { return r.held - min(r.data, r.held) }
+
+// residentRounding returns the rounding of b's open resident tensors;
+// b.mu is held.
+func (b *Backend) residentRounding() rounding {
+	var r rounding
+	for t := range b.resident {
+		if t.dev == nil {
+			continue
+		}
+		for i, buf := range t.dev.bufs {
+			if buf == nil || i >= len(t.dev.sizes) {
+				continue
+			}
+			n, size := t.dev.sizes[i], buf.Size()
+			r.data += n
+			r.held += size
+			if size > n {
+				r.step = max(r.step, sizeStep(n))
+			}
+		}
+	}
+	return r
+}
+
+// sizeStep returns the step allocSize rounds a chunk of n bytes up by.
+func sizeStep(n uint64) uint64 {
+	if n <= minBuffer {
+		return minBuffer
+	}
+	return uint64(1) << max(bits.Len64(n-1)-4, 0)
 }
 
 // fits is the rule of checkFits: a call fits when its device bytes are at
@@ -321,6 +375,23 @@ func fits(p *ops.Plan, n PlanNeeds, free uint64) error {
 	if n.DeviceBytes <= free {
 		return nil
 	}
-	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrOutOfMemory,
-		Msg: fmt.Sprintf("vulkan: needs %d MiB of device memory; the device has %d MiB free", ceilDiv(n.DeviceBytes, 1<<20), free>>20)}
+	return refusal(p, n, free, rounding{})
 }
+
+// refusal is the error of a call that needs more device memory than the
+// free bytes; where the rounding of the resident tensors' buffers decides
+// (r.decides), it says how much of them is unused and the step.
+func refusal(p *ops.Plan, n PlanNeeds, free uint64, r rounding) error {
+	msg := fmt.Sprintf("vulkan: needs %s of device memory; the device has %s free", mibUp(n.DeviceBytes), mibDown(free))
+	if r.decides {
+		msg += fmt.Sprintf(": its resident tensors' %s of data take %s, as buffers are sized in steps of up to %s; "+
+			"the %s they hold beyond the data is not free for a call", mibUp(r.data), mibUp(r.held), mibUp(r.step), mibDown(r.unused()))
+	}
+	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrOutOfMemory, Msg: msg}
+}
+
+// mibUp and mibDown write bytes in MiB, rounded up (what a call needs)
+// or down (what is free).
+func mibUp(bytes uint64) string { return fmt.Sprintf("%d MiB", ceilDiv(bytes, 1<<20)) }
+
+func mibDown(bytes uint64) string { return fmt.Sprintf("%d MiB", bytes>>20) }

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -86,6 +87,45 @@ func TestExecuteRefusesAPlanOverTheBudget(t *testing.T) {
 
 	b.budget = n.DeviceBytes
 	require.NoError(t, b.Execute(context.Background(), p, out))
+}
+
+// TestRefusalNamesTheBufferRounding: a resident tensor whose buffer is
+// rounded up to its size class takes the device's last free memory (on
+// lavapipe, 1921 MiB of data in a 2048 MiB buffer, sized in steps of 128
+// MiB): a call of 1 MiB is refused with the memory free (0 MiB) and what
+// the rounding holds beyond the data, with the step. Where a budget
+// decides instead, the refusal says nothing of the rounding; once the
+// tensor is closed the call fits.
+func TestRefusalNamesTheBufferRounding(t *testing.T) {
+	b := openTest(t, Options{})
+	free := b.device().Memory().Free()
+	step := sizeStep(free - 1)
+	size := free - step + 1<<20 // rounded up to free
+	if free > 1<<b.shift || free%step != 0 || allocSize(size, b.shift) != free {
+		t.Skipf("the device's %d free bytes are not one rounded buffer (chunk %d bytes)", free, uint64(1)<<b.shift)
+	}
+	b.mu.Lock()
+	x, err := b.newResident(tensor.Uint8, []int{int(size)}) // not zeroed: nothing touches its pages
+	b.mu.Unlock()
+	require.NoError(t, err)
+	p := fewUpdatesPlan(t, 1<<20)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	err = b.CheckFits(p, n)
+	require.ErrorIs(t, err, ops.ErrOutOfMemory)
+	assert.Equal(t, fmt.Sprintf("ScatterNDUpdate-15: vulkan: needs %d MiB of device memory; the device has 0 MiB free: "+
+		"its resident tensors' %d MiB of data take %d MiB, as buffers are sized in steps of up to %d MiB; "+
+		"the %d MiB they hold beyond the data is not free for a call",
+		ceilDiv(n.DeviceBytes, 1<<20), size>>20, free>>20, step>>20, (step-1<<20)>>20), err.Error())
+
+	b.budget = n.DeviceBytes - 1
+	err = b.CheckFits(p, n)
+	require.ErrorIs(t, err, ops.ErrOutOfMemory)
+	assert.Regexp(t, `^ScatterNDUpdate-15: vulkan: needs \d+ MiB of device memory; the device has 0 MiB free$`, err.Error())
+	b.budget = 0
+
+	require.NoError(t, x.Close())
+	require.NoError(t, b.CheckFits(p, n))
 }
 
 // TestNeedsMatchesEveryPath: Needs predicts the allocations of the

@@ -106,6 +106,17 @@ func deviceTimeout(opt time.Duration) (time.Duration, error) {
 	if opt > 0 {
 		return opt, nil
 	}
+	return DeviceTimeoutFromEnv()
+}
+
+// DeviceTimeoutFromEnv returns the device timeout that
+// GPUSCATTER_DEVICE_TIMEOUT sets, the one Open takes when
+// Options.DeviceTimeout is zero: DefaultDeviceTimeout when the variable
+// is unset or empty. A value that is not a positive Go duration ("0",
+// "-1s", "abc") is an error naming the variable, its value and what it
+// wants, the one Open returns; a program can call it first to fail before
+// any work, whether or not it opens a device.
+func DeviceTimeoutFromEnv() (time.Duration, error) {
 	v := strings.TrimSpace(os.Getenv(EnvDeviceTimeout))
 	if v == "" {
 		return DefaultDeviceTimeout, nil

@@ -14,7 +14,8 @@ import (
 // TestDeviceTimeoutSetting: Options.DeviceTimeout, then
 // GPUSCATTER_DEVICE_TIMEOUT, then DefaultDeviceTimeout; a bad value of
 // either is an error naming it, and Open fails with it before touching a
-// device.
+// device. DeviceTimeoutFromEnv gives the variable's part: its timeout, or
+// Open's error.
 func TestDeviceTimeoutSetting(t *testing.T) {
 	for _, c := range []struct {
 		opt  time.Duration
@@ -29,10 +30,18 @@ func TestDeviceTimeoutSetting(t *testing.T) {
 		{0, "90", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="90": want a positive duration such as 90s or 5m`},
 		{0, "0s", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="0s": want a positive duration such as 90s or 5m`},
 		{0, "-1s", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="-1s": want a positive duration such as 90s or 5m`},
+		{0, "0", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="0": want a positive duration such as 90s or 5m`},
+		{0, "abc", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="abc": want a positive duration such as 90s or 5m`},
+		{0, "NaN", 0, `vk: GPUSCATTER_DEVICE_TIMEOUT="NaN": want a positive duration such as 90s or 5m`},
 		{-time.Second, "", 0, "vk: Options.DeviceTimeout -1s: want a positive duration"},
 	} {
 		t.Setenv(EnvDeviceTimeout, c.env)
 		got, err := deviceTimeout(c.opt)
+		if c.opt == 0 {
+			env, envErr := DeviceTimeoutFromEnv()
+			assert.Equal(t, got, env, "%q", c.env)
+			assert.Equal(t, err, envErr, "%q", c.env)
+		}
 		if c.err != "" {
 			assert.EqualError(t, err, c.err, "%v %q", c.opt, c.env)
 			d, oerr := Open(Options{DeviceTimeout: c.opt})

@@ -100,10 +100,42 @@ func (e *selectorError) Error() string { return e.input + e.why }
 
 func (e *selectorError) Unwrap() error { return e.err }
 
-// isSelectorError reports whether err is a *selectorError.
+// isSelectorError reports whether err is a *selectorError or a
+// *deviceEnvError: a device setting of the user's that is at fault, an
+// error under every --backend that opens a device, never a reason to run
+// on the CPU.
 func isSelectorError(err error) bool {
 	var se *selectorError
-	return errors.As(err, &se)
+	var ee *deviceEnvError
+	return errors.As(err, &se) || errors.As(err, &ee)
+}
+
+// checkDeviceEnv, where it is not nil, checks the environment variables
+// that set how the Vulkan device runs (GPUSCATTER_DEVICE_TIMEOUT): an
+// error names the variable, its value and what it wants. vulkan.go sets
+// it; a build without Vulkan reads none of them.
+var checkDeviceEnv func() error
+
+// deviceEnvError is a bad value of a variable checkDeviceEnv checks. Like
+// a device selector that selects none, it is an error under every
+// --backend that opens a device, auto included, and in every command that
+// opens one (devices too); --backend cpu opens none and reads neither.
+type deviceEnvError struct{ err error }
+
+func (e *deviceEnvError) Error() string { return strings.TrimPrefix(e.err.Error(), "vk: ") }
+
+func (e *deviceEnvError) Unwrap() error { return e.err }
+
+// deviceEnv checks the device's environment variables (checkDeviceEnv)
+// before a command opens a device or does any work.
+func deviceEnv() error {
+	if checkDeviceEnv == nil {
+		return nil
+	}
+	if err := checkDeviceEnv(); err != nil {
+		return &deviceEnvError{err: err}
+	}
+	return nil
 }
 
 // deviceKind is what --backend auto needs to know of the device a backend
@@ -151,7 +183,7 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 			}
 			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
-		if est := estimatorOf(b); est != nil {
+		if est := estimatorFor(b); est != nil {
 			info, _ := deviceOf(b)
 			return &autoBackend{gpu: b, est: est, dev: info}, "", nil
 		}
@@ -195,7 +227,8 @@ func resolveBackend(ctx context.Context, s gpuSettings, name string) (resolved, 
 }
 
 // gpuOpenError is the error of --backend gpu when the GPU backend does not
-// open: err, prefixed with the flag unless the device selector is at fault.
+// open: err, prefixed with the flag unless the device selector or a
+// device variable is at fault.
 func gpuOpenError(err error) error {
 	if isSelectorError(err) {
 		return err
@@ -203,8 +236,12 @@ func gpuOpenError(err error) error {
 	return fmt.Errorf("--backend gpu: %w", err)
 }
 
-// openGPU opens the GPU backend with s, or says why there is none.
+// openGPU opens the GPU backend with s, or says why there is none; a bad
+// device variable (deviceEnv) is an error before the device is opened.
 func openGPU(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
+	if err := deviceEnv(); err != nil {
+		return nil, err
+	}
 	if newGPUBackend == nil {
 		return nil, errNoGPUBackend
 	}
@@ -238,11 +275,18 @@ type autoBackend struct {
 	// lost: the device was lost and the notice says so; Close's report
 	// of it is not news.
 	lost bool
+	// lostAtClose: Close found the device lost, which no notice said,
+	// after the CPU had run a call; the notice adds it.
+	lostAtClose string
 }
 
 // estimator returns the estimates of p as a host call on the device and
 // on the CPU backend.
 type estimator func(ctx context.Context, p *ops.Plan) (device, cpu cost.Estimate, err error)
+
+// estimatorFor is estimatorOf, which --backend auto weighs its calls by;
+// the tests replace it to choose the device or the CPU.
+var estimatorFor = estimatorOf
 
 // Name is the device's name, or, where auto chooses call by call, says
 // so.
@@ -275,7 +319,9 @@ func (a *autoBackend) choose(ctx context.Context, p *ops.Plan) bool {
 			a.onCPU++
 			where = "CPU"
 		}
-		a.notice = fmt.Sprintf("--backend auto: %s: no estimate (%s); ran it on the %s", p.Op.Name, oneLine(err.Error()), where)
+		a.notice = fmt.Sprintf("--backend auto: %s: no estimate (%s); ran it on the %s", p.Op.Name, oneLine(deviceText(err)), where)
+		// Measuring the device may have lost it: the notice says so.
+		a.lost = a.lost || errors.Is(err, ops.ErrDeviceLost)
 		return onCPU
 	}
 	onCPU := cpu.Ms < dev.Ms // as gpubench.Choice
@@ -308,25 +354,47 @@ func (a *autoBackend) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tens
 		return a.cpuBackend().Execute(ctx, p, out)
 	}
 	err := a.gpu.Execute(ctx, p, out)
-	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) && !errors.Is(err, ops.ErrDeviceLost) {
+	if !a.fallsBack(err, p.Op.Name) {
 		return err
 	}
-	a.notice = fmt.Sprintf("--backend auto: %s; ran %s on the CPU", oneLine(err.Error()), p.Op.Name)
-	a.lost = a.lost || errors.Is(err, ops.ErrDeviceLost)
 	return a.cpuBackend().Execute(ctx, p, out)
 }
 
+// fallsBack reports whether the CPU runs op's call instead after the
+// device failed it with err: the device cannot run it (unsupported, out
+// of memory) or was lost. It then sets the notice that says so.
+func (a *autoBackend) fallsBack(err error, op string) bool {
+	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrOutOfMemory) && !errors.Is(err, ops.ErrDeviceLost) {
+		return false
+	}
+	a.notice = fmt.Sprintf("--backend auto: %s; ran %s on the CPU", oneLine(deviceText(err)), op)
+	a.lost = a.lost || errors.Is(err, ops.ErrDeviceLost)
+	return true
+}
+
+// Close closes the device. Once the CPU has run a call, the device's
+// loss is no failure of the run: every call returned its result, the
+// CPU's where the device failed. Close then reports no loss; one that no
+// notice mentioned yet the notice adds (Notice).
 func (a *autoBackend) Close() error {
 	err := a.gpu.Close()
-	if a.lost && errors.Is(err, ops.ErrDeviceLost) {
+	if errors.Is(err, ops.ErrDeviceLost) && (a.lost || a.cpu != nil) {
+		if !a.lost {
+			a.lostAtClose = oneLine(deviceText(err))
+		}
 		return nil
 	}
 	return err
 }
 
-// Notice says whether a plan fell back to the CPU; run prints it after a
-// successful run.
-func (a *autoBackend) Notice() string { return a.notice }
+// Notice says where the last call ran and why, in one line; run prints
+// it after a successful run.
+func (a *autoBackend) Notice() string {
+	if a.lostAtClose == "" {
+		return a.notice
+	}
+	return fmt.Sprintf("%s; then closing the device found it lost (%s)", a.notice, a.lostAtClose)
+}
 
 // runNotice returns the notice a backend has for the run just made, if any.
 func runNotice(b ops.Backend) string {

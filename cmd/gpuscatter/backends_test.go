@@ -94,15 +94,7 @@ func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
 	fx := newFixture(t)
 	out := filepath.Join(t.TempDir(), "out.npy")
 	call := []string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"), "--updates", fx.f("updates")}
-	// A node test written here, so that the test runs outside the tree
-	// (the kit) too.
-	node := t.TempDir()
-	nt := tensorScatterNodeTests()[0]
-	for rel, b := range nt.files(t) {
-		path := filepath.Join(node, nt.name, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, b, 0o644))
-	}
+	node := writeNodeTest(t)
 	commands := [][]string{
 		append([]string{"run", "--out", out}, call...),
 		append([]string{"run", "--out", out, "--backend", "gpu"}, call...),
@@ -112,7 +104,7 @@ func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
 		{"check", "--quick", "--match", "none/default"},
 		{"examples", "--match", "ScatterNDUpdate-15"},
 		{"examples", "--match", "ScatterNDUpdate-15", "--backend", "gpu"},
-		{"onnx-test", filepath.Join(node, nt.name)},
+		{"onnx-test", node},
 	}
 	for _, sel := range []struct {
 		flag, env, input string
@@ -133,5 +125,60 @@ func TestDeviceSelectorMatchingNothingIsAnError(t *testing.T) {
 			}
 			assert.NoFileExists(t, out)
 		}
+	}
+}
+
+// writeNodeTest writes a node test (TensorScatter-24's first) into a
+// temporary directory and returns its path, so that a test runs outside
+// the tree (the kit) too.
+func writeNodeTest(t *testing.T) string {
+	t.Helper()
+	node := t.TempDir()
+	nt := tensorScatterNodeTests()[0]
+	for rel, b := range nt.files(t) {
+		path := filepath.Join(node, nt.name, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+	}
+	return filepath.Join(node, nt.name)
+}
+
+// TestBadDeviceTimeoutIsAnError: a GPUSCATTER_DEVICE_TIMEOUT that is not
+// a positive duration is one line naming the variable, its value and what
+// it wants, exit 1, before any work: under --backend auto as under gpu
+// (auto does not run on the CPU instead), in every command that opens a
+// device, devices included. --backend cpu opens no device and reads it
+// no more than GPUSCATTER_DEVICE.
+func TestBadDeviceTimeoutIsAnError(t *testing.T) {
+	fx := newFixture(t)
+	out := filepath.Join(t.TempDir(), "out.npy")
+	call := []string{"--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"), "--updates", fx.f("updates")}
+	node := writeNodeTest(t)
+	commands := [][]string{
+		append([]string{"run", "--out", out}, call...),
+		append([]string{"run", "--out", out, "--backend", "gpu"}, call...),
+		append([]string{"bench", "--repeats", "1"}, call...),
+		append([]string{"bench", "--repeats", "1", "--backend", "gpu"}, call...),
+		append([]string{"plan"}, call...),
+		append([]string{"warm"}, call...),
+		{"check", "--quick", "--match", "none/default"},
+		{"examples", "--match", "ScatterNDUpdate-15"},
+		{"examples", "--match", "ScatterNDUpdate-15", "--backend", "gpu"},
+		{"onnx-test", node},
+		{"devices"},
+		{"devices", "--json"},
+	}
+	for _, v := range []string{"0", "-1s", "abc", "NaN"} {
+		t.Setenv(vk.EnvDeviceTimeout, v)
+		for _, args := range commands {
+			code, stdout, stderr := runCLI(t, args...)
+			requireInputError(t, code, stdout, stderr)
+			assert.Equal(t, fmt.Sprintf("%sGPUSCATTER_DEVICE_TIMEOUT=%q: want a positive duration such as 90s or 5m\n", prefix, v), stderr, "%v", args)
+			assert.NoFileExists(t, out)
+		}
+		code, _, stderr := runCLI(t, append([]string{"run", "--out", out, "--backend", "cpu"}, call...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Empty(t, stderr)
+		require.NoError(t, os.Remove(out))
 	}
 }

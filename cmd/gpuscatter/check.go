@@ -197,6 +197,9 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	if f.list {
 		return listCheckPaths(c.stdout, cfg, jsonF.value)
 	}
+	if err := deviceEnv(); err != nil {
+		return err
+	}
 	cfg.Base = gpu.Options{Device: c.gpu.device, PipelineCacheDir: "off"}
 	cfg.Fault = checkFault
 	cfg.NoShaderFloat64 = checkNoShaderFloat64

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpuscatter/gpuscatter/internal/suggest"
+	"github.com/gpuscatter/gpuscatter/ops"
 )
 
 // Exit codes.
@@ -207,9 +208,36 @@ func (c *cli) exit(cmd *command, err error) int {
 		fmt.Fprintf(c.stderr, "%s%s\n\n%s", prefix, oneLine(ue.msg), usageOf(cmd))
 		return exitUsage
 	default:
-		fmt.Fprintf(c.stderr, "%s%s\n", prefix, oneLine(err.Error()))
+		fmt.Fprintf(c.stderr, "%s%s\n", prefix, oneLine(errorText(cmd, err)))
 		return exitError
 	}
+}
+
+// errorText is the message of err, which cmd returned: where the device
+// was lost, in the command line's words (deviceText) with what the user
+// can do about it (deviceLostAdvice).
+func errorText(cmd *command, err error) string {
+	if !errors.Is(err, ops.ErrDeviceLost) {
+		return err.Error()
+	}
+	msg := deviceText(err)
+	if advice := deviceLostAdvice(err, takesBackend(cmd)); advice != "" {
+		msg += "; " + advice
+	}
+	return msg
+}
+
+// takesBackend reports whether cmd has a --backend flag.
+func takesBackend(cmd *command) bool {
+	if cmd == nil || cmd.flags == nil {
+		return false
+	}
+	for _, f := range cmd.flags() {
+		if f.name == "backend" {
+			return true
+		}
+	}
+	return false
 }
 
 // usageOf returns what follows a usage error: the synopsis of cmd (of every

@@ -54,6 +54,10 @@ func devicesMain(ctx context.Context, c *cli, args []string) error {
 	if err := parseFlags(args, devicesFlags(&asJSON, &remeasure)); err != nil {
 		return err
 	}
+	// The figures are measured through the device, with its timeout.
+	if err := deviceEnv(); err != nil {
+		return err
+	}
 	devs, err := vk.Devices()
 	if err != nil {
 		return fmt.Errorf("devices: %w", err)

@@ -29,7 +29,10 @@
 // one. With --backend auto (the default) it runs on the Vulkan device when
 // that is a GPU, and on the CPU otherwise; a --device (or
 // GPUSCATTER_DEVICE) that selects no device is an error under every
-// backend that opens one, listing the devices. The start, stop, step and axes of
+// backend that opens one, listing the devices, and so is a
+// GPUSCATTER_DEVICE_TIMEOUT that is not a positive duration. Under auto
+// one notice line on stderr says where the call ran and why, whichever
+// path it took; a device lost during the call sends it to the CPU. The start, stop, step and axes of
 // SliceScatter-15 are each a comma list of integers such as 0,-1 or a path
 // ending in .npy or .pb; the axis is an integer or a path ending in .npy or
 // .pb. Wherever a flag takes an .npy file it takes a TensorProto file whose

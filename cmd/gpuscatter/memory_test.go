@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -54,4 +55,33 @@ func TestAutoRunsOnTheCPUWhenThePlanDoesNotFit(t *testing.T) {
 	assert.Contains(t, stderr, "needs 3 MiB of device memory; the device has 2 MiB free")
 	assert.NotContains(t, stderr, "unsupported")
 	assert.NoFileExists(t, out)
+}
+
+// lostAtCloseGPU is a GPU backend that cannot run any plan and finds its
+// device lost when it closes.
+type lostAtCloseGPU struct{}
+
+func (lostAtCloseGPU) Name() string { return "vulkan: fake device lost at close" }
+
+func (lostAtCloseGPU) Execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) error {
+	return &ops.Error{Op: p.Op.Name, Input: "data", Err: ops.ErrUnsupported, Msg: "vulkan: fake: no kernel"}
+}
+
+func (lostAtCloseGPU) Close() error {
+	return fmt.Errorf("%w: vk: device lost", ops.ErrDeviceLost)
+}
+
+// TestAutoDeviceLostAtCloseAfterTheCPURan: once --backend auto has run
+// the call on the CPU, a device found lost as it closes fails nothing:
+// exit 0, --out written, and the one notice line adds the loss.
+func TestAutoDeviceLostAtCloseAfterTheCPURan(t *testing.T) {
+	withGPU(t, func(context.Context) (ops.Backend, error) { return lostAtCloseGPU{}, nil })
+	fx := newFixture(t)
+	out := filepath.Join(t.TempDir(), "out.npy")
+	code, _, stderr := runCLI(t, "run", "--op", "ScatterNDUpdate-15", "--data", fx.f("data"), "--indices", fx.f("indices"),
+		"--updates", fx.f("updates"), "--out", out, "--backend", "auto")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, prefix+"--backend auto: ScatterNDUpdate-15: vulkan: fake: no kernel; ran ScatterNDUpdate-15 on the CPU; "+
+		"then closing the device found it lost (device lost: vk: device lost)\n", stderr)
+	requireEqualTensor(t, f32([]int{5}, 1, 10, 3, 20, 5), readNPY(t, out))
 }

@@ -32,3 +32,10 @@ func noVulkanCommand(name, summary string) *command {
 }
 
 func estimatorOf(ops.Backend) estimator { return nil }
+
+// deviceText is err's message: a build without Vulkan has no device
+// errors to put in the command line's words.
+func deviceText(err error) string { return err.Error() }
+
+// deviceLostAdvice is empty: a build without Vulkan loses no device.
+func deviceLostAdvice(error, bool) string { return "" }

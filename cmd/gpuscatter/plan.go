@@ -254,7 +254,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		}
 		return n, info, gpu.CheckFitsFor(info, p, n), nil
 	}
-	b, err := newGPUBackend(ctx, c.gpu, !f.inPlace)
+	b, err := openGPU(ctx, c.gpu, !f.inPlace)
 	if errors.Is(err, ops.ErrNoDevice) && !isSelectorError(err) {
 		return n, info, nil, fmt.Errorf("no Vulkan device to plan for (%w); give --facts FILE, "+
 			"one element of 'gpuscatter devices --json' from the machine with the device", err)

@@ -126,7 +126,8 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 	return append(specs,
 		f.backend.spec().with("auto|cpu|gpu", "auto (the default), cpu or gpu. auto runs the call where its estimate is lower, on the Vulkan device or "+
 			"on the CPU, from the device's measured figures ('gpuscatter devices'), with a one-line notice giving both "+
-			"estimates and the choice; with no device it runs on the CPU with a notice saying why. gpu runs on any "+
+			"estimates and the choice; with no device, or when the device cannot run the call or is lost during it, it "+
+			"runs on the CPU with a notice saying why. gpu runs on any "+
 			"Vulkan device, lavapipe included", false),
 		deviceSpec(g), deterministicSpec(g))
 }
@@ -244,9 +245,7 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 			if err != nil {
 				return err
 			}
-			if notice != "" {
-				fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
-			}
+			printNotice(c, b, notice)
 			return nil
 		}
 	}
@@ -264,13 +263,20 @@ func runAndWrite(ctx context.Context, c *cli, f *runFlags, load func() (ops.Requ
 	if skipped {
 		return fmt.Errorf("%w (--skip-bad-indices: its updates, and those of any other bad index, were skipped; --out holds every other update)", err)
 	}
+	printNotice(c, b, notice)
+	return nil
+}
+
+// printNotice prints the one line that says where the run's call ran, if
+// any: the backend's (runNotice: --backend auto's choice, or its
+// fallback), else notice, openBackend's (auto on the CPU without a GPU).
+func printNotice(c *cli, b ops.Backend, notice string) {
 	if n := runNotice(b); n != "" {
 		notice = n
 	}
 	if notice != "" {
 		fmt.Fprintf(c.stderr, "%s%s\n", prefix, notice)
 	}
-	return nil
 }
 
 // streamRun, where it is not nil, runs run's operator (f.opRun) on b

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
@@ -89,6 +90,20 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 		a.chosenCPU = true
 		return false, nil
 	}
+	// declineLost is the outcome of the device's failure, named by the
+	// operator as the host path's are (an upload's is not): under auto,
+	// a lost device has the host path run the call on the CPU, with the
+	// notice saying why (the output file is not written yet).
+	declineLost := func(err error) (bool, error) {
+		if oe := (*ops.Error)(nil); !errors.As(err, &oe) {
+			err = fmt.Errorf("%s: %w", op.Name, err)
+		}
+		if isAuto && errors.Is(err, ops.ErrDeviceLost) && a.fallsBack(err, op.Name) {
+			a.chosenCPU = true
+			return false, nil
+		}
+		return true, err
+	}
 	if err := g.CheckResident(p); err != nil {
 		if errors.Is(err, ops.ErrUnsupported) || errors.Is(err, ops.ErrOutOfMemory) {
 			return false, nil
@@ -114,19 +129,26 @@ func runStreamed(ctx context.Context, b ops.Backend, f *runFlags) (bool, error) 
 			// under auto runs on the CPU.
 			return false, nil
 		default:
-			return true, err
+			return declineLost(err)
 		}
 		in.tensors = append(in.tensors, t)
 		*dst = t
 	}
 	c.Out = c.Data
 	if err := g.Run(ctx, c); err != nil {
-		return true, err
+		return declineLost(err)
 	}
+	var lost error
 	err = npy.WriteFilePayload(ctx, f.out.value, p.DType, p.Shape, func(w io.Writer) error {
 		_, err := c.Out.CopyTo(ctx, w)
+		if errors.Is(err, ops.ErrDeviceLost) {
+			lost = err
+		}
 		return err
 	})
+	if lost != nil {
+		return declineLost(lost) // --out was not written
+	}
 	if err != nil {
 		return true, fileError("out", f.out.value, err)
 	}

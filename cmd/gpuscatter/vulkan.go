@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cost"
@@ -22,6 +23,10 @@ func init() {
 	newGPUBackend = func(ctx context.Context, s gpuSettings, oneCall bool) (ops.Backend, error) {
 		b, err := openVulkan(gpuOptions(s, oneCall))
 		return b, selectorOf(s, err)
+	}
+	checkDeviceEnv = func() error {
+		_, err := vk.DeviceTimeoutFromEnv()
+		return err
 	}
 }
 
@@ -144,4 +149,40 @@ func estimatorOf(b ops.Backend) estimator {
 		dev, cpu = gpubench.Estimates(figs, w, p, 1, false)
 		return dev, cpu, nil
 	}
+}
+
+// deviceText returns the message of err, an error of the Vulkan backend,
+// in the command line's words: without what package gpu tells a program
+// to do with its resident tensors when the device is lost
+// (gpu.ErrResidentLost: the command line keeps none beyond the run), and
+// with a stall naming only the variable that sets its timeout.
+func deviceText(err error) string {
+	msg := err.Error()
+	if errors.Is(err, gpu.ErrResidentLost) {
+		msg = strings.Replace(msg, "; "+gpu.ErrResidentLost.Error(), "", 1)
+	}
+	var se *vk.StallError
+	if errors.As(err, &se) {
+		msg = strings.Replace(msg, se.Error(), fmt.Sprintf("vk: the device stopped answering: submitted work made no progress for %v (%s)",
+			se.Timeout, vk.EnvDeviceTimeout), 1)
+	}
+	return msg
+}
+
+// deviceLostAdvice returns what a command line's user can do about err,
+// a lost device that failed the command: raise GPUSCATTER_DEVICE_TIMEOUT
+// when the device only stopped answering within it, else run the command
+// again (a new process opens the device afresh); with cpu (the command
+// takes --backend), or run it on the CPU.
+func deviceLostAdvice(err error, cpu bool) string {
+	orCPU := ""
+	if cpu {
+		orCPU = ", or run it with --backend cpu"
+	}
+	var se *vk.StallError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("if the device is only slow, set %s above %v (a duration such as 5m) and run the command again%s",
+			vk.EnvDeviceTimeout, se.Timeout, orCPU)
+	}
+	return "run the command again, which opens the device afresh" + orCPU
 }

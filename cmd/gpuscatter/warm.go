@@ -123,7 +123,7 @@ func warmMain(ctx context.Context, c *cli, args []string) error {
 	default:
 		return usagef("nothing to warm: give run's flags (--op NAME --data FILE.npy ...), --model, or --workloads LIST")
 	}
-	b, err := newGPUBackend(ctx, c.gpu, false)
+	b, err := openGPU(ctx, c.gpu, false)
 	if err != nil {
 		return gpuOpenError(err)
 	}
