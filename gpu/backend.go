@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/vk"
@@ -188,7 +189,7 @@ func Open(opts Options) (*Backend, error) { return open(opts, knobs.Knobs{}) }
 
 // open is Open with the knobs k applied (package internal/knobs).
 func open(opts Options, k knobs.Knobs) (*Backend, error) {
-	dev, err := vk.Open(vk.Options{
+	vo := vk.Options{
 		Selector:           opts.Device,
 		Validation:         opts.Validation,
 		PipelineCacheDir:   opts.PipelineCacheDir,
@@ -196,8 +197,11 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 		MaxAllocationBytes: k.MaxAllocationBytes,
 		NoUnifiedMemory:    opts.NoUnifiedMemory,
 		DeviceTimeout:      opts.DeviceTimeout,
-		Faults:             k.Faults,
-	})
+	}
+	if k.Faults != nil {
+		vkfault.Install(&vo, k.Faults)
+	}
+	dev, err := vk.Open(vo)
 	if err != nil {
 		return nil, wrapVK(err)
 	}

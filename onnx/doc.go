@@ -2,7 +2,7 @@
 // tensor.Tensor values and reads single-node ONNX models. It knows no
 // backend: mapping a model's node onto an operator is the caller's work.
 //
-// Decode, Read and ReadFile take every element type the tensor package has
+// Unmarshal, Read and ReadFile take every element type the tensor package has
 // (bool, int8 ... uint64, float16, bfloat16, float, double, complex64,
 // complex128, string), from raw_data (little-endian, as ONNX stores it) or
 // from the typed repeated field that ONNX's onnx.proto assigns to the type
@@ -14,7 +14,7 @@
 // allocated, so a TensorProto that lies about its dims fails with a small
 // allocation.
 //
-// Encode, Marshal and Write produce what onnx.numpy_helper.from_array
+// Marshal and Write produce what onnx.numpy_helper.from_array
 // produces: dims, data_type and raw_data, or string_data for strings.
 //
 // Every error about the content of a file wraps ErrFormat (the message is

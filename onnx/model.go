@@ -14,10 +14,31 @@ import (
 // Attr is one attribute of a node: an integer, a float or a string
 // (other attribute types are kept as their type only).
 type Attr struct {
-	Type onnxpb.AttributeProto_AttributeType
+	Type AttrType
 	Int  int64
 	F    float32
 	S    string
+}
+
+// AttrType is the type of an attribute, as onnx.proto's
+// AttributeProto.AttributeType numbers it.
+type AttrType int32
+
+// The attribute types a scatter node's attributes have, numbered as in
+// onnx.proto.
+const (
+	AttrFloat  AttrType = 1
+	AttrInt    AttrType = 2
+	AttrString AttrType = 3
+)
+
+// String returns the type's name in onnx.proto: "INT", "STRING", ...
+func (t AttrType) String() string { return onnxpb.AttributeProto_AttributeType(t).String() }
+
+// Model is an ONNX model (a ModelProto), as ReadModelFile and
+// UnmarshalModel read it.
+type Model struct {
+	proto *onnxpb.ModelProto
 }
 
 // Node is the single operator node of a model, with what it needs from the
@@ -41,7 +62,7 @@ type Node struct {
 }
 
 // ReadModelFile reads the ONNX model at path. Errors name path.
-func ReadModelFile(path string) (*onnxpb.ModelProto, error) {
+func ReadModelFile(path string) (*Model, error) {
 	b, err := readFile(path)
 	if err != nil {
 		return nil, withPath(path, err)
@@ -51,16 +72,19 @@ func ReadModelFile(path string) (*onnxpb.ModelProto, error) {
 }
 
 // UnmarshalModel parses b as an ONNX ModelProto.
-func UnmarshalModel(b []byte) (*onnxpb.ModelProto, error) {
+func UnmarshalModel(b []byte) (*Model, error) {
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(b, &m); err != nil {
 		return nil, formatErr("not an ONNX model: %v", err)
 	}
-	return &m, nil
+	return &Model{proto: &m}, nil
 }
 
 // OpTypes lists the operators of m's graph, in order of first use.
-func OpTypes(m *onnxpb.ModelProto) []string {
+func OpTypes(m *Model) []string { return opTypes(m.proto) }
+
+// opTypes is OpTypes on the message.
+func opTypes(m *onnxpb.ModelProto) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range m.GetGraph().GetNode() {
@@ -80,14 +104,17 @@ func OpTypes(m *onnxpb.ModelProto) []string {
 // attributes and the graph's initializers, decoded. A model whose graph
 // holds no node or more than one, or whose node's domain is not imported,
 // is an error that says what it holds.
-func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
+func SingleNode(m *Model) (*Node, error) { return singleNode(m.proto) }
+
+// singleNode is SingleNode on the message.
+func singleNode(m *onnxpb.ModelProto) (*Node, error) {
 	g := m.GetGraph()
 	if g == nil {
 		return nil, formatErr("the model has no graph")
 	}
 	nodes := g.GetNode()
 	if len(nodes) != 1 {
-		ops := OpTypes(m)
+		ops := opTypes(m)
 		if len(ops) == 0 {
 			return nil, formatErr("the graph holds no node; want exactly one")
 		}
@@ -142,7 +169,7 @@ func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
 		if a.GetRefAttrName() != "" {
 			return nil, unsupportedErr("attribute %s of the %s node refers to %s; only a function body may", a.GetName(), n.GetOpType(), a.GetRefAttrName())
 		}
-		node.Attrs[a.GetName()] = Attr{Type: a.GetType(), Int: a.GetI(), F: a.GetF(), S: string(a.GetS())}
+		node.Attrs[a.GetName()] = Attr{Type: AttrType(a.GetType()), Int: a.GetI(), F: a.GetF(), S: string(a.GetS())}
 	}
 	for _, init := range g.GetInitializer() {
 		// The checker refuses duplicate names in a graph: which of two
@@ -150,7 +177,7 @@ func SingleNode(m *onnxpb.ModelProto) (*Node, error) {
 		if _, dup := node.Initializers[init.GetName()]; dup {
 			return nil, formatErr("two initializers are named %q; ONNX's checker rejects duplicate names", init.GetName())
 		}
-		t, err := Decode(init)
+		t, err := decode(init, false)
 		if err != nil {
 			return nil, prefixed(fmt.Sprintf("initializer %q", init.GetName()), err)
 		}

@@ -17,7 +17,7 @@ import (
 // scatterModel is a ScatterElements-18 model with its indices as an
 // initializer.
 func scatterModel() *onnxpb.ModelProto {
-	idx := must(Encode(tensor.Ints(0)))
+	idx := must(encode(tensor.Ints(0)))
 	idx.Name = proto.String("indices")
 	return &onnxpb.ModelProto{
 		IrVersion:   proto.Int64(8),
@@ -39,7 +39,7 @@ func scatterModel() *onnxpb.ModelProto {
 }
 
 func TestSingleNode(t *testing.T) {
-	n, err := SingleNode(scatterModel())
+	n, err := singleNode(scatterModel())
 	require.NoError(t, err)
 	assert.Equal(t, "ScatterElements", n.OpType)
 	assert.Equal(t, "", n.Domain, "ai.onnx is the default domain")
@@ -83,7 +83,7 @@ func TestSingleNodeErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := scatterModel()
 			c.change(m)
-			_, err := SingleNode(m)
+			_, err := singleNode(m)
 			require.ErrorIs(t, err, c.kind)
 			assert.Contains(t, err.Error(), c.msg)
 		})
@@ -131,4 +131,12 @@ func FuzzSingleNode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAttrTypesAreOnnxProtos: the AttrType constants are onnx.proto's.
+func TestAttrTypesAreOnnxProtos(t *testing.T) {
+	assert.Equal(t, AttrType(onnxpb.AttributeProto_FLOAT), AttrFloat)
+	assert.Equal(t, AttrType(onnxpb.AttributeProto_INT), AttrInt)
+	assert.Equal(t, AttrType(onnxpb.AttributeProto_STRING), AttrString)
+	assert.Equal(t, "STRING", AttrString.String())
 }

@@ -58,14 +58,14 @@ func TestRoundTripEveryDType(t *testing.T) {
 }
 
 func TestWriteIsWhatFromArrayWrites(t *testing.T) {
-	tp, err := Encode(tensor.MustFromSlice([]int{2}, []bool{true, false}))
+	tp, err := encode(tensor.MustFromSlice([]int{2}, []bool{true, false}))
 	require.NoError(t, err)
 	assert.Equal(t, int32(onnxpb.TensorProto_BOOL), tp.GetDataType())
 	assert.Equal(t, []int64{2}, tp.Dims)
 	assert.Equal(t, []byte{1, 0}, tp.RawData)
 	s, err := tensor.FromStrings([]int{2}, []string{"a", "bc"})
 	require.NoError(t, err)
-	tp, err = Encode(s)
+	tp, err = encode(s)
 	require.NoError(t, err)
 	assert.Nil(t, tp.RawData)
 	assert.Equal(t, [][]byte{[]byte("a"), []byte("bc")}, tp.StringData)
@@ -198,7 +198,7 @@ func TestReadFileNamesPath(t *testing.T) {
 }
 
 func TestEncodeRejectsInvalid(t *testing.T) {
-	_, err := Encode(&tensor.Tensor{DType: tensor.Float32, Shape: []int{2}, Data: make([]byte, 4)})
+	_, err := encode(&tensor.Tensor{DType: tensor.Float32, Shape: []int{2}, Data: make([]byte, 4)})
 	require.ErrorIs(t, err, tensor.ErrInvalid)
 	var buf bytes.Buffer
 	require.Error(t, Write(&buf, nil))

@@ -39,8 +39,15 @@ var dataTypes = map[onnxpb.TensorProto_DataType]tensor.DType{
 	onnxpb.TensorProto_STRING:     tensor.String,
 }
 
-// DataType returns the ONNX data type of dt; ok is false for an invalid dt.
-func DataType(dt tensor.DType) (onnxpb.TensorProto_DataType, bool) {
+// DataType returns the ONNX data type code of dt (TensorProto.DataType,
+// the code DTypeOf takes); ok is false for an invalid dt.
+func DataType(dt tensor.DType) (code int32, ok bool) {
+	c, ok := dataType(dt)
+	return int32(c), ok
+}
+
+// dataType is DataType as the message's enum.
+func dataType(dt tensor.DType) (onnxpb.TensorProto_DataType, bool) {
 	for k, v := range dataTypes {
 		if v == dt {
 			return k, true
@@ -126,13 +133,12 @@ func present(tp *onnxpb.TensorProto, rawLen int) (fields []field, lens []int) {
 	return fields, lens
 }
 
-// Decode converts tp into a tensor. It checks, before allocating the
+// decode converts tp into a tensor. It checks, before allocating the
 // tensor, that tp's dims are non-negative and that their product matches
 // the data present, so a lying TensorProto costs no more memory than its
 // own bytes. Errors wrap ErrFormat or ErrUnsupported.
-func Decode(tp *onnxpb.TensorProto) (*tensor.Tensor, error) { return decode(tp, false) }
-
-// decode is Decode; with adoptRaw, the tensor takes tp.RawData as its data
+//
+// With adoptRaw, the tensor takes tp.RawData as its data
 // instead of a copy, so that a tensor read from a file is in memory once.
 func decode(tp *onnxpb.TensorProto, adoptRaw bool) (*tensor.Tensor, error) {
 	dt, shape, src, err := check(tp, len(tp.RawData))
@@ -164,7 +170,7 @@ func decode(tp *onnxpb.TensorProto, adoptRaw bool) (*tensor.Tensor, error) {
 	return t, fill(t, tp)
 }
 
-// check checks what Decode checks before it allocates the tensor, with
+// check checks what decode checks before it allocates the tensor, with
 // raw_data rawLen bytes long (a header read skips its bytes), and returns
 // the tensor's dtype and shape and the field that holds its values.
 func check(tp *onnxpb.TensorProto, rawLen int) (dt tensor.DType, shape []int, src field, err error) {
@@ -303,7 +309,7 @@ func Unmarshal(b []byte) (*tensor.Tensor, error) {
 	if err := proto.Unmarshal(b, &tp); err != nil {
 		return nil, formatErr("not a TensorProto: %v", err)
 	}
-	return Decode(&tp)
+	return decode(&tp, false)
 }
 
 // Read reads one TensorProto from r, up to its end, and decodes it. It
@@ -396,15 +402,15 @@ func ReadFile(path string) (*tensor.Tensor, error) {
 	return t, withPath(path, err)
 }
 
-// Encode converts t into a TensorProto: dims, data_type and raw_data
+// encode converts t into a TensorProto: dims, data_type and raw_data
 // (little-endian, bools as 0 and 1), or string_data for strings, as
 // onnx.numpy_helper.from_array writes them. It fails for an invalid
 // tensor and for one whose payload exceeds protobuf's 2 GiB.
-func Encode(t *tensor.Tensor) (*onnxpb.TensorProto, error) {
+func encode(t *tensor.Tensor) (*onnxpb.TensorProto, error) {
 	if err := t.Check(); err != nil {
 		return nil, &onnxError{kind: err, msg: err.Error()}
 	}
-	code, _ := DataType(t.DType)
+	code, _ := dataType(t.DType)
 	tp := &onnxpb.TensorProto{DataType: proto.Int32(int32(code)), Dims: make([]int64, len(t.Shape))}
 	for i, d := range t.Shape {
 		tp.Dims[i] = int64(d)
@@ -434,9 +440,9 @@ func Encode(t *tensor.Tensor) (*onnxpb.TensorProto, error) {
 	return tp, nil
 }
 
-// Marshal returns the TensorProto encoding of t (see Encode).
+// Marshal returns the TensorProto encoding of t (see encode).
 func Marshal(t *tensor.Tensor) ([]byte, error) {
-	tp, err := Encode(t)
+	tp, err := encode(t)
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +453,7 @@ func Marshal(t *tensor.Tensor) ([]byte, error) {
 	return b, nil
 }
 
-// Write writes t to w as one TensorProto (see Encode). Nothing is written
+// Write writes t to w as one TensorProto (see encode). Nothing is written
 // for a tensor that fails to encode.
 func Write(w io.Writer, t *tensor.Tensor) error {
 	b, err := Marshal(t)

@@ -113,7 +113,7 @@ func (d *Device) newFence() (vulkan.Fence, error) {
 	return f, nil
 }
 
-// faulty makes the call of kind c that Options.Faults chooses return its
+// faulty makes the call of kind c that Options.faults chooses return its
 // result instead of calling the driver (call); the others call it. A
 // result of VK_ERROR_DEVICE_LOST marks the device lost.
 func (d *Device) faulty(c vkfault.Call, call func() vulkan.Result) vulkan.Result {

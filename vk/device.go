@@ -80,11 +80,16 @@ type Options struct {
 	// means the value of GPUSCATTER_DEVICE_TIMEOUT (a Go duration such as
 	// 90s or 5m), and if that is empty too, DefaultDeviceTimeout.
 	DeviceTimeout time.Duration
-	// Faults makes chosen Vulkan calls of this device fail (package
-	// internal/vkfault, which only the module's own tests can use). A
-	// device with Faults takes over no kept device when its plan fails
-	// pipeline creation.
-	Faults *vkfault.Plan
+
+	// faults makes chosen Vulkan calls of this device fail (package
+	// internal/vkfault, which only the module's own tests can use; they
+	// set it through vkfault.Install). A device with faults takes over no
+	// kept device when its plan fails pipeline creation.
+	faults *vkfault.Plan
+}
+
+func init() {
+	vkfault.Install = func(opts any, p *vkfault.Plan) { opts.(*Options).faults = p }
 }
 
 // EnvDeviceTimeout names the environment variable read for
@@ -165,7 +170,7 @@ type Device struct {
 
 	// timeout bounds each wait for the device (Options.DeviceTimeout).
 	timeout time.Duration
-	// faults is Options.Faults.
+	// faults is Options.faults.
 	faults *vkfault.Plan
 
 	queueMu sync.Mutex // external synchronisation of queue
@@ -392,7 +397,7 @@ func Open(opts Options) (d *Device, err error) {
 	}
 	d = &Device{
 		timeout:   timeout,
-		faults:    opts.Faults,
+		faults:    opts.faults,
 		inst:      inst,
 		live:      map[string]int{"VkInstance": 1},
 		buffers:   map[*Buffer]struct{}{},
@@ -427,7 +432,7 @@ func Open(opts Options) (d *Device, err error) {
 		// taken over when it is on the physical device chosen now and
 		// KeepDevices is still on.
 		inst.kept = nil
-		if k.phys == p.handle && keepDevices.Load() && (opts.Faults == nil || opts.Faults.Call != vkfault.Pipeline) {
+		if k.phys == p.handle && keepDevices.Load() && (opts.faults == nil || opts.faults.Call != vkfault.Pipeline) {
 			d.adopt(k)
 		} else {
 			k.destroy()

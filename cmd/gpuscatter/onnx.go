@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gpuscatter/gpuscatter/bench"
-	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -78,7 +77,7 @@ func (f *runFlags) modelExcludes() error {
 // and returns the loader of its node's request: each input from its flag
 // through loadArg, where given, or from the graph's initializer.
 func modelRequest(ctx context.Context, f *runFlags, path string, loadArg func(*tensorArg) (*tensor.Tensor, error)) (func() (ops.Request, error), error) {
-	var m *onnxpb.ModelProto
+	var m *onnx.Model
 	err := interruptible(ctx, func() (err error) {
 		m, err = onnx.ReadModelFile(path)
 		return err
@@ -138,7 +137,7 @@ var scatterFamilies = []string{"Scatter", "ScatterElements", "ScatterND", "Tenso
 // runs it: the newest version of the node's operator that is not newer
 // than the opset the model imports (an ONNX opset holds, for each
 // operator, its newest version up to the opset's number).
-func scatterNode(m *onnxpb.ModelProto) (*onnx.Node, *ops.Op, error) {
+func scatterNode(m *onnx.Model) (*onnx.Node, *ops.Op, error) {
 	node, err := onnx.SingleNode(m)
 	if err != nil {
 		return nil, nil, err
@@ -221,15 +220,15 @@ func nodeAttributes(node *onnx.Node, op *ops.Op) (ops.Request, error) {
 	req := ops.Request{Op: op.Name}
 	for _, name := range node.AttrNames() {
 		a := node.Attrs[name]
-		want := onnxpb.AttributeProto_INT
+		want := onnx.AttrInt
 		switch {
 		case name == "axis" && op.TakesAxis():
 			req.Axis = tensor.Scalar(a.Int)
 		case name == "reduction" && len(op.Reductions) > 1:
-			want = onnxpb.AttributeProto_STRING
+			want = onnx.AttrString
 			req.Reduction = a.S
 		case name == "mode" && op.TakesMode():
-			want = onnxpb.AttributeProto_STRING
+			want = onnx.AttrString
 			if a.Type == want {
 				// An empty attribute string is a mode, not the attribute's absence.
 				if err := op.CheckMode(a.S); err != nil {

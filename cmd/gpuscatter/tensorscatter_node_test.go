@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/internal/treetests"
-	"github.com/gpuscatter/gpuscatter/onnx"
 	"github.com/gpuscatter/gpuscatter/ops/examples"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -55,7 +54,7 @@ func tensorScatterNodeTests() []tensorScatterNodeTest {
 
 // valueInfo describes a graph input or output of x's dtype and shape.
 func valueInfo(name string, x *tensor.Tensor) *onnxpb.ValueInfoProto {
-	tp, err := onnx.Encode(x)
+	tp, err := encodeTensor(x)
 	if err != nil {
 		panic(err)
 	}
@@ -93,7 +92,7 @@ func (nt tensorScatterNodeTest) files(t *testing.T) map[string][]byte {
 	out["model.onnx"] = b
 	for name, x := range map[string]*tensor.Tensor{"input_0.pb": nt.pastCache, "input_1.pb": nt.update,
 		"input_2.pb": nt.writeIndices, "output_0.pb": nt.presentCache} {
-		tp, err := onnx.Encode(x)
+		tp, err := encodeTensor(x)
 		require.NoError(t, err)
 		tp.Name = proto.String(map[string]string{"input_0.pb": "past_cache", "input_1.pb": "update",
 			"input_2.pb": "write_indices", "output_0.pb": "present_cache"}[name])

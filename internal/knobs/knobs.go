@@ -115,7 +115,7 @@ type Knobs struct {
 	// the device's memory can be reached on any device.
 	MemoryBudget uint64
 	// Faults makes chosen Vulkan calls of the backend's device fail as a
-	// failing device's do (vk.Options.Faults): the fault tests.
+	// failing device's do (vkfault.Install): the fault tests.
 	Faults *vkfault.Plan
 }
 

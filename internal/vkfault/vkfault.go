@@ -4,16 +4,23 @@
 // asks a Plan before each call of the kinds below; a nil Plan (every
 // device a program opens) answers "call it" at the cost of one nil check.
 //
-// Design: a Plan reaches a device only through vk.Options.Faults, whose
-// type lives here, in an internal package, so that nothing outside the
-// module can build one: the module's fault tests (TestFaultMatrix in gpu
-// and cmd/gpuscatter) are its only users.
+// Design: a Plan reaches a device only through an unexported field of
+// vk.Options, which Install sets, so that vk's public API names no type of
+// this internal package and nothing outside the module can inject a
+// fault: the module's fault tests (TestFaultMatrix in gpu and
+// cmd/gpuscatter, through internal/knobs) are its only users.
 package vkfault
 
 import (
 	"fmt"
 	"sync/atomic"
 )
+
+// Install puts plan p into opts, a *vk.Options, for the device vk.Open
+// then opens; a nil p leaves the device without faults. Package vk sets
+// it when it is initialised (it is nil in a build without cgo, which has
+// no vk.Options), so that this package need not import vk.
+var Install func(opts any, p *Plan)
 
 // Call is a kind of Vulkan call a Plan can make fail.
 type Call int
