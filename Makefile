@@ -177,7 +177,7 @@ swiftshader-test: swiftshader build
 	VK_ICD_FILENAMES=$(SWIFTSHADER_ICD) GPUSCATTER_DEVICE= ./bin/gpuscatter check --quick
 
 ## kit: bin/gpuscatter-kit/ and bin/gpuscatter-kit.tar.gz, which qualify a
-## machine without Go: the CLI, the device tests, run.sh (see README).
+## machine without Go: the CLI, the device tests, run.sh (see docs/qualify.md).
 kit: deps
 	GO=$(GO) sh kit/build.sh bin/gpuscatter-kit
 

@@ -1,6 +1,7 @@
-// Package examples_test checks the README's Go programs: each ```go block
-// of README.md is the text of a program under examples/, and each program
-// builds and prints what its comments say.
+// Package examples_test checks the Go programs of the README and the
+// docs pages: each ```go block is a program under examples/ or a run of
+// lines of one, each program is shown whole on some page, and each
+// program builds and prints what its comments say.
 package examples_test
 
 import (
@@ -14,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// programs are the README's Go blocks in order, as files of this folder.
-var programs = []string{"library/main.go", "resident/main.go"}
+// programs are the programs the pages show, as files of this folder.
+var programs = []string{"hello/main.go", "library/main.go", "resident/main.go"}
 
 // goBlocks returns the ```go blocks of markdown text md.
 func goBlocks(md string) []string {
@@ -30,17 +31,68 @@ func goBlocks(md string) []string {
 	return blocks
 }
 
-// TestReadmeBlocksAreThePrograms: the README shows the programs the tests
-// run, unchanged.
+// dedent removes the tabs that every non-empty line of text starts with.
+func dedent(text string) string {
+	lines := strings.Split(text, "\n")
+	for {
+		some, all := false, true
+		for _, l := range lines {
+			if l != "" {
+				some = true
+				all = all && strings.HasPrefix(l, "\t")
+			}
+		}
+		if !some || !all {
+			return strings.Join(lines, "\n")
+		}
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "\t")
+		}
+	}
+}
+
+// TestReadmeBlocksAreThePrograms: every Go block of the README and of
+// docs/ is one of the programs the tests build and run, whole, or a run
+// of whole lines of one (dedented), and every program is shown whole.
 func TestReadmeBlocksAreThePrograms(t *testing.T) {
-	md, err := os.ReadFile("../README.md")
+	pages, err := filepath.Glob("../docs/*.md")
 	require.NoError(t, err)
-	blocks := goBlocks(string(md))
-	require.Len(t, blocks, len(programs), "README.md's ```go blocks, one per program of examples/")
-	for i, p := range programs {
-		src, err := os.ReadFile(p)
+	pages = append([]string{"../README.md"}, pages...)
+	src := map[string]string{}
+	for _, p := range programs {
+		b, err := os.ReadFile(p)
 		require.NoError(t, err)
-		assert.Equal(t, string(src), blocks[i], "README.md's Go block %d differs from examples/%s", i+1, p)
+		src[p] = string(b)
+	}
+	whole := map[string]bool{}
+	blocks := 0
+	for _, page := range pages {
+		md, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for i, block := range goBlocks(string(md)) {
+			blocks++
+			found := false
+			for _, p := range programs {
+				if block == src[p] {
+					whole[p], found = true, true
+					break
+				}
+				// A run of whole lines, dedented as far as it goes.
+				lines := strings.Split(src[p], "\n")
+				n := strings.Count(block, "\n")
+				for a := 0; a+n <= len(lines) && !found; a++ {
+					found = dedent(strings.Join(lines[a:a+n], "\n"))+"\n" == block
+				}
+				if found {
+					break
+				}
+			}
+			assert.True(t, found, "%s: Go block %d is no program of examples/ nor a run of lines of one:\n%s", page, i+1, block)
+		}
+	}
+	assert.GreaterOrEqual(t, blocks, len(programs))
+	for _, p := range programs {
+		assert.True(t, whole[p], "examples/%s is shown whole on no page", p)
 	}
 }
 
@@ -108,6 +160,16 @@ func TestLibraryProgram(t *testing.T) {
 		assert.Regexp(t, `^vulkan: .*: \[1 13 3 14 28 6 20 20\]\n$`, lines[1])
 		assert.Equal(t, []string{rangeLine, ""}, lines[2:])
 	})
+}
+
+// TestHelloProgram runs examples/hello, the README's first Go program, on
+// the default device and in a build without cgo (on the CPU).
+func TestHelloProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the programs")
+	}
+	assert.Equal(t, "[0 4 0 2]\n", goRun(t, "hello"))
+	assert.Equal(t, "[0 4 0 2]\n", goRun(t, "hello", "CGO_ENABLED=0"))
 }
 
 // TestResidentProgram runs examples/resident on the default device.

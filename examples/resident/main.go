@@ -34,7 +34,7 @@ func main() {
 }
 
 func run(ctx context.Context, g *gpu.Backend) (*tensor.Tensor, error) {
-	var up []*gpu.Tensor // data, indices, updates, then the second call's
+	var in []*gpu.Tensor // each input uploaded once, into device memory
 	for _, t := range []*tensor.Tensor{
 		tensor.MustFromSlice([]int{8}, []int32{1, 2, 3, 4, 5, 6, 7, 8}),
 		tensor.MustFromSlice([]int{6, 1}, []int64{4, 3, 1, 7, -2, -4}),
@@ -42,28 +42,27 @@ func run(ctx context.Context, g *gpu.Backend) (*tensor.Tensor, error) {
 		tensor.MustFromSlice([]int{2}, []int64{0, 7}),
 		tensor.MustFromSlice([]int{2}, []int32{100, 5}),
 	} {
-		d, err := g.Upload(ctx, t) // a *gpu.Tensor, in device memory
+		d, err := g.Upload(ctx, t)
 		if err != nil {
 			return nil, err
 		}
 		defer d.Close()
-		up = append(up, d)
+		in = append(in, d)
 	}
+	data, indices, updates, idx2, upd2 := in[0], in[1], in[2], in[3], in[4]
 	out, err := g.NewTensor(ctx, tensor.Int32, []int{8})
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
 
-	batch := g.NewBatch()
-	err = batch.Add(gpu.Call{Op: "ScatterNDUpdate-15", Reduction: "sum",
-		Data: up[0], Indices: up[1], Updates: up[2], Out: out})
-	if err != nil {
+	batch := g.NewBatch() // calls on resident tensors, in one submission
+	if err := batch.Add(gpu.Call{Op: "ScatterNDUpdate-15", Reduction: "sum",
+		Data: data, Indices: indices, Updates: updates, Out: out}); err != nil {
 		return nil, err
 	}
-	err = batch.Add(gpu.Call{Op: "ScatterElements-18", Reduction: "max",
-		Data: out, Indices: up[3], Updates: up[4], Out: out}) // in place
-	if err != nil {
+	if err := batch.Add(gpu.Call{Op: "ScatterElements-18", Reduction: "max",
+		Data: out, Indices: idx2, Updates: upd2, Out: out}); err != nil { // in place
 		return nil, err
 	}
 	sub, err := batch.Submit(ctx) // one command buffer, one submission, no wait
@@ -73,5 +72,5 @@ func run(ctx context.Context, g *gpu.Backend) (*tensor.Tensor, error) {
 	if err := sub.Wait(ctx); err != nil { // the batch's outcome: a bad index
 		return nil, err
 	}
-	return out.Download(ctx)
+	return out.Download(ctx) // the one download
 }
