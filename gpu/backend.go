@@ -24,6 +24,13 @@ type Options struct {
 	// Validation enables the Khronos validation layer; its messages are
 	// returned by ValidationMessages. Open fails when the layer is missing.
 	Validation bool
+	// GPUAssistedValidation adds the layer's GPU-assisted validation to
+	// Validation, and implies it: every kernel is instrumented, so that
+	// an access through a buffer device address outside the buffers is a
+	// message of ValidationMessages (see
+	// vk.Options.GPUAssistedValidation). Kernels run several times
+	// slower; it is for tests and `gpuscatter check --validate`.
+	GPUAssistedValidation bool
 	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
 	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
 	PipelineCacheDir string
@@ -189,14 +196,15 @@ func Open(opts Options) (*Backend, error) { return open(opts, knobs.Knobs{}) }
 // open is Open with the knobs k applied (package internal/knobs).
 func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	dev, err := vk.Open(vk.Options{
-		Selector:           opts.Device,
-		Validation:         opts.Validation,
-		PipelineCacheDir:   opts.PipelineCacheDir,
-		Warn:               opts.Warn,
-		MaxAllocationBytes: k.MaxAllocationBytes,
-		NoUnifiedMemory:    opts.NoUnifiedMemory,
-		DeviceTimeout:      opts.DeviceTimeout,
-		Faults:             k.Faults,
+		Selector:              opts.Device,
+		Validation:            opts.Validation,
+		GPUAssistedValidation: opts.GPUAssistedValidation,
+		PipelineCacheDir:      opts.PipelineCacheDir,
+		Warn:                  opts.Warn,
+		MaxAllocationBytes:    k.MaxAllocationBytes,
+		NoUnifiedMemory:       opts.NoUnifiedMemory,
+		DeviceTimeout:         opts.DeviceTimeout,
+		Faults:                k.Faults,
 	})
 	if err != nil {
 		return nil, wrapVK(err)
@@ -248,8 +256,8 @@ func (b *Backend) device() *vk.Device {
 }
 
 // ValidationMessages returns the validation layer's warnings and errors so
-// far, for debugging a program run with Options.Validation (nil without
-// it, and for a nil Backend).
+// far, for debugging a program run with Options.Validation or
+// Options.GPUAssistedValidation (nil without them, and for a nil Backend).
 func (b *Backend) ValidationMessages() []string {
 	if b == nil {
 		return nil
