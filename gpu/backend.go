@@ -31,11 +31,15 @@ type Options struct {
 	// vk.Options.GPUAssistedValidation). Kernels run several times
 	// slower; it is for tests and `gpuscatter check --validate`.
 	GPUAssistedValidation bool
-	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
-	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
+	// PipelineCacheDir holds the Vulkan pipeline cache file, its index
+	// and the device's figures (Figures). Empty means
+	// os.UserCacheDir()/gpuscatter, or where there is none or it cannot
+	// be created, a per-user temporary folder, with a warning (see
+	// vk.Options.PipelineCacheDir); "off" keeps the cache in memory only.
 	PipelineCacheDir string
-	// Warn receives a failure to read or write the pipeline cache file,
-	// which never fails a call (see vk.Options.Warn); nil drops it.
+	// Warn receives a failure to read or write a cache file, or a file
+	// there refused, which never fails a call (see vk.Options.Warn); nil
+	// drops it.
 	Warn func(error)
 	// MaxPoolBytes bounds the device memory kept in idle pooled buffers
 	// between Execute calls; when more is pooled, the pool is emptied.

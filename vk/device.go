@@ -54,14 +54,27 @@ type Options struct {
 	// VK_EXT_validation_features). An instance kept by an earlier Close
 	// is reused only under the same setting.
 	GPUAssistedValidation bool
-	// PipelineCacheDir holds the VkPipelineCache file. Empty means
-	// os.UserCacheDir()/gpuscatter; "off" disables the file.
+	// PipelineCacheDir holds the VkPipelineCache file, the index of the
+	// pipelines compiled with it and the device's measured figures
+	// (MeasuredFigures). Empty means os.UserCacheDir()/gpuscatter,
+	// created when missing; where there is no user cache folder (neither
+	// XDG_CACHE_HOME nor HOME is set) or it cannot be created, the
+	// per-user temporary folder gpuscatter-UID in os.TempDir() (created
+	// with mode 0700, used only when it is a folder, not a symbolic link,
+	// of the process's user and writable by no one else) takes its place,
+	// with a warning through Warn (ErrCacheFolder). "off" disables the
+	// files. A file in the folder is read only when it is a regular file
+	// (a symbolic link is followed only to one) no larger than such a
+	// file holds (256 MiB for the pipeline cache, 65536 lines for the
+	// index, 16 KiB for the figures); any other is ignored with a warning and
+	// replaced when next written, a directory excepted.
 	PipelineCacheDir string
 	// Warn receives, at most once per Device, an error wrapping
-	// ErrPipelineCache when the cache file cannot be read or written (no
-	// home folder, a read-only cache folder). The cache only saves
-	// compile time, so such a failure never fails Open or Close; nil
-	// drops it.
+	// ErrPipelineCache, ErrMeasuredFigures or ErrCacheFolder when a cache
+	// file cannot be read or written or is refused (a read-only cache
+	// folder, a FIFO in a file's place), or the default cache folder is
+	// unusable. The files only save compile and measuring time, so such a
+	// failure never fails Open or Close; nil drops it.
 	Warn func(error)
 	// MaxBindingBytes caps the range of one storage-buffer binding. Zero
 	// means the device's maxStorageBufferRange; larger values are clamped
