@@ -85,26 +85,76 @@ type CPU struct {
 // ErrFigures is matched by every error of Check.
 var ErrFigures = errors.New("cost: invalid figures")
 
-// Check reports the first figure of d that a measurement cannot give
-// (not finite, zero or negative where a rate is needed), naming its JSON
-// field. The dispatch, element and atomic figures may be absent (0: an
-// older measurement); an estimate then leaves them out.
+// The physical bounds of the figures (Device.Check and CPU.Check): what
+// any measurement on any machine gives, with room to spare, so that a
+// figure outside them is a damaged or doctored file, or a broken clock,
+// and is measured again rather than used.
+const (
+	// MinGBps and MaxGBps bound every rate, in 10^9 bytes per second:
+	// from 1 MB/s, below any memory or bus a device is reached through,
+	// to 100 TB/s, beyond any memory or cache (HBM reaches 8 TB/s, the
+	// largest on-die caches about 20 TB/s, and a 32 MiB probe fits in
+	// some of those caches).
+	MinGBps, MaxGBps = 1e-3, 1e5
+	// MinElementNs and MaxElementNs bound the times per element, per
+	// atomic and per folded element, in nanoseconds: from 0.1 ps (10^13
+	// elements a second, beyond any device's memory; a discrete GPU's
+	// streaming pass is about 1 ps) to 1 ms (the probe's 2M elements
+	// would take over half an hour).
+	MinElementNs, MaxElementNs = 1e-4, 1e6
+	// MinUs and MaxUs bound a submission's and a dispatch's time, in
+	// microseconds: from 1 ns, the least a measurement reports, to 10 s.
+	MinUs, MaxUs = 1e-3, 1e7
+	// MinCompileMs and MaxCompileMs bound the time a pipeline's
+	// compilation adds, in milliseconds: from 1 µs to 5 minutes.
+	MinCompileMs, MaxCompileMs = 1e-3, 3e5
+	// MaxProbeBytes bounds ProbeBytes: 1 TiB (the probe is 32 MiB).
+	MaxProbeBytes = 1 << 40
+	// MaxThreads bounds CPU.Threads.
+	MaxThreads = 1 << 16
+)
+
+// Check reports the first figure of d that a measurement cannot give,
+// naming its JSON field: one that is not finite, or outside its physical
+// bounds (the constants above):
+//
+//   - upload_gbps, download_gbps, copy_gbps: 1e-3 to 1e5 GB/s (1 MB/s
+//     to 100 TB/s);
+//   - submit_wait_us: 1e-3 to 1e7 µs (1 ns to 10 s);
+//   - dispatch_us: 0 (not measured) or 1e-3 to 1e7 µs;
+//   - element_ns, atomic_ns: 0 (not measured) or 1e-4 to 1e6 ns (0.1 ps
+//     to 1 ms);
+//   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
+//     minutes);
+//   - probe_bytes: 1 to 2^40;
+//   - cpu, when present: as CPU.Check.
+//
+// The dispatch, element and atomic figures may be absent (0: an older
+// measurement); an estimate then leaves them out. A kept measurement that
+// fails Check is measured again (vk.Device.MeasuredFigures), and a
+// --facts file whose figures fail it is refused.
 func (d *Device) Check() error {
 	for _, f := range []struct {
-		name string
-		v    float64
-		zero bool
+		name   string
+		v      float64
+		zero   bool
+		lo, hi float64
 	}{
-		{"upload_gbps", d.UploadGBps, false}, {"download_gbps", d.DownloadGBps, false}, {"copy_gbps", d.CopyGBps, false},
-		{"submit_wait_us", d.SubmitWaitUs, false}, {"dispatch_us", d.DispatchUs, true}, {"element_ns", d.ElementNs, true},
-		{"atomic_ns", d.AtomicNs, true}, {"compile_ms", d.CompileMs, true},
+		{"upload_gbps", d.UploadGBps, false, MinGBps, MaxGBps},
+		{"download_gbps", d.DownloadGBps, false, MinGBps, MaxGBps},
+		{"copy_gbps", d.CopyGBps, false, MinGBps, MaxGBps},
+		{"submit_wait_us", d.SubmitWaitUs, false, MinUs, MaxUs},
+		{"dispatch_us", d.DispatchUs, true, MinUs, MaxUs},
+		{"element_ns", d.ElementNs, true, MinElementNs, MaxElementNs},
+		{"atomic_ns", d.AtomicNs, true, MinElementNs, MaxElementNs},
+		{"compile_ms", d.CompileMs, true, MinCompileMs, MaxCompileMs},
 	} {
-		if err := checkFigure(f.name, f.v, f.zero); err != nil {
+		if err := checkFigure(f.name, f.v, f.zero, f.lo, f.hi); err != nil {
 			return err
 		}
 	}
-	if d.ProbeBytes == 0 {
-		return fmt.Errorf("%w: probe_bytes is 0", ErrFigures)
+	if d.ProbeBytes == 0 || d.ProbeBytes > MaxProbeBytes {
+		return fmt.Errorf("%w: probe_bytes is %d; want 1 to %d", ErrFigures, d.ProbeBytes, uint64(MaxProbeBytes))
 	}
 	if d.CPU != nil {
 		return d.CPU.Check()
@@ -119,28 +169,40 @@ func (d *Device) Complete() bool {
 }
 
 // Check reports the first figure of c that a measurement cannot give,
-// naming its JSON field.
+// naming its JSON field: threads 1 to 65536; copy_gbps and move_gbps
+// 1e-3 to 1e5 GB/s; element_ns and reduce_ns 1e-4 to 1e6 ns (the bounds
+// of Device.Check).
 func (c *CPU) Check() error {
-	if c.Threads < 1 {
-		return fmt.Errorf("%w: cpu.threads is %d", ErrFigures, c.Threads)
+	if c.Threads < 1 || c.Threads > MaxThreads {
+		return fmt.Errorf("%w: cpu.threads is %d; want 1 to %d", ErrFigures, c.Threads, MaxThreads)
 	}
 	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"copy_gbps", c.CopyGBps}, {"move_gbps", c.MoveGBps}, {"element_ns", c.ElementNs}, {"reduce_ns", c.ReduceNs}} {
-		if err := checkFigure("cpu."+f.name, f.v, false); err != nil {
+		name   string
+		v      float64
+		lo, hi float64
+	}{
+		{"copy_gbps", c.CopyGBps, MinGBps, MaxGBps}, {"move_gbps", c.MoveGBps, MinGBps, MaxGBps},
+		{"element_ns", c.ElementNs, MinElementNs, MaxElementNs}, {"reduce_ns", c.ReduceNs, MinElementNs, MaxElementNs},
+	} {
+		if err := checkFigure("cpu."+f.name, f.v, false, f.lo, f.hi); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkFigure(name string, v float64, zeroOK bool) error {
+// checkFigure checks that v is finite and within [lo, hi], or 0 where
+// zeroOK.
+func checkFigure(name string, v float64, zeroOK bool, lo, hi float64) error {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return fmt.Errorf("%w: %s is %v", ErrFigures, name, v)
 	case v < 0, v == 0 && !zeroOK:
 		return fmt.Errorf("%w: %s is %v; want a positive figure", ErrFigures, name, v)
+	case v == 0:
+		return nil
+	case v < lo || v > hi:
+		return fmt.Errorf("%w: %s is %v; want %v to %v, what a measurement can give", ErrFigures, name, v, lo, hi)
 	}
 	return nil
 }

@@ -82,8 +82,9 @@ func TestRepeat(t *testing.T) {
 	assert.Equal(t, CPUWork{CopyBytes: 4, MoveBytes: 6, Elements: 8, Reduced: 10}, CPUWork{2, 3, 4, 5}.Repeat(2))
 }
 
-// TestCheck: every figure a measurement cannot give is an error naming
-// its JSON field; the kernel figures may be absent, the CPU's may not.
+// TestCheck: every figure a measurement cannot give, not finite or
+// outside its physical bounds, is an error naming its JSON field; the
+// kernel figures may be absent, the CPU's may not.
 func TestCheck(t *testing.T) {
 	require.NoError(t, device().Check())
 	assert.True(t, device().Complete())
@@ -98,6 +99,21 @@ func TestCheck(t *testing.T) {
 		{func(d *Device) { d.ProbeBytes = 0 }, "probe_bytes is 0"},
 		{func(d *Device) { d.CPU.Threads = 0 }, "cpu.threads is 0"},
 		{func(d *Device) { d.CPU.ReduceNs = 0 }, "cpu.reduce_ns is 0"},
+		// Outside the physical bounds.
+		{func(d *Device) { d.ElementNs = 1e300 }, "element_ns is 1e+300; want 0.0001 to 1e+06, what a measurement can give"},
+		{func(d *Device) { d.AtomicNs = 1e-9 }, "atomic_ns is 1e-09; want 0.0001 to 1e+06"},
+		{func(d *Device) { d.UploadGBps = 2e5 }, "upload_gbps is 200000; want 0.001 to 100000"},
+		{func(d *Device) { d.DownloadGBps = 1e-4 }, "download_gbps is 0.0001; want 0.001 to 100000"},
+		{func(d *Device) { d.CopyGBps = 1e300 }, "copy_gbps is 1e+300"},
+		{func(d *Device) { d.SubmitWaitUs = 1e-5 }, "submit_wait_us is 1e-05; want 0.001 to 1e+07"},
+		{func(d *Device) { d.DispatchUs = 1e8 }, "dispatch_us is 1e+08"},
+		{func(d *Device) { d.CompileMs = 1e6 }, "compile_ms is 1e+06; want 0.001 to 300000"},
+		{func(d *Device) { d.ProbeBytes = 1 << 41 }, "probe_bytes is 2199023255552; want 1 to 1099511627776"},
+		{func(d *Device) { d.CPU.Threads = 1 << 20 }, "cpu.threads is 1048576; want 1 to 65536"},
+		{func(d *Device) { d.CPU.CopyGBps = 1e-9 }, "cpu.copy_gbps is 1e-09; want 0.001 to 100000"},
+		{func(d *Device) { d.CPU.MoveGBps = 1e9 }, "cpu.move_gbps is 1e+09"},
+		{func(d *Device) { d.CPU.ElementNs = 1e7 }, "cpu.element_ns is 1e+07"},
+		{func(d *Device) { d.CPU.ReduceNs = 1e-5 }, "cpu.reduce_ns is 1e-05"},
 	} {
 		d := device()
 		c.edit(d)
@@ -109,6 +125,12 @@ func TestCheck(t *testing.T) {
 	d.DispatchUs, d.ElementNs, d.AtomicNs, d.CPU = 0, 0, 0, nil
 	require.NoError(t, d.Check(), "an older measurement")
 	assert.False(t, d.Complete())
+
+	// The bounds themselves are figures a measurement can give.
+	d = &Device{UploadGBps: MinGBps, DownloadGBps: MaxGBps, CopyGBps: MaxGBps, SubmitWaitUs: MinUs, DispatchUs: MaxUs,
+		ElementNs: MinElementNs, AtomicNs: MaxElementNs, CompileMs: MaxCompileMs, ProbeBytes: MaxProbeBytes,
+		CPU: &CPU{Threads: MaxThreads, CopyGBps: MinGBps, MoveGBps: MaxGBps, ElementNs: MaxElementNs, ReduceNs: MinElementNs}}
+	require.NoError(t, d.Check())
 }
 
 // TestJSON: the figures' names in a devices --json "measured" object.

@@ -25,11 +25,22 @@ type Options struct {
 	// Validation enables the Khronos validation layer; its messages are
 	// returned by ValidationMessages. Open fails when the layer is missing.
 	Validation bool
-	// PipelineCacheDir holds the Vulkan pipeline cache file. Empty means
-	// os.UserCacheDir()/gpuscatter; "off" keeps the cache in memory only.
+	// GPUAssistedValidation adds the layer's GPU-assisted validation to
+	// Validation, and implies it: every kernel is instrumented, so that
+	// an access through a buffer device address outside the buffers is a
+	// message of ValidationMessages (see
+	// vk.Options.GPUAssistedValidation). Kernels run several times
+	// slower; it is for tests and `gpuscatter check --validate`.
+	GPUAssistedValidation bool
+	// PipelineCacheDir holds the Vulkan pipeline cache file, its index
+	// and the device's figures (Figures). Empty means
+	// os.UserCacheDir()/gpuscatter, or where there is none or it cannot
+	// be created, a per-user temporary folder, with a warning (see
+	// vk.Options.PipelineCacheDir); "off" keeps the cache in memory only.
 	PipelineCacheDir string
-	// Warn receives a failure to read or write the pipeline cache file,
-	// which never fails a call (see vk.Options.Warn); nil drops it.
+	// Warn receives a failure to read or write a cache file, or a file
+	// there refused, which never fails a call (see vk.Options.Warn); nil
+	// drops it.
 	Warn func(error)
 	// MaxPoolBytes bounds the device memory kept in idle pooled buffers
 	// between Execute calls; when more is pooled, the pool is emptied.
@@ -190,13 +201,14 @@ func Open(opts Options) (*Backend, error) { return open(opts, knobs.Knobs{}) }
 // open is Open with the knobs k applied (package internal/knobs).
 func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	vo := vk.Options{
-		Selector:           opts.Device,
-		Validation:         opts.Validation,
-		PipelineCacheDir:   opts.PipelineCacheDir,
-		Warn:               opts.Warn,
-		MaxAllocationBytes: k.MaxAllocationBytes,
-		NoUnifiedMemory:    opts.NoUnifiedMemory,
-		DeviceTimeout:      opts.DeviceTimeout,
+		Selector:              opts.Device,
+		Validation:            opts.Validation,
+		GPUAssistedValidation: opts.GPUAssistedValidation,
+		PipelineCacheDir:      opts.PipelineCacheDir,
+		Warn:                  opts.Warn,
+		MaxAllocationBytes:    k.MaxAllocationBytes,
+		NoUnifiedMemory:       opts.NoUnifiedMemory,
+		DeviceTimeout:         opts.DeviceTimeout,
 	}
 	if k.Faults != nil {
 		vkfault.Install(&vo, k.Faults)
@@ -252,8 +264,8 @@ func (b *Backend) device() *vk.Device {
 }
 
 // ValidationMessages returns the validation layer's warnings and errors so
-// far, for debugging a program run with Options.Validation (nil without
-// it, and for a nil Backend).
+// far, for debugging a program run with Options.Validation or
+// Options.GPUAssistedValidation (nil without them, and for a nil Backend).
 func (b *Backend) ValidationMessages() []string {
 	if b == nil {
 		return nil

@@ -207,7 +207,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	if err != nil {
 		return err
 	}
-	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), 1e-3)
+	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), cost.MinUs)
 
 	// Elements: one streaming pass.
 	wall, dev, _, err := timed(3, "scatter", slice(data, upd, n))
@@ -217,7 +217,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	if dev == 0 {
 		dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
 	}
-	m.ElementNs = max(float64(dev)/float64(n), 1e-6)
+	m.ElementNs = max(float64(dev)/float64(n), cost.MinElementNs)
 
 	// Atomics: one per update, on distinct targets.
 	awall, adev, _, err := timed(3, "scatter", Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"})
@@ -229,9 +229,9 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	} else {
 		adev -= time.Duration(float64(n) * m.ElementNs)
 	}
-	m.AtomicNs = max(float64(adev)/float64(n), 1e-6)
+	m.AtomicNs = max(float64(adev)/float64(n), cost.MinElementNs)
 	if compiles > 0 {
-		m.CompileMs = max(float64(compileTime)/1e6/float64(compiles), 1e-3)
+		m.CompileMs = max(float64(compileTime)/1e6/float64(compiles), cost.MinCompileMs)
 	}
 	return nil
 }

@@ -49,6 +49,9 @@ var kitHeavyTests = []string{
 
 func TestKitRunsOutsideTheTree(t *testing.T) {
 	const kitCheckMatch, kitBenchWorkloads = "none/default", "SND5,SS"
+	// check's pass under GPU-assisted validation on one path alone: make
+	// qualify-gpuav runs the whole bounded set.
+	const kitGPUAVMatch = "resident/default"
 	kitTestSkip := "^(" + strings.Join(kitHeavyTests, "|") + ")$"
 	if testing.Short() {
 		t.Skip("builds and runs the kit")
@@ -102,21 +105,21 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	// check runs one path, and TestCheck stays out, so that the kit's run
 	// proves what only it can, that the binaries run outside the tree.
 	run := exec.Command("env", "-i", "PATH="+path, "KIT_QUICK=1", "KIT_CHECK_MATCH="+kitCheckMatch, "KIT_TEST_SKIP="+kitTestSkip,
-		"KIT_BENCH_WORKLOADS="+kitBenchWorkloads,
+		"KIT_BENCH_WORKLOADS="+kitBenchWorkloads, "KIT_GPUAV_MATCH="+kitGPUAVMatch,
 		filepath.Join(elsewhere, "gpuscatter-kit", "run.sh"), results)
 	run.Dir = t.TempDir() // any directory
 	report, err := run.CombinedOutput()
 	t.Logf("run.sh:\n%s", report)
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "RESULT: PASS")
-	for _, f := range []string{"devices.json", "check.json", "check.txt", "vk.test.txt", "gpu.test.txt", "gpuscatter.test.txt",
+	for _, f := range []string{"devices.json", "check.json", "check.txt", "check-gpuav.txt", "check-gpuav.json", "vk.test.txt", "gpu.test.txt", "gpuscatter.test.txt",
 		"bench.txt", "bench.json", "bench.png", "report.txt"} {
 		fi, err := os.Stat(filepath.Join(results, f))
 		if assert.NoError(t, err, f) {
 			assert.Positive(t, fi.Size(), f)
 		}
 	}
-	for _, f := range []string{"devices.json", "check.json", "bench.json"} {
+	for _, f := range []string{"devices.json", "check.json", "check-gpuav.json", "bench.json"} {
 		b, err := os.ReadFile(filepath.Join(results, f))
 		if assert.NoError(t, err, f) {
 			assert.True(t, json.Valid(b), "%s is not valid JSON", f)

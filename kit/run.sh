@@ -6,7 +6,10 @@
 # restricts the test binaries to the tests matching a -test.run pattern,
 # KIT_TEST_SKIP leaves out those matching a -test.skip pattern (besides
 # tree-tests), KIT_CHECK_MATCH passes --match to check, and
-# KIT_BENCH_WORKLOADS passes --workloads to bench.
+# KIT_BENCH_WORKLOADS passes --workloads to bench. KIT_GPUAV_MATCH names
+# the paths of check's pass under GPU-assisted validation (check --quick
+# --validate --match; make's GPUAV_MATCH by default), KIT_GPUAV_MATCH=off
+# leaves it out.
 # GPUSCATTER_DEVICE selects the device (default: the best by type).
 set -eu
 usage() {
@@ -70,6 +73,13 @@ if [ -n "${KIT_CHECK_MATCH:-}" ]; then
 	step check "$res/check.txt" "$g" check $size --match "$KIT_CHECK_MATCH" --json "$res/check.json"
 else
 	step check "$res/check.txt" "$g" check $size --json "$res/check.json"
+fi
+# check's pass under the validation layer's synchronization and
+# GPU-assisted validation, on a bounded set of paths at the quick size
+# (instrumented kernels run several times slower): any message fails it.
+gpuav=${KIT_GPUAV_MATCH:-skip/default,hot/default,resident/default,contention/exactAtomics,scale/default}
+if [ "$gpuav" != off ]; then
+	step check-gpuav "$res/check-gpuav.txt" "$g" check --quick --validate --match "$gpuav" --json "$res/check-gpuav.json"
 fi
 for t in "$kit"/tests/*.test; do
 	name=$(basename "$t")

@@ -53,9 +53,10 @@ func createInstance(pNext unsafe.Pointer, flags, api uint32, layers, exts []stri
 }
 
 // createDevice calls vkCreateDevice with one queue of family queue and the
-// core features shaderInt64, shaderFloat64 and shaderInt16 as given.
+// core features that core turns on (GS_FEATURE_ indices of
+// VkPhysicalDeviceFeatures).
 func createDevice(inst vulkan.Instance, pd vulkan.PhysicalDevice, queue uint32, pNext unsafe.Pointer, exts []string,
-	int64, float64, int16 bool) (vulkan.Device, vulkan.Result) {
+	core map[C.int]bool) (vulkan.Device, vulkan.Result) {
 	ce, freeE := cStrings(exts)
 	defer freeE()
 	feats := (*C.gsPhysicalDeviceFeatures)(C.calloc(1, C.sizeof_gsPhysicalDeviceFeatures))
@@ -63,7 +64,7 @@ func createDevice(inst vulkan.Instance, pd vulkan.PhysicalDevice, queue uint32, 
 		return nil, vulkan.ErrorOutOfHostMemory
 	}
 	defer C.free(unsafe.Pointer(feats))
-	for i, on := range map[int]bool{C.GS_FEATURE_SHADER_INT64: int64, C.GS_FEATURE_SHADER_FLOAT64: float64, C.GS_FEATURE_SHADER_INT16: int16} {
+	for i, on := range core {
 		if on {
 			feats.f[i] = 1
 		}

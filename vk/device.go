@@ -42,14 +42,39 @@ type Options struct {
 	// and errors are returned by Device.ValidationMessages. Open fails if
 	// the layer is not installed.
 	Validation bool
-	// PipelineCacheDir holds the VkPipelineCache file. Empty means
-	// os.UserCacheDir()/gpuscatter; "off" disables the file.
+	// GPUAssistedValidation adds the layer's GPU-assisted validation to
+	// Validation, and implies it: the layer instruments every shader so
+	// that out-of-bounds accesses through buffer device addresses (and
+	// through descriptors) are reported as messages of
+	// ValidationMessages. Shaders run several times slower and pipelines
+	// take longer to create. Where the layer cannot instrument what it
+	// needs, its setup message is one of ValidationMessages too (a device
+	// without fragmentStoresAndAtomics or vertexPipelineStoresAndAtomics,
+	// which the device then enables; a layer without
+	// VK_EXT_validation_features). An instance kept by an earlier Close
+	// is reused only under the same setting.
+	GPUAssistedValidation bool
+	// PipelineCacheDir holds the VkPipelineCache file, the index of the
+	// pipelines compiled with it and the device's measured figures
+	// (MeasuredFigures). Empty means os.UserCacheDir()/gpuscatter,
+	// created when missing; where there is no user cache folder (neither
+	// XDG_CACHE_HOME nor HOME is set) or it cannot be created, the
+	// per-user temporary folder gpuscatter-UID in os.TempDir() (created
+	// with mode 0700, used only when it is a folder, not a symbolic link,
+	// of the process's user and writable by no one else) takes its place,
+	// with a warning through Warn (ErrCacheFolder). "off" disables the
+	// files. A file in the folder is read only when it is a regular file
+	// (a symbolic link is followed only to one) no larger than such a
+	// file holds (256 MiB for the pipeline cache, 65536 lines for the
+	// index, 16 KiB for the figures); any other is ignored with a warning and
+	// replaced when next written, a directory excepted.
 	PipelineCacheDir string
 	// Warn receives, at most once per Device, an error wrapping
-	// ErrPipelineCache when the cache file cannot be read or written (no
-	// home folder, a read-only cache folder). The cache only saves
-	// compile time, so such a failure never fails Open or Close; nil
-	// drops it.
+	// ErrPipelineCache, ErrMeasuredFigures or ErrCacheFolder when a cache
+	// file cannot be read or written or is refused (a read-only cache
+	// folder, a FIFO in a file's place), or the default cache folder is
+	// unusable. The files only save compile and measuring time, so such a
+	// failure never fails Open or Close; nil drops it.
 	Warn func(error)
 	// MaxBindingBytes caps the range of one storage-buffer binding. Zero
 	// means the device's maxStorageBufferRange; larger values are clamped
@@ -255,7 +280,8 @@ func (d *Device) LiveObjects() map[string]int {
 
 // ValidationMessages returns the warnings and errors reported by the
 // validation layer and the loader so far, including those raised by Close.
-// It is nil when Options.Validation was false.
+// It is nil when neither Options.Validation nor
+// Options.GPUAssistedValidation was set.
 func (d *Device) ValidationMessages() []string {
 	d.liveMu.Lock()
 	defer d.liveMu.Unlock()
@@ -391,7 +417,7 @@ func Open(opts Options) (d *Device, err error) {
 	if err != nil {
 		return nil, err
 	}
-	inst, err := acquireInstance(opts.Validation)
+	inst, err := acquireInstance(validationModeOf(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -542,8 +568,22 @@ func (d *Device) createDevice() error {
 		add(extMemoryBudget)
 	}
 
-	h, r := createDevice(d.inst.handle, p.handle, uint32(p.queue), head, exts,
-		p.base.ShaderInt64 == vulkan.True, p.base.ShaderFloat64 == vulkan.True, p.base.ShaderInt16 == vulkan.True)
+	core := map[C.int]bool{
+		C.GS_FEATURE_SHADER_INT64:   p.base.ShaderInt64 == vulkan.True,
+		C.GS_FEATURE_SHADER_FLOAT64: p.base.ShaderFloat64 == vulkan.True,
+		C.GS_FEATURE_SHADER_INT16:   p.base.ShaderInt16 == vulkan.True,
+	}
+	if d.inst.gpuAssisted {
+		// GPU-assisted validation writes what it finds from every
+		// instrumented stage into a buffer of its own, which takes
+		// these two in vertex and fragment stages. The layer turns
+		// them on itself where the device has them (1.3.239 does), and
+		// reports their absence as a setup problem; enabling them here
+		// does not depend on it.
+		core[C.GS_FEATURE_VERTEX_PIPELINE_STORES_AND_ATOMICS] = p.base.VertexPipelineStoresAndAtomics == vulkan.True
+		core[C.GS_FEATURE_FRAGMENT_STORES_AND_ATOMICS] = p.base.FragmentStoresAndAtomics == vulkan.True
+	}
+	h, r := createDevice(d.inst.handle, p.handle, uint32(p.queue), head, exts, core)
 	if err := check("vkCreateDevice", r); err != nil {
 		return err
 	}

@@ -74,5 +74,10 @@
 // Options.Validation enables VK_LAYER_KHRONOS_validation (Debian package
 // vulkan-validationlayers) with a debug messenger; Device.ValidationMessages
 // returns every warning and error it reported, including those raised while
-// the device and instance are destroyed.
+// the device and instance are destroyed. Synchronization validation is on
+// with it (VK_EXT_validation_features). Options.GPUAssistedValidation adds
+// the layer's GPU-assisted validation: shaders are instrumented, and an
+// access through a buffer device address outside every buffer is reported
+// as a message ("UNASSIGNED-Device address out of bounds"). Instances are
+// kept and reused per setting, never across two.
 package vk

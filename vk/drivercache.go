@@ -17,9 +17,9 @@ import (
 // ("Failed to create ... for shader cache (...)---disabling") and go on
 // without the cache. gpuscatter reports a cache it cannot use in one line
 // of its own (Options.Warn), so before the first instance is created,
-// when the folder Mesa would use is not a writable folder and cannot be
-// made one, Mesa's cache is disabled (MESA_SHADER_CACHE_DISABLE=true)
-// instead: the run is the same, without the driver's line. A
+// when Mesa could not create its folder where it would (dirUsable), Mesa's
+// cache is disabled (MESA_SHADER_CACHE_DISABLE=true) instead: the run is
+// the same, without the driver's line. A
 // MESA_SHADER_CACHE_DIR or MESA_SHADER_CACHE_DISABLE the caller set is
 // left as it is. Other drivers' caches do not print such lines.
 
@@ -51,19 +51,36 @@ func mesaCacheParent() (dir string, ok bool) {
 	return filepath.Join(u.HomeDir, ".cache"), true
 }
 
-// dirUsable reports whether dir is a folder the process may create files
-// in, or a missing one it may create (its parent being such a folder), as
-// Mesa needs to create its cache folder in it.
+// dirUsable reports whether Mesa can make its cache folder,
+// mesa_shader_cache, in dir: it is there already, or dir is a folder the
+// process can create a folder in, or a missing one whose parent is (Mesa
+// creates dir then). Whether a folder can be created in is found by
+// creating one and removing it: permission bits and access(2) say yes to
+// root in a folder no one can create anything in (/sys/kernel).
 func dirUsable(dir string) bool {
 	if dir == "" {
 		return false
 	}
+	if fi, err := os.Stat(filepath.Join(dir, "mesa_shader_cache")); err == nil {
+		return fi.IsDir()
+	}
 	if fi, err := os.Stat(dir); err == nil {
-		return fi.IsDir() && writable(dir)
+		return fi.IsDir() && canCreateIn(dir)
 	} else if !os.IsNotExist(err) {
 		return false
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	fi, err := os.Stat(parent)
-	return err == nil && fi.IsDir() && writable(parent)
+	return err == nil && fi.IsDir() && canCreateIn(parent)
+}
+
+// canCreateIn reports whether a folder can be created in dir, by creating
+// one and removing it.
+func canCreateIn(dir string) bool {
+	probe, err := os.MkdirTemp(dir, ".gpuscatter-probe-")
+	if err != nil {
+		return false
+	}
+	os.Remove(probe)
+	return true
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDirUsable: the folders Mesa can create its cache folder in.
+// TestDirUsable: the folders Mesa can create its cache folder in, found
+// by creating a folder there.
 func TestDirUsable(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -31,12 +32,26 @@ func TestDirUsable(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, dirUsable(c.dir), c.name)
 	}
-	if os.Geteuid() != 0 { // root may write anywhere
-		ro := t.TempDir()
-		require.NoError(t, os.Chmod(ro, 0o555))
+	ro := t.TempDir()
+	require.NoError(t, os.Chmod(ro, 0o555))
+	if os.Geteuid() != 0 { // root may write there
 		assert.False(t, dirUsable(ro), "a read-only folder")
 		assert.False(t, dirUsable(filepath.Join(ro, "new")), "a missing folder in a read-only one")
 	}
+	// Mesa uses a cache folder that is there, wherever it is.
+	require.NoError(t, os.Chmod(ro, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(ro, "mesa_shader_cache"), 0o755))
+	require.NoError(t, os.Chmod(ro, 0o555))
+	assert.True(t, dirUsable(ro), "a read-only folder with the cache folder in it")
+	// Root may write anything by its permissions, but cannot create a
+	// folder in /sys/kernel.
+	if fi, err := os.Stat("/sys/kernel"); err == nil && fi.IsDir() {
+		assert.False(t, dirUsable("/sys/kernel"), "/sys/kernel")
+		assert.False(t, dirUsable("/sys/kernel/new"), "a missing folder in /sys/kernel")
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the probes are removed")
 }
 
 // TestQuietDriverCache: Mesa's shader cache is disabled exactly when the

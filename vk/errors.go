@@ -25,10 +25,21 @@ var (
 	// installed layers cannot satisfy (size over a limit, missing layer or
 	// extension, missing feature).
 	ErrUnsupported = errors.New("vk: unsupported")
-	// ErrPipelineCache reports that the pipeline cache file could not be
-	// read or written. It reaches only Options.Warn: the device works
-	// without the file.
+	// ErrPipelineCache reports that the pipeline cache file, or the index
+	// of its pipelines beside it, could not be read or written, or was
+	// refused (not a regular file, or larger than such a file holds). It
+	// reaches only Options.Warn: the device works without the file.
 	ErrPipelineCache = errors.New("vk: pipeline cache file")
+	// ErrMeasuredFigures reports that the file of the device's measured
+	// figures (Device.MeasuredFigures) could not be read or written, or
+	// was refused. It reaches only Options.Warn: the figures are measured
+	// again.
+	ErrMeasuredFigures = errors.New("vk: measured figures file")
+	// ErrCacheFolder reports that the default cache folder cannot be used
+	// (there is no user cache folder, or it cannot be created), and which
+	// folder the cache files go in instead, if any
+	// (Options.PipelineCacheDir). It reaches only Options.Warn.
+	ErrCacheFolder = errors.New("vk: cache folder")
 	// ErrClosed reports the use of a Device, Buffer, Pipeline or Sequence
 	// after Close.
 	ErrClosed = errors.New("vk: use of closed object")

@@ -82,6 +82,8 @@ typedef struct gsDeviceQueueCreateInfo {
 } gsDeviceQueueCreateInfo;
 
 // VkPhysicalDeviceFeatures: 55 VkBool32 in the order of the specification.
+#define GS_FEATURE_VERTEX_PIPELINE_STORES_AND_ATOMICS 25
+#define GS_FEATURE_FRAGMENT_STORES_AND_ATOMICS 26
 #define GS_FEATURE_SHADER_FLOAT64 39
 #define GS_FEATURE_SHADER_INT64 40
 #define GS_FEATURE_SHADER_INT16 41

@@ -136,18 +136,30 @@ static gsBool32 GSVK_CALL gs_debug_callback(uint32_t severity, uint32_t types,
 	return 0; // VK_FALSE: never abort the call that triggered the message.
 }
 
-// The features gs_fill_sync_validation enables; static, so the pointer to
-// it stays valid for as long as the layer may read it.
+// The features gs_fill_validation_features enables; static, so the
+// pointers to them stay valid for as long as the layer may read them.
 static const uint32_t gs_sync_validation[] = {GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+static const uint32_t gs_gpu_assisted_validation[] = {
+	GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+	GS_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,
+	GS_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT,
+};
 
-// gs_fill_sync_validation fills features to enable the validation layer's
-// synchronization validation, with next as the rest of the pNext chain.
-void gs_fill_sync_validation(gsValidationFeaturesEXT* features, const void* next) {
+// gs_fill_validation_features fills features to enable the validation
+// layer's synchronization validation and, when gpuAssisted is non-zero,
+// its GPU-assisted validation too (with a descriptor set slot reserved for
+// the instrumentation), with next as the rest of the pNext chain.
+void gs_fill_validation_features(gsValidationFeaturesEXT* features, const void* next, int gpuAssisted) {
 	memset(features, 0, sizeof(*features));
 	features->sType = GS_ST_VALIDATION_FEATURES_EXT;
 	features->pNext = next;
-	features->enabledValidationFeatureCount = 1;
-	features->pEnabledValidationFeatures = gs_sync_validation;
+	if (gpuAssisted) {
+		features->enabledValidationFeatureCount = sizeof(gs_gpu_assisted_validation) / sizeof(gs_gpu_assisted_validation[0]);
+		features->pEnabledValidationFeatures = gs_gpu_assisted_validation;
+	} else {
+		features->enabledValidationFeatureCount = 1;
+		features->pEnabledValidationFeatures = gs_sync_validation;
+	}
 }
 
 void gs_fill_messenger_info(gsDebugUtilsMessengerCreateInfoEXT* info, uintptr_t user) {

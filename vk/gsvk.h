@@ -50,6 +50,8 @@ typedef uint64_t gsDeviceSize;
 #define GS_DEBUG_TYPE_PERFORMANCE 0x00000004u
 
 // VkValidationFeatureEnableEXT.
+#define GS_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT 0u
+#define GS_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT 1u
 #define GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT 4u
 
 // VkPhysicalDeviceFeatures2: the core feature block is read through vulkan-go.
@@ -294,7 +296,7 @@ void gs_link_properties(gsChain* c, uint32_t mask);
 int gs_get_features2(void* instance, void* physicalDevice, gsChain* c);
 int gs_get_properties2(void* instance, void* physicalDevice, gsChain* c);
 int gs_memory_budget(void* instance, void* physicalDevice, gsPhysicalDeviceMemoryBudgetPropertiesEXT* out);
-void gs_fill_sync_validation(gsValidationFeaturesEXT* features, const void* next);
+void gs_fill_validation_features(gsValidationFeaturesEXT* features, const void* next, int gpuAssisted);
 void gs_fill_messenger_info(gsDebugUtilsMessengerCreateInfoEXT* info, uintptr_t user);
 int32_t gs_create_messenger(void* instance, const gsDebugUtilsMessengerCreateInfoEXT* info, uint64_t* out);
 void gs_destroy_messenger(void* instance, uint64_t messenger);

@@ -37,6 +37,29 @@ func versionString(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v>>22&0x7f, v>>12&0x3ff, v&0xfff)
 }
 
+// validationMode is what an instance validates: nothing, the layer's
+// default checks with synchronization validation, or those and
+// GPU-assisted validation.
+type validationMode uint8
+
+const (
+	validationOff validationMode = iota
+	validationSync
+	validationGPUAssisted
+)
+
+// validationModeOf is the mode that opts ask for: GPUAssistedValidation
+// implies Validation.
+func validationModeOf(opts Options) validationMode {
+	switch {
+	case opts.GPUAssistedValidation:
+		return validationGPUAssisted
+	case opts.Validation:
+		return validationSync
+	}
+	return validationOff
+}
+
 // instance is a VkInstance with the optional validation messenger.
 type instance struct {
 	handle     vulkan.Instance
@@ -45,6 +68,10 @@ type instance struct {
 	// syncValidation: the validation layer's synchronization validation
 	// is on (VK_EXT_validation_features).
 	syncValidation bool
+	// gpuAssisted: the validation layer's GPU-assisted validation is on
+	// too, so devices enable the features its instrumentation writes
+	// through (createDevice).
+	gpuAssisted bool
 	// properties2Ext: VK_KHR_get_physical_device_properties2 was enabled
 	// because the loader only offers Vulkan 1.0.
 	properties2Ext bool
@@ -114,17 +141,19 @@ func instanceExtensions(layer string) (map[string]bool, error) {
 }
 
 // newInstance creates a Vulkan instance. With validation it enables the
-// Khronos validation layer, with its synchronization validation, and a
-// debug messenger that records warnings and errors, including those raised
-// while the instance itself is created and destroyed. When the layer does
-// not offer VK_EXT_validation_features, synchronization validation stays
-// off and the message log says so (a message, so tests that require a
-// silent layer fail rather than pass unchecked).
-func newInstance(validation bool) (inst *instance, err error) {
+// Khronos validation layer, with its synchronization validation (and with
+// validationGPUAssisted its GPU-assisted validation), and a debug
+// messenger that records warnings and errors, including those raised while
+// the instance itself is created and destroyed. When the layer does not
+// offer VK_EXT_validation_features, synchronization and GPU-assisted
+// validation stay off and the message log says so (a message, so tests
+// that require a silent layer fail rather than pass unchecked).
+func newInstance(mode validationMode) (inst *instance, err error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
 	instancesCreated.Add(1)
+	validation := mode != validationOff
 	inst = &instance{validation: validation}
 	defer func() {
 		if err != nil {
@@ -185,14 +214,20 @@ func newInstance(validation bool) (inst *instance, err error) {
 			if inst.features == nil {
 				return inst, &ResultError{Call: "calloc", Result: vulkan.ErrorOutOfHostMemory}
 			}
-			C.gs_fill_sync_validation(inst.features, pNext)
+			gpuAssisted := mode == validationGPUAssisted
+			C.gs_fill_validation_features(inst.features, pNext, cBool(gpuAssisted))
 			pNext = unsafe.Pointer(inst.features)
 			exts = append(exts, extValidationFeatures)
-			inst.syncValidation = true
+			inst.syncValidation, inst.gpuAssisted = true, gpuAssisted
 		} else {
 			inst.log.add(fmt.Sprintf("gpuscatter warning [sync-validation-off] the %s layer does not offer %s, "+
 				"so synchronization validation is off: missing barriers go unreported (update the layer, "+
 				"Debian package vulkan-validationlayers)", validationLayer, extValidationFeatures))
+			if mode == validationGPUAssisted {
+				inst.log.add(fmt.Sprintf("gpuscatter warning [gpu-assisted-validation-off] the %s layer does not offer %s, "+
+					"so GPU-assisted validation is off: out-of-bounds accesses in shaders go unreported (update the layer, "+
+					"Debian package vulkan-validationlayers)", validationLayer, extValidationFeatures))
+			}
 		}
 	}
 
@@ -216,6 +251,14 @@ func newInstance(validation bool) (inst *instance, err error) {
 		inst.messenger = m
 	}
 	return inst, nil
+}
+
+// cBool is 1 for true and 0 for false.
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // instancesCreated counts the calls of newInstance past loading, for the

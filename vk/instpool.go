@@ -21,14 +21,15 @@ import (
 // that limit. With reuse, a process creates as many instances as it holds
 // devices at once. ReleaseInstances destroys the idle ones.
 
-// instanceKey is what an instance was made under: validation, and the
-// environment that the loader, the layers and the drivers read when an
+// instanceKey is what an instance was made under: the validation mode
+// (none, synchronization validation, or GPU-assisted validation as well,
+// which the layer fixes when the instance is created), and the environment that the loader, the layers and the drivers read when an
 // instance is created (which drivers and layers are found, and how they
 // behave). An instance is reused only under the same key, so a process
 // that changes that environment between two Opens gets what a fresh
 // instance would give.
 type instanceKey struct {
-	validation bool
+	validation validationMode
 	env        string
 }
 
@@ -38,7 +39,7 @@ type instanceKey struct {
 // __GLX_).
 var instanceEnvPrefixes = []string{"VK_", "MESA_", "LP_", "RADV_", "ANV_", "TU_", "PAN_", "__GL_", "__NV_", "__EGL_", "__GLX_"}
 
-func currentInstanceKey(validation bool) instanceKey {
+func currentInstanceKey(validation validationMode) instanceKey {
 	var env []string
 	for _, kv := range os.Environ() {
 		for _, p := range instanceEnvPrefixes {
@@ -60,7 +61,7 @@ var idleInstances struct {
 
 // acquireInstance returns an idle instance made under the current key, its
 // message log reset to the messages of its creation, or a new one.
-func acquireInstance(validation bool) (*instance, error) {
+func acquireInstance(validation validationMode) (*instance, error) {
 	key := currentInstanceKey(validation)
 	idleInstances.Lock()
 	if list := idleInstances.byKey[key]; len(list) > 0 {

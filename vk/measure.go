@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -111,27 +110,16 @@ func measuredFile(info DeviceInfo) string {
 	return fmt.Sprintf("measured-%04x-%04x-%08x-%s.json", info.VendorID, info.DeviceID, info.DriverVersion, info.PipelineCacheUUID)
 }
 
-// cacheDir resolves a PipelineCacheDir option: "" is the user's cache
-// folder's gpuscatter, "off" none ("").
-func cacheDir(dir string) string {
-	switch dir {
-	case "off":
-		return ""
-	case "":
-		if ucd, err := os.UserCacheDir(); err == nil {
-			return filepath.Join(ucd, "gpuscatter")
-		}
-		return ""
-	}
-	return dir
-}
-
 // MeasuredFigures returns the device's figures: those kept beside the
 // pipeline cache (Options.PipelineCacheDir) from an earlier measurement
 // of the same device and driver, or, when there are none or remeasure is
 // set, a new Measure, which it keeps there. A file that cannot be read
-// or written is reported through Options.Warn (ErrPipelineCache) and
-// measured around.
+// or written, or is refused (not a regular file, or over 16 KiB: see
+// Options.PipelineCacheDir), is reported through Options.Warn
+// (ErrMeasuredFigures) and measured around. Kept figures that fail
+// cost.Device.Check (not finite, or outside the physical bounds it
+// documents: a rate above 100 TB/s, a time per element of 10^300 ns) are
+// measured again, without a warning, as are figures of an older version.
 //
 // more, when not nil, measures the figures Measure does not (it is
 // given Measure's and fills in the rest) before they are kept; kept
@@ -139,17 +127,19 @@ func cacheDir(dir string) string {
 // are then measured again. A new measurement without CompileMs (its
 // pipelines were compiled before) keeps the kept one's.
 func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool, more func(*Measured) error) (Measured, error) {
-	dir := cacheDir(d.cache.dir)
+	dir := d.cache.dir
 	path := ""
 	var kept Measured
 	if dir != "" {
 		path = filepath.Join(dir, measuredFile(d.info))
-		if b, err := os.ReadFile(path); err == nil {
-			if json.Unmarshal(b, &kept) == nil && kept.Check() == nil && (more == nil || kept.Complete()) && !remeasure {
+		if b, err := readCacheFile(path, maxFiguresBytes); err == nil {
+			if json.Unmarshal(b, &kept) != nil || kept.Check() != nil {
+				kept = Measured{}
+			} else if (more == nil || kept.Complete()) && !remeasure {
 				return kept, nil
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			d.cache.warnf("%v; measuring again", err)
+			d.cache.warnf(ErrMeasuredFigures, "%v; measuring again", err)
 		}
 	}
 	m, err := d.Measure(ctx)
@@ -166,8 +156,8 @@ func (d *Device) MeasuredFigures(ctx context.Context, remeasure bool, more func(
 		return m, err
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
-		d.cache.warnf("keeping the measured figures: %v", err)
+	if err := writeCacheFile(path, append(b, '\n')); err != nil {
+		d.cache.warnf(ErrMeasuredFigures, "keeping the measured figures: %v", err)
 	}
 	return m, nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cost"
 )
 
 // TestMeasure: the figures are positive and plausible, taken once and
@@ -57,4 +59,32 @@ func TestMeasure(t *testing.T) {
 	off := openTest(t, Options{PipelineCacheDir: "off"})
 	_, err = off.MeasuredFigures(ctx, false, nil)
 	require.NoError(t, err)
+}
+
+// TestMeasuredFiguresBounds: kept figures that no device can have (an
+// element time of 1e300 ns, a CPU copy of 1e-9 GB/s) are measured again,
+// not used.
+func TestMeasuredFiguresBounds(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, Options{PipelineCacheDir: dir})
+	ctx := context.Background()
+	m, err := d.MeasuredFigures(ctx, false, nil)
+	require.NoError(t, err)
+	path := filepath.Join(dir, measuredFile(d.Info()))
+	for _, edit := range []func(*Measured){
+		func(m *Measured) { m.ElementNs = 1e300 },
+		func(m *Measured) {
+			m.CPU = &cost.CPU{Threads: 2, CopyGBps: 1e-9, MoveGBps: 1, ElementNs: 1, ReduceNs: 1}
+		},
+	} {
+		bad := m
+		edit(&bad)
+		b, err := json.Marshal(bad)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		got, err := d.MeasuredFigures(ctx, false, nil)
+		require.NoError(t, err)
+		assert.NoError(t, got.Check(), "%+v", got)
+		assert.NotEqual(t, bad, got, "measured again")
+	}
 }

@@ -9,35 +9,33 @@ import "C"
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	vulkan "github.com/vulkan-go/vulkan"
-
-	"github.com/gpuscatter/gpuscatter/atomicfile"
 )
 
 // pipelineCache is the device's VkPipelineCache and the file backing it.
 type pipelineCache struct {
 	handle vulkan.PipelineCache
 	path   string // "" when the file is disabled
-	dir    string // Options.PipelineCacheDir
+	// dir is the folder of the cache files (resolveCacheDir of
+	// Options.PipelineCacheDir), "" when they are disabled.
+	dir    string
 	loaded []byte // file contents accepted at Open
 	saved  []byte // what SavePipelineCache last wrote
 	// known holds the digests of the pipelines compiled on this device
 	// and driver by any process that kept the cache (the index file
 	// beside it, indexPath), and by this one; dirty: this process added
-	// some since the index was last written.
+	// some since the index was last written, or the index file was
+	// refused and is to be replaced.
 	known  map[[32]byte]bool
 	dirty  bool
 	mu     sync.Mutex
@@ -45,13 +43,20 @@ type pipelineCache struct {
 	warned bool
 }
 
-// warnf reports a failure of the cache file through Options.Warn, once.
-func (c *pipelineCache) warnf(format string, args ...any) {
+// warnf reports a failure of a cache file through Options.Warn, once per
+// device, as an error wrapping kind (ErrPipelineCache,
+// ErrMeasuredFigures, ErrCacheFolder).
+func (c *pipelineCache) warnf(kind error, format string, args ...any) {
+	c.warnErr(fmt.Errorf("%w: "+format, append([]any{kind}, args...)...))
+}
+
+// warnErr reports err through Options.Warn, unless a warning was given.
+func (c *pipelineCache) warnErr(err error) {
 	if c.warn == nil || c.warned {
 		return
 	}
 	c.warned = true
-	c.warn(fmt.Errorf("%w: "+format, append([]any{ErrPipelineCache}, args...)...))
+	c.warn(err)
 }
 
 // PipelineCachePath returns the file that backs the pipeline cache, or ""
@@ -87,26 +92,22 @@ func validCacheHeader(data []byte, p *physical) bool {
 
 // openPipelineCache creates the VkPipelineCache, seeded from the cache file
 // when one exists and matches the device.
-func (d *Device) openPipelineCache(dir string) error {
-	d.cache.dir = dir
-	switch dir {
-	case "off":
-		dir = ""
-	case "":
-		if ucd, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(ucd, "gpuscatter")
-		}
+func (d *Device) openPipelineCache(opt string) error {
+	dir, warning := resolveCacheDir(opt)
+	if warning != nil {
+		d.cache.warnErr(warning)
 	}
+	d.cache.dir = dir
 	d.cache.known = map[[32]byte]bool{}
 	if dir != "" {
 		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
 		d.cache.loadIndex()
-		data, err := os.ReadFile(d.cache.path)
+		data, err := readCacheFile(d.cache.path, maxPipelineCacheBytes)
 		switch {
 		case err == nil && validCacheHeader(data, d.phys):
 			d.cache.loaded = data
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			d.cache.warnf("%v; compiling without it", err)
+			d.cache.warnf(ErrPipelineCache, "%v; compiling without it", err)
 		}
 	}
 	h, err := d.createPipelineCache(d.cache.loaded)
@@ -160,18 +161,6 @@ func (d *Device) pipelineCacheData() ([]byte, error) {
 	return C.GoBytes(mem, C.int(size)), nil
 }
 
-// writeFileAtomic writes data to path with atomicfile.Write, so readers
-// never see a partial file and a failed or killed write leaves none.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(context.Background(), path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 // PipelineCacheHeaderBytes is the size of a pipeline cache's header
 // (VkPipelineCacheHeaderVersionOne): cache data no longer than it holds
 // no compiled code. Mesa's drivers (lavapipe, radv, anv) give no more:
@@ -196,10 +185,9 @@ func (d *Device) SavePipelineCache() (n int, err error) {
 		return 0, err
 	}
 	if d.cache.path != "" && len(data) > 0 && !bytes.Equal(data, d.cache.loaded) && !bytes.Equal(data, d.cache.saved) {
-		if err := writeFileAtomic(d.cache.path, data); err != nil {
+		if err := d.cache.save(data); err != nil {
 			return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.path, err)
 		}
-		d.cache.saved = data
 	}
 	if err := d.cache.saveIndex(); err != nil {
 		return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.indexPath(), err)
@@ -214,11 +202,17 @@ func (c *pipelineCache) indexPath() string {
 }
 
 // loadIndex reads the index file: one pipeline digest in hex a line. A
-// missing or unreadable file is an empty index (a line that is not a
-// digest is skipped): it only informs estimates.
+// missing file is an empty index (a line that is not a digest is
+// skipped): it only informs estimates. A file that cannot be read, or is
+// refused (readCacheFile), is an empty index too, with a warning; it is
+// replaced when the cache is saved.
 func (c *pipelineCache) loadIndex() {
-	data, err := os.ReadFile(c.indexPath())
+	data, err := readCacheFile(c.indexPath(), maxIndexBytes)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.warnf(ErrPipelineCache, "%v; ignored", err)
+			c.dirty = replaceable(err)
+		}
 		return
 	}
 	for _, line := range strings.Split(string(data), "\n") {
@@ -230,8 +224,24 @@ func (c *pipelineCache) loadIndex() {
 	}
 }
 
-// saveIndex writes the index file when this process added to it. The
-// caller holds c.mu.
+// save writes data, the cache's contents, to the cache file, unless it
+// is more than the file may hold (maxPipelineCacheBytes), which a later
+// process would refuse. The caller holds c.mu or is Close.
+func (c *pipelineCache) save(data []byte) error {
+	if len(data) > maxPipelineCacheBytes {
+		return fmt.Errorf("the cache holds %s, more than the %s the file may hold; not saved",
+			byteSize(int64(len(data))), byteSize(maxPipelineCacheBytes))
+	}
+	if err := writeCacheFile(c.path, data); err != nil {
+		return err
+	}
+	c.saved = data
+	return nil
+}
+
+// saveIndex writes the index file when this process added to it, with at
+// most maxIndexPipelines digests (the first in order), which is what a
+// later process reads. The caller holds c.mu.
 func (c *pipelineCache) saveIndex() error {
 	if c.path == "" || !c.dirty {
 		return nil
@@ -241,7 +251,8 @@ func (c *pipelineCache) saveIndex() error {
 		lines = append(lines, hex.EncodeToString(dg[:]))
 	}
 	sort.Strings(lines)
-	if err := writeFileAtomic(c.indexPath(), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+	lines = lines[:min(len(lines), maxIndexPipelines)]
+	if err := writeCacheFile(c.indexPath(), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
 		return err
 	}
 	c.dirty = false
@@ -287,15 +298,15 @@ func (d *Device) closePipelineCache() error {
 		data, err := d.pipelineCacheData()
 		switch {
 		case err != nil:
-			d.cache.warnf("reading the cache back: %v", err)
+			d.cache.warnf(ErrPipelineCache, "reading the cache back: %v", err)
 		case len(data) > 0 && !bytes.Equal(data, d.cache.loaded) && !bytes.Equal(data, d.cache.saved):
-			if werr := writeFileAtomic(d.cache.path, data); werr != nil {
-				d.cache.warnf("saving: %v", werr)
+			if werr := d.cache.save(data); werr != nil {
+				d.cache.warnf(ErrPipelineCache, "saving: %v", werr)
 			}
 		}
 		d.cache.mu.Lock()
 		if err := d.cache.saveIndex(); err != nil {
-			d.cache.warnf("saving: %v", err)
+			d.cache.warnf(ErrPipelineCache, "saving: %v", err)
 		}
 		d.cache.mu.Unlock()
 	}

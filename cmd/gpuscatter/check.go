@@ -47,7 +47,7 @@ the path each reduction family takes on it), then one row per path and
 operator: cases, passed, failed and seconds, and for each failing row its
 first mismatch (operator, dtype, reduction, position, expected and got) or
 its first error. Rows of the operator "-" are checks of the path as a
-whole, and each validation message is a case of the row "validation". A
+whole, and each validation message (--validate) is a failed case of one. A
 progress line is shown on stderr when it is a terminal; elsewhere (a pipe,
 a log file) a line per path as it finishes: its cases, failures and time.
 
@@ -59,10 +59,20 @@ and a line under the table names the features and what withholds each:
 the device, or the paths that withhold it on purpose from a device that
 has it (the 32-bit baseline paths, noInt64..., withhold shaderInt64).
 
---match TEXT keeps the paths whose name contains TEXT; where no path's
-name does and TEXT names an operator version (ScatterElements-18) or an
-operator (TensorScatter, every version), every path runs with that
-operator's cases alone. --list prints the paths --match keeps, each with
+--match TEXT keeps the paths whose name contains TEXT, or with a
+comma-separated list (skip/default,hot/default), any of its terms; where
+no path's name does and TEXT names operator versions (ScatterElements-18)
+or operators (TensorScatter, every version), every path runs with those
+operators' cases alone.
+
+--validate turns on the Khronos validation layer with its synchronization
+validation and its GPU-assisted validation, which instruments every
+kernel so that an access through a buffer device address outside the
+buffers is reported. Each message the layer reports is a failed case of
+the row of the path's checks as a whole ("-"), and every message is
+printed under the table (the first 20 of a row; --json FILE has them all).
+Kernels run several times slower under it: make qualify-gpuav runs it on a
+bounded set of paths at the quick size (about 75 s on lavapipe). --list prints the paths --match keeps, each with
 what it forces, one a line, and runs nothing (--json FILE: the same as a
 JSON array of name and doc).
 
@@ -152,12 +162,13 @@ func (f *checkFlags) specs(g *gpuSettings) []flagSpec {
 		boolSpec("quick", &f.quick, "about a tenth of the random requests, at smaller sizes"),
 		boolSpec("full", &f.full, "three times the default's random requests, and tensors beyond the device's storage binding limit"),
 		f.seed.spec().with("N", "the base seed of the random requests (default 20240701); the same seed gives the same requests", false),
-		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident; "+
+		f.match.spec().with("TEXT", "only the paths whose name contains TEXT (case-insensitive), for example cas, none/ or resident, "+
+			"or any term of a comma-separated list (skip/default,hot/default); "+
 			"or, where no path's name does, an operator version or operator (ScatterElements-18, TensorScatter): its cases alone, on every path", false),
 		boolSpec("list", &f.list, "print the paths, each with what it forces, one a line (those --match selects), and run nothing; "+
 			"with --json FILE, write them there as a JSON array"),
-		boolSpec("validate", &f.validate, "enable the Khronos validation layer and count each of its messages as a failure; "+
-			"when the layer is not installed a line says so and the run goes on without it"),
+		boolSpec("validate", &f.validate, "enable the Khronos validation layer, with synchronization and GPU-assisted validation, "+
+			"and count each of its messages as a failure; when the layer is not installed a line says so and the run goes on without it"),
 		f.jsonF.spec().with("FILE", "write the device, the paths and the rows as JSON (atomically)", false),
 	}
 }
@@ -210,7 +221,7 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 			return fmt.Errorf("check: %w", err)
 		}
 		if ok {
-			cfg.Base.Validation, res.Validation = true, "on"
+			cfg.Base.Validation, cfg.Base.GPUAssistedValidation, res.Validation = true, true, "on"
 		} else {
 			res.Validation = "not installed"
 			fmt.Fprintf(c.stderr, "%s--validate: the Khronos validation layer (VK_LAYER_KHRONOS_validation, Debian package vulkan-validationlayers) is not installed: checking without it\n", prefix)
@@ -219,8 +230,13 @@ func checkMain(ctx context.Context, c *cli, args []string) error {
 	// Each path opens its backends anew; they take over the device and
 	// the pipelines the last one closed, so that a pipeline is compiled
 	// once per run, not once per path (compilation is most of a run's
-	// time on lavapipe). They are destroyed at the end of the run.
-	gpu.KeepDevices(true)
+	// time on lavapipe). They are destroyed at the end of the run. Not
+	// under GPU-assisted validation: there the validation layer's work
+	// for each submission grows with what the earlier backends on a kept
+	// device did (on lavapipe with the 1.3.239 layer, hot/default takes
+	// 29 s alone and 101 s after resident/default on a kept device), far
+	// more than compiling each path's pipelines again costs.
+	gpu.KeepDevices(!cfg.Base.GPUAssistedValidation)
 	defer gpu.KeepDevices(false)
 	dev, err := describeCheckDevice(ctx, cfg.Base, cfg.NoShaderFloat64)
 	if err = selectorOf(c.gpu, err); isSelectorError(err) {
@@ -391,7 +407,7 @@ func listCheckPaths(w io.Writer, cfg gpucheck.Config, jsonFile string) error {
 // device lacks a feature it needs). noFloat64 opens it as check's paths
 // are opened (gpucheck.Config.NoShaderFloat64).
 func describeCheckDevice(ctx context.Context, base gpu.Options, noFloat64 bool) (checkDevice, error) {
-	base.Validation = false
+	base.Validation, base.GPUAssistedValidation = false, false
 	b, err := knobs.Open[gpu.Options, *gpu.Backend](base, knobs.Knobs{NoShaderFloat64: noFloat64})
 	if err != nil {
 		return checkDevice{}, err
@@ -498,6 +514,10 @@ func printCheckHeader(w io.Writer, r checkResult) {
 	fmt.Fprintf(w, "run:         %s size, seed %d, validation %s, %d paths%s\n\n", r.Size, r.Seed, r.Validation, len(r.Paths), only)
 }
 
+// maxValidationShown bounds the validation messages printed per failing
+// row.
+const maxValidationShown = 20
+
 // printCheckRows writes the table, the first failure of each failing row
 // and the totals.
 func printCheckRows(w io.Writer, r checkResult) {
@@ -524,6 +544,14 @@ func printCheckRows(w io.Writer, r checkResult) {
 		}
 		if row.FirstError != "" {
 			fmt.Fprintf(w, "  first error: %s\n", strings.ReplaceAll(row.FirstError, "\n", "\n    "))
+		}
+		// Every validation message, up to maxValidationShown.
+		for i, m := range row.Validation {
+			if i == maxValidationShown {
+				fmt.Fprintf(w, "  ... and %d more validation messages (--json FILE has them all)\n", len(row.Validation)-i)
+				break
+			}
+			fmt.Fprintf(w, "  validation: %s\n", strings.ReplaceAll(m, "\n", "\n    "))
 		}
 		size := ""
 		if r.Size != gpucheck.Default.String() {

@@ -356,3 +356,50 @@ func TestCheckMatchOperator(t *testing.T) {
 	assert.Positive(t, res.Cases)
 	assert.Zero(t, res.Failed)
 }
+
+// gpuavMatch is the Makefile's GPUAV_MATCH and kit/run.sh's default
+// KIT_GPUAV_MATCH: the paths of the bounded pass under GPU-assisted
+// validation (make qualify-gpuav).
+const gpuavMatch = "skip/default,hot/default,resident/default,contention/exactAtomics,scale/default"
+
+// TestCheckMatchList: --match with a comma-separated list keeps the
+// paths that match any of its terms, and the operators that its terms
+// name where no path matches.
+func TestCheckMatchList(t *testing.T) {
+	cfg := gpucheck.Config{Size: gpucheck.Quick, Match: gpuavMatch}
+	var names []string
+	for _, p := range cfg.Selected() {
+		names = append(names, p.Name)
+	}
+	assert.ElementsMatch(t, []string{"skip/default", "hot/default", "resident/default", "contention/exactAtomics", "scale/default"}, names)
+	assert.Nil(t, cfg.Operators())
+	cfg.Match = "ScatterND-18, TensorScatter"
+	assert.Equal(t, []string{"ScatterND-18", "TensorScatter-24"}, cfg.Operators())
+	code, stdout, stderr := runCLI(t, "check", "--list", "--match", "resident/default,skip/cas")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 2, strings.Count(stdout, "\n"), stdout)
+}
+
+// TestCheckPrintsValidationMessages: a failing row's validation messages
+// are printed under it, each on a line of its own, up to
+// maxValidationShown.
+func TestCheckPrintsValidationMessages(t *testing.T) {
+	var msgs []string
+	for i := range maxValidationShown + 3 {
+		msgs = append(msgs, fmt.Sprintf("validation error [UNASSIGNED-Device address out of bounds] message %d", i))
+	}
+	var b strings.Builder
+	printCheckRows(&b, checkResult{Size: "quick", Cases: len(msgs), Failed: len(msgs), Rows: []gpucheck.Row{
+		{Path: "hot/default", Op: "-", Cases: len(msgs), Failed: len(msgs), FirstError: "hot/default: " + msgs[0], Validation: msgs},
+	}})
+	out := b.String()
+	for i, m := range msgs {
+		if i < maxValidationShown {
+			assert.Contains(t, out, "  validation: "+m+"\n")
+		} else {
+			assert.NotContains(t, out, m+"\n")
+		}
+	}
+	assert.Contains(t, out, "... and 3 more validation messages")
+	assert.Contains(t, out, "FAIL: ")
+}

@@ -41,9 +41,12 @@ move_gbps for rows, element_ns per element scattered, reduce_ns per
 element folded). gpuscatter plan and --backend auto estimate each call's
 time from them (package cost). They are measured once per device and
 driver (under a second once the kernels are compiled) and kept beside the
-pipeline cache (the user's cache folder, gpuscatter/measured-*.json);
---remeasure measures again. A device that cannot be opened is listed
-without them.
+pipeline cache (the user's cache folder, gpuscatter/measured-*.json;
+without one, gpuscatter-UID in the temporary folder); --remeasure
+measures again, as does a kept file whose figures no measurement can
+give (a rate outside 1 MB/s to 100 TB/s, a time per element outside 0.1
+ps to 1 ms, and the like: see cost.Device.Check). A device that cannot be
+opened is listed without them.
 `,
 	run: devicesMain,
 }

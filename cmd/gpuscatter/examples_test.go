@@ -99,6 +99,6 @@ func TestExamplesReportRunFailures(t *testing.T) {
 	withGPU(t, func(context.Context) (ops.Backend, error) { return failingBackend{}, nil })
 	code, stdout, stderr := runCLI(t, "examples", "--backend", "gpu", "--match", "ScatterUpdate-3/")
 	require.Equal(t, exitError, code)
-	assert.Contains(t, stdout, "  FAIL       run exited with status 1: ScatterUpdate-3: device lost while scattering\n")
+	assert.Contains(t, stdout, "  FAIL       run exited with status 1: ScatterUpdate-3: device lost while scattering; run the command again, which opens the device afresh, or run it with --backend cpu\n")
 	assert.Equal(t, prefix+"examples: 1 of 1 example failed: ScatterUpdate-3/xml-2\n", stderr)
 }

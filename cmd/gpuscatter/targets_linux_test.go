@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -227,12 +228,13 @@ func TestBinaryOutputTargets(t *testing.T) {
 	})
 }
 
-// TestBinaryPipelineCacheUnwritable: a pipeline cache that cannot be
-// written (no home folder, a cache folder that is a file, a read-only
-// one) costs one warning line, the whole of stderr: the driver's own
-// shader cache (Mesa's, which would print a line of its own) is disabled
-// there; a cache folder in a missing folder is created, without a word.
-// The run succeeds and writes its output, every time.
+// TestBinaryPipelineCacheUnwritable: a cache folder that cannot be
+// created (no home folder, a cache folder that is a file, a read-only
+// one) costs one warning line, the whole of stderr, saying that the
+// per-user temporary folder takes its place: the driver's own shader
+// cache (Mesa's, which would print a line of its own) is disabled there;
+// a cache folder in a missing folder is created, without a word. The run
+// succeeds and writes its output, every time.
 func TestBinaryPipelineCacheUnwritable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -253,6 +255,10 @@ func TestBinaryPipelineCacheUnwritable(t *testing.T) {
 	readOnly := t.TempDir()
 	openToAll(t, readOnly)
 	missing := filepath.Join(t.TempDir(), "no", "such", "cache")
+	// The temporary folder, where the per-user one is made.
+	tmp := t.TempDir()
+	openToAll(t, tmp)
+	require.NoError(t, os.Chmod(tmp, 0o1777))
 	cases := []struct {
 		name   string
 		env    []string
@@ -278,11 +284,12 @@ func TestBinaryPipelineCacheUnwritable(t *testing.T) {
 			// Twice: the second run finds the same unwritable cache.
 			for i := range 2 {
 				out := filepath.Join(outDir, fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(c.name, " ", "-"), i))
-				r := runBinary(t, bin, c.env, c.asUser, "run", "--backend", "gpu", "--op", "ScatterElements-18",
+				r := runBinary(t, bin, append(c.env, "TMPDIR="+tmp), c.asUser, "run", "--backend", "gpu", "--op", "ScatterElements-18",
 					"--data", data, "--indices", indices, "--updates", updates, "--out", out)
 				require.Equal(t, exitOK, r.code, r.stderr)
 				if c.warns {
-					assert.Regexp(t, `^gpuscatter: warning: pipeline cache file: [^\n]*\n$`, r.stderr)
+					assert.Regexp(t, `^gpuscatter: warning: cache folder: the user cache folder is unusable \([^\n]*\); using `+
+						regexp.QuoteMeta(tmp)+`/gpuscatter-\d+\n$`, r.stderr)
 				} else {
 					assert.Empty(t, r.stderr)
 				}

@@ -40,12 +40,29 @@ func TestMain(m *testing.M) {
 	// last one closed (gpu.KeepDevices), as check's paths do; they are
 	// destroyed at the end, the validation layer silent.
 	gpu.KeepDevices(true)
+	// Run where there is no user cache folder (the kit runs its test
+	// binaries under env -i), the commands would warn of the fallback
+	// folder on every run: give them a cache folder of their own.
+	// TestBinaryHostileCacheFolder sets its own environment.
+	cacheDir := ""
+	if _, err := os.UserCacheDir(); err != nil {
+		dir, err := os.MkdirTemp("", "gpuscatter-test-cache-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		cacheDir = dir
+		os.Setenv("XDG_CACHE_HOME", dir)
+	}
 	code := m.Run()
 	if err := gpu.ReleaseInstances(); err != nil {
 		fmt.Fprintln(os.Stderr, "ReleaseInstances:", err)
 		if code == 0 {
 			code = 1
 		}
+	}
+	if cacheDir != "" {
+		os.RemoveAll(cacheDir)
 	}
 	os.Exit(code)
 }

@@ -31,6 +31,9 @@ type Row struct {
 	First *opstest.Mismatch `json:"first_mismatch,omitempty"`
 	// FirstError is the first failure's message.
 	FirstError string `json:"first_error,omitempty"`
+	// Validation holds the validation layer's messages of the row, each
+	// a failed case (closeAndCheck), in the order reported.
+	Validation []string `json:"validation_messages,omitempty"`
 	// Refused counts the cases the backend refused for lack of a device
 	// feature that the call needs (Refusal): neither passed nor failed.
 	Refused int `json:"refused,omitempty"`
@@ -135,8 +138,12 @@ func (t *rec) Errorf(format string, args ...any) {
 	t.rep.mu.Lock()
 	defer t.rep.mu.Unlock()
 	row := t.rep.row(t.path, t.op)
+	msg := fmt.Sprintf(format, args...)
 	if row.FirstError == "" {
-		row.FirstError = t.name + ": " + firstLines(fmt.Sprintf(format, args...), 6)
+		row.FirstError = t.name + ": " + firstLines(msg, 6)
+	}
+	if m, ok := strings.CutPrefix(msg, validationPrefix); ok {
+		row.Validation = append(row.Validation, m)
 	}
 }
 

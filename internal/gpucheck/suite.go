@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,8 @@ type Path struct {
 	Name string
 	// Doc says what the path forces.
 	Doc string
-	// Opts and Knobs force the path; Run adds Device and Validation.
+	// Opts and Knobs force the path; Run adds Device, Validation and
+	// GPUAssistedValidation.
 	Opts  gpu.Options
 	Knobs knobs.Knobs
 	// Suite is the suite run: conformance, differential, none or resident.
@@ -267,8 +269,8 @@ func reduceShapes() []Path {
 
 // Config is what Run runs.
 type Config struct {
-	// Base holds the device selector and Validation; each path's options
-	// are added to it.
+	// Base holds the device selector, Validation and
+	// GPUAssistedValidation; each path's options are added to it.
 	Base gpu.Options
 	// Fault is injected into every backend opened (mutation tests: check
 	// must catch it); the zero value injects none.
@@ -282,10 +284,11 @@ type Config struct {
 	// Seed is the base of every path's seed.
 	Seed int64
 	// Match keeps the paths whose name contains it (case-insensitive);
-	// empty keeps all. Where no path's name contains it and it names an
-	// operator version (ScatterElements-18) or an operator (TensorScatter:
-	// each of its versions), every path runs, with the cases of those
-	// versions alone (Operators).
+	// empty keeps all. A comma-separated list keeps the paths whose name
+	// contains any of its terms. Where no path's name contains one and
+	// the terms name operator versions (ScatterElements-18) or operators
+	// (TensorScatter: each of its versions), every path runs, with the
+	// cases of those versions alone (Operators).
 	Match string
 }
 
@@ -304,9 +307,32 @@ func (cfg Config) Selected() []Path {
 	return out
 }
 
-// Matches reports whether the path's name contains text, ignoring case.
+// Matches reports whether the path's name contains text, ignoring case,
+// or where text is a comma-separated list, any of its terms.
 func (p Path) Matches(text string) bool {
-	return strings.Contains(strings.ToLower(p.Name), strings.ToLower(text))
+	name := strings.ToLower(p.Name)
+	for _, term := range matchTerms(text) {
+		if strings.Contains(name, strings.ToLower(term)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchTerms splits a Match text at its commas, each term trimmed of
+// spaces; empty terms are dropped, unless text is a single one (which
+// every name contains).
+func matchTerms(text string) []string {
+	if !strings.Contains(text, ",") {
+		return []string{text}
+	}
+	var terms []string
+	for _, t := range strings.Split(text, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			terms = append(terms, t)
+		}
+	}
+	return terms
 }
 
 // Operators returns the operator versions whose cases alone run: those
@@ -321,13 +347,21 @@ func (cfg Config) Operators() []string {
 			return nil
 		}
 	}
-	if op, err := ops.Lookup(cfg.Match); err == nil {
-		return []string{op.Name}
-	}
 	var names []string
-	for _, op := range ops.All() {
-		if strings.EqualFold(op.Family, strings.TrimSpace(cfg.Match)) {
-			names = append(names, op.Name)
+	add := func(name string) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, term := range matchTerms(cfg.Match) {
+		if op, err := ops.Lookup(term); err == nil {
+			add(op.Name)
+			continue
+		}
+		for _, op := range ops.All() {
+			if strings.EqualFold(op.Family, strings.TrimSpace(term)) {
+				add(op.Name)
+			}
 		}
 	}
 	return names
@@ -348,7 +382,7 @@ func Run(t opstest.T, cfg Config) {
 // RunPath runs path p (Run, for one path).
 func RunPath(t opstest.T, cfg Config, p Path) {
 	opts := p.Opts
-	opts.Device, opts.Validation = cfg.Base.Device, cfg.Base.Validation
+	opts.Device, opts.Validation, opts.GPUAssistedValidation = cfg.Base.Device, cfg.Base.Validation, cfg.Base.GPUAssistedValidation
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = cfg.Base.PipelineCacheDir
 	}
@@ -441,6 +475,10 @@ func RunPath(t opstest.T, cfg Config, p Path) {
 	}
 }
 
+// validationPrefix starts the failure of each validation message, which
+// the Report also keeps in its row's Validation.
+const validationPrefix = "validation: "
+
 // closeAndCheck closes b and reports an error from Close, each validation
 // message and any Vulkan object left alive.
 func closeAndCheck(t opstest.T, b *gpu.Backend) {
@@ -457,7 +495,7 @@ func closeAndCheck(t opstest.T, b *gpu.Backend) {
 		if c, ok := t.(opstest.CaseReporter); ok {
 			c.BeginCase(ops.Request{Op: "validation"})
 		}
-		t.Errorf("validation: %s", m)
+		t.Errorf("%s%s", validationPrefix, m)
 	}
 	if live := gpubench.Of(b).Device().LiveObjects(); len(live) > 0 {
 		var names []string

@@ -45,6 +45,8 @@ SAME_OFFSET(gsDeviceQueueCreateInfo, VkDeviceQueueCreateInfo, queueFamilyIndex);
 SAME_OFFSET(gsDeviceQueueCreateInfo, VkDeviceQueueCreateInfo, queueCount);
 SAME_OFFSET(gsDeviceQueueCreateInfo, VkDeviceQueueCreateInfo, pQueuePriorities);
 SAME_SIZE(gsPhysicalDeviceFeatures, VkPhysicalDeviceFeatures);
+SAME_VALUE(GS_FEATURE_VERTEX_PIPELINE_STORES_AND_ATOMICS * 4, offsetof(VkPhysicalDeviceFeatures, vertexPipelineStoresAndAtomics));
+SAME_VALUE(GS_FEATURE_FRAGMENT_STORES_AND_ATOMICS * 4, offsetof(VkPhysicalDeviceFeatures, fragmentStoresAndAtomics));
 SAME_VALUE(GS_FEATURE_SHADER_FLOAT64 * 4, offsetof(VkPhysicalDeviceFeatures, shaderFloat64));
 SAME_VALUE(GS_FEATURE_SHADER_INT64 * 4, offsetof(VkPhysicalDeviceFeatures, shaderInt64));
 SAME_VALUE(GS_FEATURE_SHADER_INT16 * 4, offsetof(VkPhysicalDeviceFeatures, shaderInt16));
