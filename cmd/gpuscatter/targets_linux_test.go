@@ -84,7 +84,7 @@ func openToAll(t *testing.T, dir string) {
 }
 
 // TestBinaryOutputTargets runs 'gpuscatter run --out' into each kind of
-// target the README describes: a symlink, a FIFO, /dev/stdout, /dev/null,
+// target docs/cli.md describes: a symlink, a FIFO, /dev/stdout, /dev/null,
 // a directory, a missing folder, a read-only file and a folder the user
 // may not write (these two as the user nobody).
 func TestBinaryOutputTargets(t *testing.T) {
