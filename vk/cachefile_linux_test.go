@@ -8,40 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/internal/hostilefile"
 )
-
-// hostileFile is something put in a cache file's place: made at path by
-// make, and what the warning says of it.
-type hostileFile struct {
-	name, says string
-	make       func(t *testing.T, path string)
-	// stays: the next write cannot replace it (a directory).
-	stays bool
-}
-
-var hostileFiles = []hostileFile{
-	{"FIFO", "a named pipe (FIFO), not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, syscall.Mkfifo(path, 0o644))
-	}, false},
-	{"link to /dev/zero", "a symbolic link to a character device, not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, os.Symlink("/dev/zero", path))
-	}, false},
-	{"1 GiB sparse file", "1.0 GiB, more than the", func(t *testing.T, path string) {
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		require.NoError(t, f.Truncate(1<<30))
-		require.NoError(t, f.Close())
-	}, false},
-	{"directory", "a directory, not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, os.Mkdir(path, 0o755))
-	}, true},
-}
 
 // within runs f and fails the test if it does not return within limit:
 // a cache file that blocks an open must fail the test, not hang it.
@@ -79,24 +53,24 @@ func TestReadCacheFile(t *testing.T) {
 	require.NoError(t, os.Symlink("missing", filepath.Join(dir, "dangling")))
 	_, err = readCacheFile(filepath.Join(dir, "dangling"), 10)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	for _, h := range hostileFiles {
-		path := filepath.Join(dir, strings.NewReplacer(" ", "-", "/", "-").Replace(h.name))
-		h.make(t, path)
+	for _, h := range hostilefile.Files {
+		path := filepath.Join(dir, strings.NewReplacer(" ", "-", "/", "-").Replace(h.Name))
+		h.Make(t, path)
 		within(t, 5*time.Second, func() {
 			_, err := readCacheFile(path, 1<<20)
-			require.Error(t, err, h.name)
-			assert.Contains(t, err.Error(), path+": "+h.says)
-			assert.Equal(t, !h.stays, replaceable(err), h.name)
+			require.Error(t, err, h.Name)
+			assert.Contains(t, err.Error(), path+": "+h.Says)
+			assert.Equal(t, !h.Stays, replaceable(err), h.Name)
 			// The next write replaces it with a regular file, or
 			// says why not.
 			err = writeCacheFile(path, []byte("new"))
-			if h.stays {
+			if h.Stays {
 				assert.ErrorContains(t, err, "a directory")
 				return
 			}
-			require.NoError(t, err, h.name)
+			require.NoError(t, err, h.Name)
 			b, err := readCacheFile(path, 10)
-			require.NoError(t, err, h.name)
+			require.NoError(t, err, h.Name)
 			assert.Equal(t, "new", string(b))
 		})
 	}
@@ -185,11 +159,11 @@ func TestHostileCacheFiles(t *testing.T) {
 		if f.what == "figures" {
 			kind = ErrMeasuredFigures
 		}
-		for _, h := range hostileFiles {
-			t.Run(f.what+"/"+h.name, func(t *testing.T) {
+		for _, h := range hostilefile.Files {
+			t.Run(f.what+"/"+h.Name, func(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, f.name)
-				h.make(t, path)
+				h.Make(t, path)
 				// life opens a device on dir, creates a pipeline (which
 				// the index keeps), takes the figures when the file is
 				// theirs, closes it, and returns the figures and every
@@ -212,10 +186,10 @@ func TestHostileCacheFiles(t *testing.T) {
 				m, warnings := life()
 				require.Len(t, warnings, 1)
 				assert.ErrorIs(t, warnings[0], kind)
-				assert.Contains(t, warnings[0].Error(), path+": "+h.says)
+				assert.Contains(t, warnings[0].Error(), path+": "+h.Says)
 
 				again, warnings := life()
-				if h.stays {
+				if h.Stays {
 					assert.Len(t, warnings, 1, "a directory is not replaced")
 					return
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/atomicfile"
+	"github.com/gpuscatter/gpuscatter/internal/hostilefile"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -138,7 +139,7 @@ func TestBinaryHostileCacheFolder(t *testing.T) {
 	// above, with what the file name ends with made by make instead.
 	names, err := os.ReadDir(fallback)
 	require.NoError(t, err)
-	cacheWith := func(t *testing.T, suffix string, make func(*testing.T, string)) (xdg, path string) {
+	cacheWith := func(t *testing.T, suffix string, make func(testing.TB, string)) (xdg, path string) {
 		xdg = t.TempDir()
 		gs := filepath.Join(xdg, "gpuscatter")
 		require.NoError(t, os.Mkdir(gs, 0o755))
@@ -158,17 +159,17 @@ func TestBinaryHostileCacheFolder(t *testing.T) {
 	}
 
 	for _, suffix := range []string{".bin", ".pipelines"} {
-		for _, h := range hostileCacheFiles {
-			t.Run(suffix+" "+h.name, func(t *testing.T) {
-				xdg, path := cacheWith(t, suffix, h.make)
+		for _, h := range hostilefile.Files {
+			t.Run(suffix+" "+h.Name, func(t *testing.T) {
+				xdg, path := cacheWith(t, suffix, h.Make)
 				env := []string{"XDG_CACHE_HOME=" + xdg}
 				for _, args := range [][]string{runArgs, {"devices"}} {
 					code, stderr := run(t, env, args...)
 					require.Equal(t, exitOK, code, stderr)
 					ws := warnings(stderr)
-					if h.stays || args[0] == "run" {
+					if h.Stays || args[0] == "run" {
 						require.Len(t, ws, 1, stderr)
-						assert.Contains(t, ws[0], "gpuscatter: warning: pipeline cache file: "+path+": "+h.says)
+						assert.Contains(t, ws[0], "gpuscatter: warning: pipeline cache file: "+path+": "+h.Says)
 					} else {
 						assert.Empty(t, ws, "replaced by the run before")
 					}
@@ -178,7 +179,7 @@ func TestBinaryHostileCacheFolder(t *testing.T) {
 				}
 				fi, err := os.Lstat(path)
 				require.NoError(t, err)
-				assert.Equal(t, h.stays, !fi.Mode().IsRegular(), "%v", fi.Mode())
+				assert.Equal(t, h.Stays, !fi.Mode().IsRegular(), "%v", fi.Mode())
 			})
 		}
 	}
@@ -186,7 +187,7 @@ func TestBinaryHostileCacheFolder(t *testing.T) {
 	// SIGTERM while the output is being written (atomicfile.StallEnv
 	// stops the write there) of a run whose cache files are FIFOs.
 	t.Run("SIGTERM", func(t *testing.T) {
-		xdg, cache := cacheWith(t, ".bin", hostileCacheFiles[0].make)
+		xdg, cache := cacheWith(t, ".bin", hostilefile.Files[0].Make)
 		index := strings.TrimSuffix(cache, ".bin") + ".pipelines"
 		require.NoError(t, os.Remove(index))
 		require.NoError(t, syscall.Mkfifo(index, 0o644))
@@ -217,28 +218,4 @@ func TestBinaryHostileCacheFolder(t *testing.T) {
 		_, err = os.Stat(out)
 		assert.ErrorIs(t, err, os.ErrNotExist, "no output file")
 	})
-}
-
-// hostileCacheFiles are what TestBinaryHostileCacheFolder puts in a cache
-// file's place, with what the warning says of each.
-var hostileCacheFiles = []struct {
-	name, says string
-	make       func(t *testing.T, path string)
-	stays      bool // a directory, which is not replaced
-}{
-	{"FIFO", "a named pipe (FIFO), not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, syscall.Mkfifo(path, 0o644))
-	}, false},
-	{"link to /dev/zero", "a symbolic link to a character device, not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, os.Symlink("/dev/zero", path))
-	}, false},
-	{"1 GiB sparse file", "1.0 GiB, more than the", func(t *testing.T, path string) {
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		require.NoError(t, f.Truncate(1<<30))
-		require.NoError(t, f.Close())
-	}, false},
-	{"directory", "a directory, not a regular file", func(t *testing.T, path string) {
-		require.NoError(t, os.Mkdir(path, 0o755))
-	}, true},
 }
