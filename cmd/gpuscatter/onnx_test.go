@@ -197,6 +197,9 @@ func TestOnnxRunModelErrors(t *testing.T) {
 			`TensorScatter-24: mode "ring" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
 		{"TensorScatter mode in capitals", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "LINEAR")}, nil), nil,
 			`TensorScatter-24: mode "LINEAR" is not accepted by TensorScatter-24 (did you mean linear?); it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
+		{"reduction in capitals", model("ScatterElements", 18, []*onnxpb.AttributeProto{strAttr("reduction", "Add")}, map[string]*tensor.Tensor{
+			"data": f32([]int{2}, 1, 2), "indices": i64([]int{1}, 0), "updates": f32([]int{1}, 5)}), nil,
+			`ScatterElements-18: reduction "Add" is not accepted by ScatterElements-18 (did you mean add? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul, min, max`},
 		{"TensorScatter empty mode", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "")}, nil), nil,
 			`TensorScatter-24: mode "" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
 		{"TensorScatter linear overflow in an initializer", model("TensorScatter", 24, nil, map[string]*tensor.Tensor{
