@@ -539,7 +539,7 @@ func TestCustomWorkloadReduction(t *testing.T) {
 		name     string
 		tolerant bool
 	}{
-		{tensor.Float32, " ADD", "add", true},
+		{tensor.Float32, "add", "add", true},
 		{tensor.Float16, "mul", "mul", true},
 		{tensor.Float32, "max", "max", false},
 		{tensor.Int32, "add", "add", false},
@@ -553,6 +553,10 @@ func TestCustomWorkloadReduction(t *testing.T) {
 		r.opt.Tolerance = 0
 		assert.False(t, r.tolerant(), "%v %q with no tolerance", c.dt, c.red)
 	}
+	// Names are matched exactly, as the spec spells them.
+	_, err := Custom("c", req(tensor.Float32, " ADD"))
+	require.ErrorIs(t, err, ops.ErrReduction)
+	assert.Contains(t, err.Error(), "did you mean add?")
 }
 
 func TestDeviceTimings(t *testing.T) {
