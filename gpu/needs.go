@@ -227,11 +227,10 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 	for _, t := range n.Tensors {
 		n.DeviceBytes += t.Bytes
 	}
-	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
-	n.HostBytes = data + upd + idx
+	data := pl.host[0]
+	n.HostBytes = pl.hostBytes()
 	n.DataCopyBytes = data
 	if pl.j.updates > 0 {
-		n.HostBytes += data
 		n.DownloadBytes = data
 	}
 	n.Submits = 1
@@ -254,9 +253,9 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		pending.Name = ps.label
 		n.Passes = append(n.Passes, pending)
 		n.Dispatches += pending.Dispatches
-		n.TrafficBytes += pending.Read + pending.Written
 		pending = PassNeed{}
 	}
+	n.TrafficBytes = pl.trafficBytes()
 	n.OnePassBytes = pl.p.OnePassBytes()
 	seen := map[pipeKey]bool{}
 	for _, list := range [][]pass{pl.passes, pl.more} {
@@ -270,6 +269,37 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 	n.Pipelines = len(n.keys)
 	if inPlace {
 		n.HostBytes, n.DownloadBytes, n.DataCopyBytes = 0, 0, 0
+	}
+	return n
+}
+
+// hostBytes is what an Execute of the call copies between host and
+// device (PlanNeeds.HostBytes): data, updates and indices up, and the
+// output, data's size, down where the call has updates.
+func (pl *callPlan) hostBytes() uint64 {
+	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
+	n := data + upd + idx
+	if pl.j.updates > 0 {
+		n += data
+	}
+	return n
+}
+
+// trafficBytes is the device bytes the call's timed passes read and
+// write (PlanNeeds.TrafficBytes, the sum of its Passes: an unlabelled
+// pass counts with the next labelled one), the clear of the owner words
+// the backend records only once left out.
+func (pl *callPlan) trafficBytes() uint64 {
+	var n, pending uint64
+	for i := range pl.passes {
+		ps := &pl.passes[i]
+		if ps.once {
+			continue
+		}
+		pending += ps.read + ps.written
+		if ps.label != "" {
+			n, pending = n+pending, 0
+		}
 	}
 	return n
 }
