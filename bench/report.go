@@ -134,7 +134,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				x.AtomicsIssued, x.AtomicsMaxAddress, hottest))
 		}
 		if x.Tolerance > 0 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
+			notes[len(rows)] = append(notes[len(rows)], verifiedNote(x))
 		}
 		rows = append(rows, row)
 	}
@@ -182,7 +182,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	b.WriteString("device ms: the passes' time on the device by its timestamps, host transfers and submission aside.\n")
 	b.WriteString("speedup: the cpu's median over the backend's. max diff: the largest difference from the cpu's output;\n")
 	b.WriteString("an unordered float reduction is checked within a tolerance relative to the sum of the magnitudes\n")
-	b.WriteString("folded into each element, so a max diff above the tolerance printed under a row is not a failure.\n")
+	b.WriteString("folded into each element; the note under its row says whether it was verified bit for bit or needed\n")
+	b.WriteString("the tolerance (and how many elements did), so a max diff above the tolerance there is not a failure.\n")
 	for _, x := range r.Results {
 		if x.FractionOfMemcpy > 1 {
 			b.WriteString("Above 100% of memcpy, a backend moved less than the traffic counts: the cpu skips the ScatterUpdate-3\n" +
@@ -238,6 +239,28 @@ func fixed(v float64, minDec, sig int) string {
 		dec = max(dec, sig-1-int(math.Floor(math.Log10(math.Abs(v)))))
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// verifiedNote says how a row that a tolerance applied to was verified:
+// bit for bit where no element needed it; else within it, with the
+// elements that did; "checked within" it where the row failed.
+func verifiedNote(x Result) string {
+	switch {
+	case x.BitForBit():
+		return "verified bit for bit"
+	case x.Verified:
+		return fmt.Sprintf("verified within %g of the sum of magnitudes: %s differ from the cpu's bits",
+			x.Tolerance, plural(x.Comparison.Tolerated, "element", "elements"))
+	}
+	return fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance)
+}
+
+// plural returns n and the noun in the number n takes.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func verdict(x Result) string {
@@ -321,6 +344,8 @@ type jsonResult struct {
 	Verified           bool        `json:"verified"`
 	MaxAbsDiff         *float64    `json:"max_abs_diff"`
 	Mismatches         int64       `json:"mismatches"`
+	Tolerated          int64       `json:"tolerated"`
+	BitForBit          bool        `json:"bit_for_bit"`
 	Tolerance          float64     `json:"tolerance"`
 	Skipped            string      `json:"skipped,omitempty"`
 	Error              string      `json:"error,omitempty"`
@@ -373,7 +398,9 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // device memory) and plan (the backend's
 // description of the call: path, tensors, passes), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
-// max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
+// max_abs_diff (null when infinite), mismatches, tolerance (the relative
+// bound allowed; 0: bit for bit), tolerated (the elements whose bits
+// differ that the tolerance accepted), bit_for_bit (verified with none),
 // and skipped or error when set.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	jr := jsonReport{
@@ -391,6 +418,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory, Plan: x.Plan, OnePassBytes: x.OnePassBytes,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
+			Tolerated: x.Comparison.Tolerated, BitForBit: x.BitForBit(),
 			Skipped: x.Skipped, Error: x.Error,
 			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces, HottestUpdates: x.HottestUpdates,
 		}

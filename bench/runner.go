@@ -280,13 +280,20 @@ type Result struct {
 	Speedup float64
 	// Verified: every timed output matched the reference's output (for the
 	// reference, its own untimed first output). Comparison holds the
-	// worst of the timed outputs (the most mismatches, the largest
-	// difference); Tolerance is the relative bound that applied, 0 when the
-	// comparison was bit for bit.
+	// worst of the timed outputs (the most mismatches, the most elements
+	// the tolerance accepted, the largest difference); Tolerance is the
+	// relative bound that the comparison allowed, 0 when it was bit for
+	// bit. A verified result with Comparison.Tolerated 0 matched bit for
+	// bit whatever Tolerance allowed (BitForBit).
 	Verified   bool
 	Comparison Comparison
 	Tolerance  float64
 }
+
+// BitForBit reports whether r was verified and every output it checked
+// equals the reference's bit for bit (any NaN equal to any NaN), with no
+// element needing the tolerance.
+func (r *Result) BitForBit() bool { return r.Verified && r.Comparison.Tolerated == 0 }
 
 // Failed reports whether r ran and either failed or did not match the
 // reference.

@@ -313,7 +313,7 @@ func TestReadmeEnvironmentTable(t *testing.T) {
 // terminal in docs/bench.md counts the workloads as the tool does.
 func TestReadmeBenchProgressExample(t *testing.T) {
 	text := strings.Join(strings.Fields(docPage(t, "docs/bench.md")), " ")
-	m := regexp.MustCompile("`gpuscatter: bench \\[(\\d+)/(\\d+)\\] ([A-Za-z0-9-]+) on (cpu|gpu): median [0-9.]+ ms, [0-9.]+ GB/s, (resident [0-9.]+ ms, [0-9.]+x the cpu, )?verified`").FindStringSubmatch(text)
+	m := regexp.MustCompile("`gpuscatter: bench \\[(\\d+)/(\\d+)\\] ([A-Za-z0-9-]+) on (cpu|gpu): median [0-9.]+ ms, [0-9.]+ GB/s, (resident [0-9.]+ ms, [0-9.]+x the cpu, )?verified bit for bit`").FindStringSubmatch(text)
 	require.NotNil(t, m, "docs/bench.md has an example of bench's progress line")
 	names := bench.Names()
 	assert.Equal(t, strconv.Itoa(len(names)), m[2], "the number of workloads")
