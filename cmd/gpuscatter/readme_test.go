@@ -324,6 +324,29 @@ func TestReadmeBenchProgressExample(t *testing.T) {
 	}
 }
 
+// TestMakeRunInstallsOnlyWhatRunningNeeds: the README's two commands
+// install what each needs: make run the packages and modules, builds and
+// runs the benchmark, and installs no test tool; make test installs
+// gotestsum too, which its passes run.
+func TestMakeRunInstallsOnlyWhatRunningNeeds(t *testing.T) {
+	treetests.Require(t)
+	dryRun := func(target string) string {
+		cmd := exec.Command("make", "-n", "--no-print-directory", target)
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "make -n %s: %s", target, out)
+		return string(out)
+	}
+	run := dryRun("run")
+	assert.Contains(t, run, "mod download")
+	assert.Contains(t, run, "build -buildvcs=auto -o bin/gpuscatter ./cmd/gpuscatter")
+	assert.Contains(t, run, "bin/gpuscatter bench --json bin/bench.json")
+	assert.NotContains(t, run, "gotestsum")
+	test := dryRun("test")
+	assert.Contains(t, test, "install gotest.tools/gotestsum@")
+	assert.Contains(t, test, "bin/gotestsum --format testname")
+}
+
 // TestReadmeDebianPackages: docs/development.md lists the Debian packages
 // make installs, DEB_PKGS of the Makefile, all of them and in their order.
 func TestReadmeDebianPackages(t *testing.T) {
