@@ -134,7 +134,8 @@ func TestSuggestions(t *testing.T) {
 // TestReductionNamesMatchedExactly: --reduction takes a name exactly as
 // the operator's spec spells it, as --mode does; another case or spaces
 // around it is the operator's validation error (exit 1) naming the input
-// and the spelling meant, from run and plan alike, and nothing is written.
+// and the spelling meant, from run, plan, warm and bench --op alike, and
+// nothing is written.
 func TestReductionNamesMatchedExactly(t *testing.T) {
 	dir := t.TempDir()
 	d := writeNPY(t, dir, "d.npy", f32([]int{3}, 1, 2, 3))
@@ -149,10 +150,13 @@ func TestReductionNamesMatchedExactly(t *testing.T) {
 		{"ScatterElementsUpdate-12", "None", `reduction "None" is not accepted by ScatterElementsUpdate-12 (did you mean none?`},
 		{"ScatterElementsUpdate-12", "ADD", `reduction "ADD" is not accepted by ScatterElementsUpdate-12 (did you mean sum? OpenVINO spells add sum)`},
 	} {
-		for _, cmd := range []string{"run", "plan"} {
+		for _, cmd := range []string{"run", "plan", "warm", "bench"} {
 			args := []string{cmd, "--op", c.op, "--reduction", c.red, "--axis", "0", "--data", d, "--indices", i, "--updates", u}
-			if cmd == "run" {
+			switch cmd {
+			case "run":
 				args = append(args, "--out", out, "--backend", "cpu")
+			case "bench":
+				args = append(args, "--backend", "cpu")
 			}
 			code, stdout, stderr := runCLI(t, args...)
 			requireInputError(t, code, stdout, stderr, c.want)
