@@ -123,24 +123,44 @@ void* vkapp_allocate_flags(void) {
 }
 
 // vkapp_create_device creates a device with one queue of family and the
-// given extensions, whose features are the chain next. (vulkan-go's
-// vkCreateDevice hands C a Go pointer to Go memory, the queue
-// priorities, which cgo refuses.)
+// given extensions, whose features are the chain next, and returns in
+// *info the VkDeviceCreateInfo it was created with, which lives until
+// vkapp_free_create_info (the program hands it to gpuscatter, which reads
+// the enabled features and extensions from it). vulkan-go's
+// vkCreateDevice is not used: it hands C a Go pointer to Go memory (the
+// queue priorities), which cgo refuses.
 VkResult vkapp_create_device(VkInstance instance, VkPhysicalDevice pd, uint32_t family, void* next,
-	const char* const* extensions, uint32_t nextensions, VkDevice* out) {
+	const char* const* extensions, uint32_t nextensions, VkDevice* out, void** info) {
 	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(instance, "vkCreateDevice");
-	float priority = 1.0f;
-	VkDeviceQueueCreateInfo q = {0};
-	q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-	q.queueFamilyIndex = family;
-	q.queueCount = 1;
-	q.pQueuePriorities = &priority;
-	VkDeviceCreateInfo ci = {0};
-	ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-	ci.pNext = next;
-	ci.queueCreateInfoCount = 1;
-	ci.pQueueCreateInfos = &q;
-	ci.enabledExtensionCount = nextensions;
-	ci.ppEnabledExtensionNames = extensions;
-	return create(pd, &ci, NULL, out);
+	struct {
+		VkDeviceCreateInfo ci;
+		VkDeviceQueueCreateInfo q;
+		float priority;
+	}* all = calloc(1, sizeof *all);
+	char** names = calloc(nextensions + 1, sizeof *names);
+	for (uint32_t i = 0; i < nextensions; i++) {
+		names[i] = strdup(extensions[i]);
+	}
+	all->priority = 1.0f;
+	all->q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+	all->q.queueFamilyIndex = family;
+	all->q.queueCount = 1;
+	all->q.pQueuePriorities = &all->priority;
+	all->ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+	all->ci.pNext = next;
+	all->ci.queueCreateInfoCount = 1;
+	all->ci.pQueueCreateInfos = &all->q;
+	all->ci.enabledExtensionCount = nextensions;
+	all->ci.ppEnabledExtensionNames = (const char* const*)names;
+	*info = &all->ci;
+	return create(pd, &all->ci, NULL, out);
+}
+
+void vkapp_free_create_info(void* info) {
+	VkDeviceCreateInfo* ci = info;
+	for (uint32_t i = 0; i < ci->enabledExtensionCount; i++) {
+		free((void*)ci->ppEnabledExtensionNames[i]);
+	}
+	free((void*)ci->ppEnabledExtensionNames);
+	free(ci);
 }

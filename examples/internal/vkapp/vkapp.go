@@ -176,7 +176,10 @@ type Device struct {
 	// Features is the VkPhysicalDeviceFeatures2 chain (1.0, 1.1 and 1.2
 	// features) the device was created with: every feature it has.
 	Features unsafe.Pointer
-	memory   vk.PhysicalDeviceMemoryProperties
+	// CreateInfo is the *VkDeviceCreateInfo the device was created with
+	// (its pNext is Features), kept until Destroy.
+	CreateInfo unsafe.Pointer
+	memory     vk.PhysicalDeviceMemoryProperties
 }
 
 // ErrNoDevice: no device has Vulkan 1.2, buffer device addresses and a
@@ -219,6 +222,7 @@ func (in *Instance) OpenDevice(extensions []string, present func(vk.PhysicalDevi
 		}
 		d := &Device{Instance: in, Physical: pd, Family: family, Name: name, APIVersion: props.ApiVersion, Features: features}
 		if err := d.create(extensions); err != nil {
+			C.vkapp_free_create_info(d.CreateInfo)
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return d, nil
@@ -254,8 +258,10 @@ func (d *Device) create(extensions []string) error {
 	defer C.free(unsafe.Pointer(cnames))
 	copy(unsafe.Slice(cnames, len(names)), names)
 	var h C.VkDevice
+	var info unsafe.Pointer
 	r := C.vkapp_create_device(C.VkInstance(unsafe.Pointer(d.Instance.Handle)), C.VkPhysicalDevice(unsafe.Pointer(d.Physical)),
-		C.uint32_t(d.Family), d.Features, cnames, C.uint32_t(len(extensions)), &h)
+		C.uint32_t(d.Family), d.Features, cnames, C.uint32_t(len(extensions)), &h, &info)
+	d.CreateInfo = info
 	if err := Check("vkCreateDevice", vk.Result(r)); err != nil {
 		return err
 	}
@@ -277,6 +283,7 @@ func (d *Device) create(extensions []string) error {
 func (d *Device) Destroy() {
 	vk.DeviceWaitIdle(d.Handle)
 	vk.DestroyDevice(d.Handle, nil)
+	C.vkapp_free_create_info(d.CreateInfo)
 }
 
 // Buffer is a VkBuffer with memory of its own, mapped when host-visible.
