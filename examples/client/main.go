@@ -24,10 +24,11 @@
 //
 //	go run ./examples/client [-validate] [-rows R -cols C -updates N -seed S]
 //
-// -validate (or CLIENT_VALIDATE=1) enables VK_LAYER_KHRONOS_validation
-// with synchronization validation and a debug messenger: any message the
-// layer sends fails the run. VKAPP_DEVICE picks the device by name. The
-// program exits 1 on any mismatch or message.
+// -validate enables VK_LAYER_KHRONOS_validation with synchronization
+// validation and a debug messenger: any message the layer sends fails the
+// run. The program takes the first device with Vulkan 1.2 and buffer
+// device addresses (VK_ICD_FILENAMES picks a driver), and exits 1 on any
+// mismatch or message.
 package main
 
 import (
@@ -69,7 +70,7 @@ func main() {
 	flag.IntVar(&cfg.cols, "cols", 16, "columns of the table, and of each update row")
 	flag.IntVar(&cfg.updates, "updates", 20000, "update rows scattered into the table")
 	seed := flag.Uint("seed", 1, "seed of the shader's inputs")
-	flag.BoolVar(&cfg.validate, "validate", os.Getenv("CLIENT_VALIDATE") == "1", "enable the validation layer with synchronization validation; any message fails the run")
+	flag.BoolVar(&cfg.validate, "validate", false, "enable the validation layer with synchronization validation; any message fails the run")
 	flag.Parse()
 	cfg.seed = uint32(*seed)
 	if err := run(context.Background(), cfg); err != nil {
@@ -131,9 +132,11 @@ func run(ctx context.Context, cfg config) (err error) {
 	a.gen.Dispatch(cmd, unsafe.Pointer(&genPush{uint32(cfg.rows), uint32(cfg.cols), uint32(cfg.updates), cfg.seed}),
 		vkapp.Groups(max(cfg.rows*cfg.cols, cfg.updates*cfg.cols), 64))
 	// The barrier gpuscatter's contract asks for before its commands: the
-	// inputs' writes made visible to compute-shader reads and writes.
+	// inputs' writes made visible to its compute-shader and transfer
+	// reads and writes.
 	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit, vk.AccessShaderWriteBit,
-		vk.PipelineStageComputeShaderBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
+		vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit,
+		vk.AccessShaderReadBit|vk.AccessShaderWriteBit|vk.AccessTransferReadBit|vk.AccessTransferWriteBit)
 	sc, err := recordScatter(ctx, a, cmd)
 	if err != nil {
 		return err
@@ -143,9 +146,8 @@ func run(ctx context.Context, cfg config) (err error) {
 			err = cerr
 		}
 	}()
-	// And the one after: the scatter's writes made visible to the
-	// consumer's reads.
-	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit, vk.AccessShaderWriteBit,
+	// And the one after: its writes made visible to the consumer's reads.
+	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit, vk.AccessShaderWriteBit|vk.AccessTransferWriteBit,
 		vk.PipelineStageComputeShaderBit, vk.AccessShaderReadBit)
 	a.recordCheck(cmd)
 	if err := a.commands.Submit(0, nil, nil, nil); err != nil {
@@ -193,9 +195,9 @@ func run(ctx context.Context, cfg config) (err error) {
 func (a *app) create() error {
 	var err error
 	d, cfg := a.dev, a.cfg
-	// gpuscatter reaches the buffers it scatters through their device
-	// addresses.
-	const storage = vk.BufferUsageStorageBufferBit | vkapp.BufferUsageShaderDeviceAddress
+	// gpuscatter reaches the tensors it scatters through their device
+	// addresses, and fills and copies them.
+	const storage = vk.BufferUsageStorageBufferBit | vkapp.BufferUsageShaderDeviceAddress | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit
 	tableBytes := uint64(4 * cfg.rows * cfg.cols)
 	if a.table, err = d.NewBuffer(tableBytes, storage, false); err != nil {
 		return err

@@ -27,7 +27,7 @@
 // xvfb-run -a with -frames 120 and writes bin/splat.png. The window needs
 // GLFW's vkGetInstanceProcAddr, which the program hands to vulkan-go; the
 // glfw tag makes package gpu's loader take the same one, so that the
-// process has one Vulkan loader. -validate (or SPLAT_VALIDATE=1) enables
+// process has one Vulkan loader. -validate enables
 // the validation layer with synchronization validation: any message fails
 // the run. The program exits 1 on any failed check.
 package main
@@ -86,7 +86,7 @@ func main() {
 	flag.IntVar(&cfg.height, "height", 512, "window height")
 	flag.IntVar(&cfg.gw, "grid", 128, "grid cells across and down")
 	flag.StringVar(&cfg.png, "png", "bin/splat.png", "where to write the last frame (empty: nowhere)")
-	flag.BoolVar(&cfg.validate, "validate", os.Getenv("SPLAT_VALIDATE") == "1", "enable the validation layer with synchronization validation; any message fails the run")
+	flag.BoolVar(&cfg.validate, "validate", false, "enable the validation layer with synchronization validation; any message fails the run")
 	flag.Parse()
 	cfg.gh = cfg.gw
 	if err := run(context.Background(), cfg); err != nil {
@@ -347,15 +347,17 @@ func (a *app) frame(ctx context.Context, s *splatter, f, slot int) error {
 		vkapp.Groups(cfg.particles, 64))
 	vk.CmdFillBuffer(cmd, a.grid.Handle, 0, vk.DeviceSize(vk.WholeSize), 0)
 	// gpuscatter's barrier before: the inputs' writes (the cells and
-	// ones by the shader, the cleared grid by the fill) visible to
-	// compute-shader reads and writes.
+	// ones by the shader, the cleared grid by the fill) visible to its
+	// compute-shader and transfer reads and writes.
 	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit, vk.AccessShaderWriteBit|vk.AccessTransferWriteBit,
-		vk.PipelineStageComputeShaderBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
+		vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit,
+		vk.AccessShaderReadBit|vk.AccessShaderWriteBit|vk.AccessTransferReadBit|vk.AccessTransferWriteBit)
 	if err := s.record(ctx, cmd, slot); err != nil {
 		return err
 	}
-	// And after: the scatter's writes visible to the colouring's reads.
-	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit, vk.AccessShaderWriteBit, vk.PipelineStageComputeShaderBit, vk.AccessShaderReadBit)
+	// And after: its writes visible to the colouring's reads.
+	vkapp.Barrier(cmd, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit, vk.AccessShaderWriteBit|vk.AccessTransferWriteBit,
+		vk.PipelineStageComputeShaderBit, vk.AccessShaderReadBit)
 	bgra := uint32(0)
 	if a.swap.bgra {
 		bgra = 1

@@ -19,7 +19,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -186,8 +185,8 @@ type Device struct {
 // queue family that computes (and presents, where asked).
 var ErrNoDevice = errors.New("no Vulkan device")
 
-// OpenDevice creates a device on the first physical device (or the one
-// whose name contains $VKAPP_DEVICE) with Vulkan 1.2, bufferDeviceAddress
+// OpenDevice creates a device on the first physical device with Vulkan
+// 1.2, bufferDeviceAddress
 // and a queue family that computes, and for which present, when not nil,
 // says the family presents. It enables every feature the device has and
 // the given device extensions.
@@ -206,9 +205,6 @@ func (in *Instance) OpenDevice(extensions []string, present func(vk.PhysicalDevi
 		vk.GetPhysicalDeviceProperties(pd, &props)
 		props.Deref()
 		name := vk.ToString(props.DeviceName[:])
-		if want := os.Getenv("VKAPP_DEVICE"); want != "" && !strings.Contains(strings.ToLower(name), strings.ToLower(want)) {
-			continue
-		}
 		var bda, api12 C.int
 		features := C.vkapp_device_features(C.VkInstance(unsafe.Pointer(in.Handle)), C.VkPhysicalDevice(unsafe.Pointer(pd)), &bda, &api12)
 		if api12 == 0 || bda == 0 {
@@ -291,6 +287,8 @@ type Buffer struct {
 	Handle vk.Buffer
 	Memory vk.DeviceMemory
 	Size   uint64
+	// Usage is the VkBufferUsageFlags it was created with.
+	Usage vk.BufferUsageFlagBits
 	// Mapped is the host's view of host-visible memory, else nil.
 	Mapped unsafe.Pointer
 }
@@ -300,7 +298,7 @@ type Buffer struct {
 // mapped. Memory for a buffer with device-address usage is allocated with
 // VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT.
 func (d *Device) NewBuffer(size uint64, usage vk.BufferUsageFlagBits, host bool) (*Buffer, error) {
-	b := &Buffer{Size: size}
+	b := &Buffer{Size: size, Usage: usage}
 	ci := vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
 		Size:        vk.DeviceSize(size),
@@ -372,6 +370,10 @@ func (d *Device) DestroyBuffer(b *Buffer) {
 	vk.DestroyBuffer(d.Handle, b.Handle, nil)
 	vk.FreeMemory(d.Handle, b.Memory, nil)
 }
+
+// Uint64 is the buffer's handle as the 64-bit value that APIs taking
+// non-dispatchable handles from any binding accept.
+func (b *Buffer) Uint64() uint64 { return uint64(uintptr(unsafe.Pointer(b.Handle))) }
 
 // Uint32s is the mapped memory of a host-visible buffer as 32-bit words.
 func (b *Buffer) Uint32s() []uint32 {
