@@ -3,8 +3,8 @@
 package vk
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
