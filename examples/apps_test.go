@@ -97,6 +97,8 @@ func TestClientProgram(t *testing.T) {
 			out := runProgram(t, []string{"VK_ICD_FILENAMES=" + driver.icd}, bin, "-validate")
 			t.Log(out)
 			assert.Contains(t, out, "equal to cpuref, bit for bit (table and row sums)\n")
+			assert.Regexp(t, `gpuscatter: recorded into the application's command buffer: \d+ dispatches .*; 0 submissions and 0 waits of its own while recorded`, out)
+			assert.Contains(t, out, "no scatter byte through the host\n")
 			assert.Contains(t, out, "after gpuscatter's Close: the application's device, queue and buffers work, and the table is unchanged\n")
 			assert.Contains(t, out, "validation: no messages (synchronization validation on)\n")
 			assert.NotContains(t, out, "no Vulkan device")
