@@ -100,7 +100,8 @@ func recordScatter(ctx context.Context, a *app, cmd vk.CommandBuffer) (*scatter,
 }
 
 // result reads the recording's outcome once the application's fence is
-// signalled, and fails if gpuscatter submitted or waited while recorded.
+// signalled, and fails if gpuscatter submitted, waited or copied more
+// than its parameters and error words through the host while recorded.
 func (s *scatter) result(ctx context.Context) error {
 	if err := s.rec.Result(ctx); err != nil {
 		return err
@@ -108,6 +109,11 @@ func (s *scatter) result(ctx context.Context) error {
 	s.stats = s.rec.Stats()
 	if n := s.submits - s.atRecord; n != 0 || s.stats.Submits != 0 || s.stats.Waits != 0 {
 		return fmt.Errorf("gpuscatter submitted %d times (hook %d) and waited %d times while recorded", s.stats.Submits, n, s.stats.Waits)
+	}
+	// A batch's host copies are its parameters and its error words; a
+	// tensor's bytes through the host would be more.
+	if s.stats.TransferPieces > 2 {
+		return fmt.Errorf("gpuscatter made %d host copies while recorded, more than its parameters and error words", s.stats.TransferPieces)
 	}
 	return nil
 }
