@@ -39,12 +39,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/examples/internal/vkapp"
+	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -111,7 +113,21 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	defer inst.Destroy()
-	dev, err := inst.OpenDevice(nil, nil)
+	// The device enables what gpuscatter asks for, of what it has: a
+	// feature chain in C memory, since vulkan-go's structures predate
+	// Vulkan 1.2, kept until the device is gone (gpuscatter reads the
+	// enabled features from the device's creation info).
+	reqs := gpu.Requirements()
+	var request *gpu.FeatureRequest
+	defer func() { request.Free() }()
+	dev, err := inst.OpenDevice(nil, nil, func(pd vk.PhysicalDevice) (unsafe.Pointer, []string, error) {
+		var err error
+		request, err = reqs.Request(unsafe.Pointer(inst.Handle), unsafe.Pointer(pd), inst.APIVersion, reqs.Features)
+		if err != nil {
+			return nil, nil, err
+		}
+		return request.Next(), request.Extensions, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -121,7 +137,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	if err := a.create(); err != nil {
 		return err
 	}
-	fmt.Printf("device: %s\n", dev.Name)
+	fmt.Printf("device: %s, with %s\n", dev.Name, strings.Join(enabled(request), ", "))
 
 	// One command buffer: the application's producer, gpuscatter's
 	// scatter, the application's consumer.
@@ -357,4 +373,24 @@ func (a *app) compare(want *tensor.Tensor, when string) error {
 		return fmt.Errorf("%s: %d values differ from cpuref's", when, bad)
 	}
 	return nil
+}
+
+// enabled names the optional features of gpuscatter's request that the
+// device has.
+func enabled(r *gpu.FeatureRequest) []string {
+	var on []string
+	f := r.Features
+	for _, x := range []struct {
+		name string
+		on   bool
+	}{{"shaderInt64", f.ShaderInt64}, {"shaderFloat64", f.ShaderFloat64}, {"shaderBufferInt64Atomics", f.Int64BufferAtomics},
+		{"shaderBufferFloat32AtomicAdd", f.Float32AtomicAdd}, {"timelineSemaphore", f.TimelineSemaphore}} {
+		if x.on {
+			on = append(on, x.name)
+		}
+	}
+	if len(on) == 0 {
+		on = append(on, "none of shaderInt64, shaderFloat64, 64-bit or float atomics")
+	}
+	return on
 }

@@ -143,8 +143,12 @@ func run(ctx context.Context, cfg config) (err error) {
 	if err := a.create(); err != nil {
 		return err
 	}
-	fmt.Printf("device: %s; window %dx%d, swapchain %dx%d %v with %d images; %d particles on a %dx%d grid\n",
-		a.dev.Name, cfg.width, cfg.height, a.swap.extent.Width, a.swap.extent.Height, a.swap.format, len(a.swap.images), cfg.particles, cfg.gw, cfg.gh)
+	format := "R8G8B8A8_UNORM"
+	if a.swap.bgra {
+		format = "B8G8R8A8_UNORM"
+	}
+	fmt.Printf("device: %s; window %dx%d, swapchain %dx%d %s with %d images; %d particles on a %dx%d grid\n",
+		a.dev.Name, cfg.width, cfg.height, a.swap.extent.Width, a.swap.extent.Height, format, len(a.swap.images), cfg.particles, cfg.gw, cfg.gh)
 
 	s, err := newSplatter(ctx, a)
 	if err != nil {
@@ -234,7 +238,7 @@ func (a *app) create() error {
 		var ok vk.Bool32
 		return vk.GetPhysicalDeviceSurfaceSupport(pd, family, a.surface, &ok) == vk.Success && ok.B()
 	}
-	if a.dev, err = a.inst.OpenDevice([]string{"VK_KHR_swapchain"}, present); err != nil {
+	if a.dev, err = a.inst.OpenDevice([]string{"VK_KHR_swapchain"}, present, nil); err != nil {
 		return err
 	}
 	d := a.dev

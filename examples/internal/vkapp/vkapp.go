@@ -172,8 +172,8 @@ type Device struct {
 	Family     uint32
 	Name       string
 	APIVersion uint32
-	// Features is the VkPhysicalDeviceFeatures2 chain (1.0, 1.1 and 1.2
-	// features) the device was created with: every feature it has.
+	// Features is the VkPhysicalDeviceFeatures2 chain the device was
+	// created with.
 	Features unsafe.Pointer
 	// CreateInfo is the *VkDeviceCreateInfo the device was created with
 	// (its pNext is Features), kept until Destroy.
@@ -185,12 +185,19 @@ type Device struct {
 // queue family that computes (and presents, where asked).
 var ErrNoDevice = errors.New("no Vulkan device")
 
+// FeatureChain returns the VkPhysicalDeviceFeatures2 chain to create a
+// device on pd with (a VkDeviceCreateInfo's pNext) and the device
+// extensions its features need. The chain must live as long as the
+// Device.
+type FeatureChain func(pd vk.PhysicalDevice) (next unsafe.Pointer, extensions []string, err error)
+
 // OpenDevice creates a device on the first physical device with Vulkan
-// 1.2, bufferDeviceAddress
-// and a queue family that computes, and for which present, when not nil,
-// says the family presents. It enables every feature the device has and
-// the given device extensions.
-func (in *Instance) OpenDevice(extensions []string, present func(vk.PhysicalDevice, uint32) bool) (*Device, error) {
+// 1.2, bufferDeviceAddress and a queue family that computes, and for
+// which present, when not nil, says the family presents, with the given
+// device extensions. It enables the features of chain, or where chain is
+// nil every Vulkan 1.0, 1.1 and 1.2 feature the device has (but robust
+// buffer access and address capture).
+func (in *Instance) OpenDevice(extensions []string, present func(vk.PhysicalDevice, uint32) bool, chain FeatureChain) (*Device, error) {
 	var n uint32
 	if err := Check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(in.Handle, &n, nil)); err != nil {
 		return nil, err
@@ -217,7 +224,15 @@ func (in *Instance) OpenDevice(extensions []string, present func(vk.PhysicalDevi
 			continue
 		}
 		d := &Device{Instance: in, Physical: pd, Family: family, Name: name, APIVersion: props.ApiVersion, Features: features}
-		if err := d.create(extensions); err != nil {
+		exts := extensions
+		if chain != nil {
+			next, more, err := chain(pd)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			d.Features, exts = next, append(append([]string(nil), extensions...), more...)
+		}
+		if err := d.create(exts); err != nil {
 			C.vkapp_free_create_info(d.CreateInfo)
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
