@@ -300,7 +300,7 @@ func TestExternalRefusals(t *testing.T) {
 		require.ErrorIs(t, err, ops.ErrInvalidTensor, "1021 bytes are written as 256 words")
 	})
 	t.Run("beyond the buffer", func(t *testing.T) {
-		_, err := b.WrapBuffer(buf.Handle64(), 512, 1 << 20, tensor.Float32, []int{1 << 18}, WrapUsage)
+		_, err := b.WrapBuffer(buf.Handle64(), 512, 1<<20, tensor.Float32, []int{1 << 18}, WrapUsage)
 		require.ErrorIs(t, err, ops.ErrInvalidTensor)
 		assert.Contains(t, err.Error(), "beyond the buffer")
 	})
