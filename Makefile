@@ -72,7 +72,7 @@ GPUAV_MATCH ?= skip/default,hot/default,resident/default,contention/exactAtomics
 STAGED_SKIP := $(call names_pattern,TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))
 
 .PHONY: all deps test-deps build run examples test check fmt-check vet unit staged qualify qualify-gpuav kit fuzz shaders clean onnx-proto onnx-test \
-	swiftshader swiftshader-test
+	swiftshader swiftshader-test splat
 
 all: build
 
@@ -116,7 +116,7 @@ examples: build
 ## two minutes, which it mostly fills.
 test: test-deps check unit build
 	@$(MAKE) --no-print-directory -j2 --output-sync=target alone-TestCheck qualify qualify-gpuav
-	@$(MAKE) --no-print-directory staged onnx-test $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
+	@$(MAKE) --no-print-directory staged onnx-test splat $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
 check: fmt-check vet
 
@@ -153,6 +153,14 @@ staged: test-deps
 	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
+
+## splat: examples/splat, the window that gpuscatter splats particles
+## into, under Xvfb on the default device with the validation layer:
+## SPLAT_FRAMES frames, each one's grid checked, and the last one written
+## to bin/splat.png.
+SPLAT_FRAMES ?= 120
+splat: deps
+	xvfb-run -a $(GO) run -tags glfw ./examples/splat -frames $(SPLAT_FRAMES) -validate -png bin/splat.png
 
 ## qualify: the GPU conformance suite on the default device, quick size.
 qualify: build

@@ -154,6 +154,11 @@ type Backend struct {
 	// calls that used them left them (callPlan.keepsOwners): a call takes
 	// one instead of clearing words sized to its output.
 	clear []clearOwners
+
+	// carve, while a batch is recorded on the caller's scratch buffer or
+	// its scratch is measured, makes acquireChunks cut the call's own
+	// tensors out of it (external.go).
+	carve *arena
 }
 
 var _ ops.Backend = (*Backend)(nil)
@@ -217,6 +222,12 @@ func open(opts Options, k knobs.Knobs) (*Backend, error) {
 	if err != nil {
 		return nil, wrapVK(err)
 	}
+	return newBackend(dev, opts, k)
+}
+
+// newBackend makes a Backend of dev, which it closes when dev lacks what
+// every kernel needs.
+func newBackend(dev *vk.Device, opts Options, k knobs.Knobs) (*Backend, error) {
 	if missing := lacking(dev.DeviceAddresses(), dev.Capabilities()); len(missing) > 0 {
 		name := dev.Info().Name
 		err := dev.Close()

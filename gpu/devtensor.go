@@ -35,6 +35,9 @@ func (b *Backend) acquireWhole(size uint64) (t *devTensor, err error) {
 }
 
 func (b *Backend) acquireChunks(size uint64, shift uint) (t *devTensor, err error) {
+	if b.carve != nil {
+		return b.carve.take(b, size, shift)
+	}
 	t = &devTensor{size: size, sizes: chunkSizes(size, shift)}
 	defer func() {
 		if err != nil {

@@ -562,7 +562,7 @@ func (c *call) further() int {
 func (b *Backend) newCall(pl *callPlan, io [3]*devTensor, copyFrom *devTensor, r *execution) (*call, error) {
 	c := &call{p: pl.p, plan: pl, copyFrom: copyFrom, tensors: io[:]}
 	for i, size := range pl.sizes[len(io):] {
-		if len(io)+i == tOwner && pl.keepsOwners() {
+		if len(io)+i == tOwner && pl.keepsOwners() && b.carve == nil {
 			if t, clear := b.takeClearOwners(size, pl.shift); t != nil {
 				c.ownersClear = clear
 				r.tensors = append(r.tensors, t)

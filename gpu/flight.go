@@ -49,6 +49,8 @@ type flight struct {
 	// ctx.Err()), so a failure is not reported later.
 	quiet    bool
 	reported bool
+	// wait and signal are the timeline semaphores of a SubmitWith.
+	wait, signal []vk.SemaphoreValue
 }
 
 // named names f's calls in err (see named); for a Batch on a lost device
@@ -230,7 +232,27 @@ func (g *paramGroup) errorWords(seq *vk.Sequence) ([]byte, error) {
 // (as few as the device's largest buffer allows), records their upload
 // into f's sequence and points each call at its block. b.mu is held.
 func (b *Backend) stageParams(f *flight) error {
+	first := 0
+	for _, g := range b.paramGroups(f) {
+		if err := b.stageGroup(f, f.calls[first:first+g.calls], g.size); err != nil {
+			return err
+		}
+		first += g.calls
+	}
+	return nil
+}
+
+// paramSpan is one parameter buffer of a flight: its calls and size.
+type paramSpan struct {
+	calls int
+	size  uint64
+}
+
+// paramGroups lays f's calls' parameter blocks out in as few buffers as
+// the device's largest buffer allows.
+func (b *Backend) paramGroups(f *flight) []paramSpan {
 	limit := uint64(1) << b.maxShift
+	var out []paramSpan
 	for first := 0; first < len(f.calls); {
 		var size uint64
 		last := first
@@ -242,12 +264,19 @@ func (b *Backend) stageParams(f *flight) error {
 			}
 			size = at + n
 		}
-		if err := b.stageGroup(f, f.calls[first:last], size); err != nil {
-			return err
-		}
+		out = append(out, paramSpan{calls: last - first, size: size})
 		first = last
 	}
-	return nil
+	return out
+}
+
+// paramSizes returns the sizes of f's parameter buffers.
+func (b *Backend) paramSizes(f *flight) []uint64 {
+	var out []uint64
+	for _, g := range b.paramGroups(f) {
+		out = append(out, g.size)
+	}
+	return out
 }
 
 // stageGroup puts the parameter blocks of calls into one buffer of size
@@ -289,10 +318,25 @@ func (b *Backend) stageGroup(f *flight, calls []*call, size uint64) error {
 func (b *Backend) launch(ctx context.Context, f *flight) error {
 	before := b.dev.Counters()
 	defer b.countSince(&f.st, before)
+	if err := b.recordFlight(f); err != nil {
+		return err
+	}
+	if err := f.seq.StartWith(ctx, f.wait, f.signal); err != nil {
+		return wrapVK(err)
+	}
+	b.inflight = append(b.inflight, f)
+	return nil
+}
+
+// recordFlight records f's calls into its sequence: parameter uploads,
+// passes, then the error words' readback. A sequence that records into
+// the caller's command buffer gets no timestamps and no progress marks.
+func (b *Backend) recordFlight(f *flight) error {
 	if err := b.stageParams(f); err != nil {
 		return err
 	}
-	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps, marks: len(f.calls) > 1}
+	foreign := f.seq.Foreign()
+	rec := &recorder{seq: f.seq, st: &f.st, stamps: b.dev.Capabilities().Timestamps && !foreign, marks: len(f.calls) > 1 && !foreign}
 	for _, c := range f.calls {
 		if err := rec.record(c); err != nil {
 			return err
@@ -322,10 +366,6 @@ func (b *Backend) launch(ctx context.Context, f *flight) error {
 		}
 		g.rb = rb
 	}
-	if err := f.seq.Start(ctx); err != nil {
-		return wrapVK(err)
-	}
-	b.inflight = append(b.inflight, f)
 	return nil
 }
 

@@ -30,6 +30,9 @@ type Tensor struct {
 	shape  []int
 	dev    *devTensor
 	closed bool // guarded by b.mu
+	// ext is the caller's buffer range a wrapped tensor is (WrapBuffer),
+	// nil for the Backend's own.
+	ext *extRange
 }
 
 // DType returns the tensor's element type (the zero DType for a nil
@@ -464,7 +467,11 @@ func (b *Backend) Run(ctx context.Context, c Call) error {
 // submission in flight. At most 8 submissions are in flight: Submit waits
 // for the oldest beyond that, and for any whose last call folds in order
 // and may need further passes (see the package's DESIGN.md, "In order").
-func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
+func (bt *Batch) Submit(ctx context.Context) (*Submission, error) { return bt.submit(ctx, nil, nil) }
+
+// submit is Submit, waiting for and signalling timeline semaphores where
+// wait or signal are given (SubmitWith).
+func (bt *Batch) submit(ctx context.Context, wait, signal []SemaphoreValue) (*Submission, error) {
 	if bt == nil {
 		return nil, ErrClosed
 	}
@@ -507,7 +514,9 @@ func (bt *Batch) Submit(ctx context.Context) (*Submission, error) {
 		}
 		i++
 	}
-	err := b.buildBatch(calls, f)
+	every := len(wait) > 0 || len(signal) > 0
+	f.wait, f.signal = wait, signal
+	err := b.buildCalls(calls, f, every)
 	if err == nil {
 		f.seq, err = b.takeSequence()
 	}
@@ -552,7 +561,13 @@ func callError(k, n int, err error) error {
 
 // buildBatch plans the calls and acquires their device buffers and
 // pipelines into f.
-func (b *Backend) buildBatch(calls []batched, f *flight) error {
+func (b *Backend) buildBatch(calls []batched, f *flight) error { return b.buildCalls(calls, f, false) }
+
+// buildCalls is buildBatch; with every, the last call records every
+// further fold pass its shapes allow too, so that the batch needs no
+// second submission (a recording, or a submission that signals
+// semaphores).
+func (b *Backend) buildCalls(calls []batched, f *flight, every bool) error {
 	t0 := time.Now()
 	st := &f.st
 	for k, bc := range calls {
@@ -585,7 +600,7 @@ func (b *Backend) buildBatch(calls []batched, f *flight) error {
 		if err := pl.resident([3]uint64{io[0].size, io[1].size, io[2].size}, fromBytes); err != nil {
 			return callError(k, len(calls), err)
 		}
-		if k < len(calls)-1 {
+		if k < len(calls)-1 || every {
 			// Later calls may read the output: every further fold pass
 			// the shapes allow goes into the one submission.
 			pl.passes, pl.more = append(pl.passes, pl.more...), nil

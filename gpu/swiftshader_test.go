@@ -42,10 +42,12 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // every operator; random reductions on atomics, in order and walking;
 // resident calls skipping bad indices; outputs accumulated in more
 // workgroup memory than the kernels are generated with),
-// and the device faults of TestFaultMatrix on an Execute on atomics and a
-// Close with a batch in flight. Each group runs TestSwiftShaderChild.
+// the device faults of TestFaultMatrix on an Execute on atomics and a
+// Close with a batch in flight, and the program's own device adopted
+// (TestExternal...: its buffers as tensors, recordings into its command
+// buffers, its timeline semaphores). Each group runs TestSwiftShaderChild.
 var swiftShaderTests = [2]string{
-	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$",
+	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$|^TestExternal",
 	strings.Join([]string{
 		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
 		"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",

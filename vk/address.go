@@ -59,5 +59,5 @@ func (b *Buffer) Address() (addr uint64, err error) {
 	if a == 0 {
 		return 0, fmt.Errorf("%w: vkGetBufferDeviceAddress is not available", ErrUnsupported)
 	}
-	return a, nil
+	return a + b.base, nil
 }

@@ -33,6 +33,14 @@ type Buffer struct {
 	mu     sync.RWMutex
 	closed bool
 	idle   bool // waiting in the pool; guarded by d.mu
+
+	// external: a view of a caller's VkBuffer (WrapBuffer), from byte
+	// base on, which the Device never destroys; key is what its hazards
+	// are tracked by, shared by every view of that VkBuffer.
+	external bool
+	base     uint64
+	key      *Buffer
+	refs     int // views sharing this key; guarded by d.mu
 }
 
 // Size returns the size in bytes requested at creation.
@@ -130,6 +138,9 @@ func (d *Device) createBuffer(size uint64, kind memKind) (b *Buffer, err error) 
 	}
 	b.handle = h
 	d.track("VkBuffer", 1)
+	if !staging {
+		owners.Store(bufferHandle(h), d)
+	}
 
 	var req vulkan.MemoryRequirements
 	vulkan.GetBufferMemoryRequirements(d.handle, h, &req)
@@ -220,11 +231,18 @@ func (b *Buffer) release() { b.d.park(b.releaseNow) }
 // respect to b.
 func (b *Buffer) releaseNow() {
 	d := b.d
+	if b.external {
+		d.unwrap(b)
+		return
+	}
 	if b.mapped != nil {
 		vulkan.UnmapMemory(d.handle, b.memory)
 		b.mapped = nil
 	}
 	if b.handle != nil {
+		if !b.staging {
+			owners.Delete(bufferHandle(b.handle))
+		}
 		vulkan.DestroyBuffer(d.handle, b.handle, nil)
 		b.handle = nil
 		d.track("VkBuffer", -1)

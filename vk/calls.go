@@ -110,6 +110,19 @@ func (d *Device) cmdCopyBuffer(cmd vulkan.CommandBuffer, src, dst vulkan.Buffer,
 		C.uint32_t(len(regions)), (*C.gsBufferCopy)(unsafe.Pointer(unsafe.SliceData(regions))))
 }
 
+// copyBuffers records copying regions from src to dst, each offset taken
+// from the start of its Buffer (a view's base added).
+func (d *Device) copyBuffers(cmd vulkan.CommandBuffer, src, dst *Buffer, regions []CopyRegion) {
+	if src.base != 0 || dst.base != 0 {
+		moved := make([]CopyRegion, len(regions))
+		for i, r := range regions {
+			moved[i] = CopyRegion{SrcOffset: src.base + r.SrcOffset, DstOffset: dst.base + r.DstOffset, Size: r.Size}
+		}
+		regions = moved
+	}
+	d.cmdCopyBuffer(cmd, src.handle, dst.handle, regions)
+}
+
 // submitOne submits cmd to queue, signalling fence.
 func (d *Device) submitOne(queue vulkan.Queue, cmd vulkan.CommandBuffer, fence vulkan.Fence) vulkan.Result {
 	return vulkan.Result(C.gs_queue_submit(d.fns, unsafe.Pointer(queue), unsafe.Pointer(cmd), handle64(unsafe.Pointer(&fence))))

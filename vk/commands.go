@@ -4,6 +4,7 @@ package vk
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -162,7 +163,29 @@ func (d *Device) submitLocked(cmd vulkan.CommandBuffer, fence vulkan.Fence) int3
 	if f, injected := d.faults.Fail(vkfault.Submit); injected {
 		return int32(injectedResult(f))
 	}
-	return int32(d.submitOne(d.queue, cmd, fence))
+	return d.viaCaller(func() int32 { return int32(d.submitOne(d.queue, cmd, fence)) })
+}
+
+// notSubmitted is what viaCaller returns when External.Submit returned
+// without calling the submission it was given: VK_ERROR_UNKNOWN.
+const notSubmitted = -13
+
+// viaCaller runs submit, a queue submission returning its VkResult,
+// through External.Submit where the caller gave one; queueMu is held.
+func (d *Device) viaCaller(submit func() int32) int32 {
+	if d.submitVia == nil {
+		return submit()
+	}
+	r, called := int32(notSubmitted), false
+	_ = d.submitVia(func() error {
+		if called {
+			return errors.New("vk: External.Submit called the submission twice")
+		}
+		called = true
+		r = submit()
+		return check("vkQueueSubmit", vulkan.Result(r))
+	})
+	return r
 }
 
 // watch is what a wait knows of the progress of the work it waits for:

@@ -239,6 +239,17 @@ type Device struct {
 	sequences map[*Sequence]struct{}
 
 	cache pipelineCache
+
+	// external: the device, queue and instance are the caller's (Adopt):
+	// Close destroys only what the Device created and waits only for its
+	// own submissions. timeline: SubmitWith may use timeline semaphores.
+	// submitVia is External.Submit.
+	external  bool
+	timeline  bool
+	submitVia func(submit func() error) error
+	// wraps holds, for each VkBuffer of the caller wrapped (WrapBuffer),
+	// the key its views share in hazard tracking; guarded by mu.
+	wraps map[uint64]*Buffer
 }
 
 // guard turns a panic raised inside the binding into an error so that none
@@ -470,6 +481,13 @@ func Open(opts Options) (d *Device, err error) {
 		}
 	}
 
+	return d, d.finish(opts)
+}
+
+// finish sets what Open and Adopt share once d has its physical device
+// and device: the information, limits and pipeline cache.
+func (d *Device) finish(opts Options) error {
+	p := d.phys
 	d.info = p.info
 	d.floats = p.floats
 	d.unified = isUnified(p.types, p.heaps) && !opts.NoUnifiedMemory
@@ -501,9 +519,9 @@ func Open(opts Options) (d *Device, err error) {
 	}
 	d.cache.warn = opts.Warn
 	if err := d.openPipelineCache(opts.PipelineCacheDir); err != nil {
-		return d, err
+		return err
 	}
-	return d, nil
+	return nil
 }
 
 // createDevice creates the logical device with every supported feature this
@@ -706,7 +724,12 @@ func (d *Device) teardown() error {
 	d.mu.Unlock()
 
 	keeping := false
-	if d.handle != nil {
+	if d.handle != nil && d.external {
+		// The caller may be submitting to its device: waiting for it to
+		// go idle is not ours to do. Each sequence waits for its own
+		// submission as it is destroyed.
+		d.unpark()
+	} else if d.handle != nil {
 		r, answered := d.waitIdle()
 		if !answered {
 			// Destroying objects that work still running on the device
@@ -727,6 +750,9 @@ func (d *Device) teardown() error {
 	for _, s := range seqs {
 		s.destroy()
 	}
+	if d.external {
+		d.unpark()
+	}
 	if !keeping {
 		destroyPipelines(pipes)
 	}
@@ -746,13 +772,21 @@ func (d *Device) teardown() error {
 			destroyPipelines(pipes)
 		}
 	}
-	if d.handle != nil {
+	if d.handle != nil && d.external {
+		// The caller's device: only our entry points go.
+		d.handle = nil
+		d.freeFns()
+	} else if d.handle != nil {
 		vulkan.DestroyDevice(d.handle, nil)
 		d.handle = nil
 		d.freeFns()
 		d.track("VkDevice", -1)
 	}
-	if d.inst != nil {
+	if d.inst != nil && d.inst.external {
+		d.liveMu.Lock()
+		d.inst = nil
+		d.liveMu.Unlock()
+	} else if d.inst != nil {
 		d.inst.kept = kept
 		if d.inst.messenger != 0 {
 			d.track("VkDebugUtilsMessengerEXT", -1)

@@ -70,15 +70,15 @@ func (h *hazards) conflicts(reads, writes []*Buffer, all bool) bool {
 		return all || len(reads) > 0 || len(writes) > 0
 	}
 	for _, b := range reads {
-		if _, ok := h.writes[b]; ok {
+		if _, ok := h.writes[b.hazardKey()]; ok {
 			return true
 		}
 	}
 	for _, b := range writes {
-		if _, ok := h.writes[b]; ok {
+		if _, ok := h.writes[b.hazardKey()]; ok {
 			return true
 		}
-		if _, ok := h.reads[b]; ok {
+		if _, ok := h.reads[b.hazardKey()]; ok {
 			return true
 		}
 	}
@@ -105,10 +105,10 @@ func (h *hazards) note(reads, writes []*Buffer, all bool, stage vulkan.PipelineS
 		h.writes = map[*Buffer]struct{}{}
 	}
 	for _, b := range reads {
-		h.reads[b] = struct{}{}
+		h.reads[b.hazardKey()] = struct{}{}
 	}
 	for _, b := range writes {
-		h.writes[b] = struct{}{}
+		h.writes[b.hazardKey()] = struct{}{}
 	}
 }
 

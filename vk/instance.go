@@ -91,6 +91,8 @@ type instance struct {
 	// kept is the device a Close kept for the next Open on this
 	// instance (keep.go), or nil.
 	kept *keptDevice
+	// external: the caller's instance (Adopt), never destroyed here.
+	external bool
 }
 
 // bindOnce points vulkan-go's instance-level function table at the loader's

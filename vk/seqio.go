@@ -119,7 +119,7 @@ func (s *Sequence) Upload(dst *Buffer, offset uint64, data []byte) (err error) {
 	if err := s.track([]*Buffer{area}, []*Buffer{dst}, stageTransfer); err != nil {
 		return err
 	}
-	s.d.cmdCopyBuffer(s.cmd, area.handle, dst.handle, []CopyRegion{{SrcOffset: at, DstOffset: offset, Size: n}})
+	s.d.copyBuffers(s.cmd, area, dst, []CopyRegion{{SrcOffset: at, DstOffset: offset, Size: n}})
 	s.afterCommand()
 	return nil
 }
@@ -185,7 +185,7 @@ func (s *Sequence) ReadBack(src *Buffer, regions []CopyRegion) (rb ReadBack, err
 	if err := s.track([]*Buffer{src}, nil, stageTransfer); err != nil {
 		return rb, err
 	}
-	s.d.cmdCopyBuffer(s.cmd, src.handle, area.handle, moved)
+	s.d.copyBuffers(s.cmd, src, area, moved)
 	s.afterCommand()
 	return ReadBack{buf: area, at: at, size: size, recording: s.recording}, nil
 }

@@ -93,6 +93,13 @@ type Sequence struct {
 	progress *Buffer
 	marks    uint32
 	expect   time.Duration
+
+	// foreign: cmd is a command buffer the caller is recording
+	// (RecordInto); the Sequence never begins, ends or submits it.
+	foreign bool
+	// wait and signal are the timeline semaphores of the next Start
+	// (StartWith).
+	wait, signal []SemaphoreValue
 }
 
 // NewSequence creates an empty Sequence.
@@ -227,6 +234,12 @@ func (s *Sequence) begin() error {
 	case seqPending, seqReady:
 		return fmt.Errorf("vk: sequence was submitted; call Reset before recording again")
 	}
+	if s.foreign {
+		s.state = seqRecording
+		s.commands = 0
+		s.hz.reset()
+		return nil
+	}
 	bi := vulkan.CommandBufferBeginInfo{SType: vulkan.StructureTypeCommandBufferBeginInfo}
 	r := vulkan.BeginCommandBuffer(s.cmd, &bi)
 	bi.Free()
@@ -355,7 +368,7 @@ func (s *Sequence) dispatch(p *Pipeline, bindings []Binding, push []byte, groups
 			return fmt.Errorf("%w: Dispatch: binding %d: range of %d bytes exceeds the binding limit of %d bytes",
 				ErrUnsupported, i, rng, d.limits.MaxBindingBytes)
 		}
-		infos[i] = bufferRange{buffer: bd.Buffer.handle, offset: bd.Offset, size: rng}
+		infos[i] = bufferRange{buffer: bd.Buffer.handle, offset: bd.Buffer.base + bd.Offset, size: rng}
 	}
 
 	if uses == nil {
@@ -474,13 +487,17 @@ func (s *Sequence) Fill(b *Buffer, offset, size uint64, value uint32) (err error
 			return fmt.Errorf("vk: Fill: offset %d is outside the buffer of %d bytes", offset, b.size)
 		}
 		fill = vulkan.DeviceSize(vulkan.WholeSize)
+		if b.external {
+			// A view of the caller's buffer ends where the view does.
+			fill = vulkan.DeviceSize(b.alloc - offset)
+		}
 	} else if err := b.checkRange("Fill", offset, size); err != nil {
 		return err
 	}
 	if err := s.track(nil, []*Buffer{b}, stageTransfer); err != nil {
 		return err
 	}
-	vulkan.CmdFillBuffer(s.cmd, b.handle, vulkan.DeviceSize(offset), fill, value)
+	vulkan.CmdFillBuffer(s.cmd, b.handle, vulkan.DeviceSize(b.base+offset), fill, value)
 	s.afterCommand()
 	return nil
 }
@@ -534,7 +551,7 @@ func (s *Sequence) CopyRegions(src, dst *Buffer, regions []CopyRegion) (err erro
 	if err := s.track([]*Buffer{src}, []*Buffer{dst}, stageTransfer); err != nil {
 		return err
 	}
-	s.d.cmdCopyBuffer(s.cmd, src.handle, dst.handle, regions)
+	s.d.copyBuffers(s.cmd, src, dst, regions)
 	s.afterCommand()
 	return nil
 }
@@ -661,6 +678,9 @@ func (s *Sequence) Start(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if s.foreign {
+		return errForeign
+	}
 	switch s.state {
 	case seqEmpty:
 		return nil
@@ -680,7 +700,9 @@ func (s *Sequence) Start(ctx context.Context) (err error) {
 		// The host's write before the submission is visible to it.
 		atomic.StoreUint32((*uint32)(unsafe.Pointer(&s.progress.mapped[0])), 0)
 	}
-	if err := s.d.queueSubmit(s.cmd, s.fence); err != nil {
+	wait, signal := s.wait, s.signal
+	s.wait, s.signal = nil, nil
+	if err := s.d.queueSubmitWith(s.cmd, s.fence, wait, signal); err != nil {
 		return err
 	}
 	s.state = seqPending
@@ -760,6 +782,9 @@ func (s *Sequence) Reset() (err error) {
 		if err := d.waitFence(context.Background(), s.fence, s.watch()); err != nil {
 			return err
 		}
+	}
+	if s.foreign {
+		return errForeign
 	}
 	if err := check("vkResetCommandPool", vulkan.ResetCommandPool(d.handle, s.pool, 0)); err != nil {
 		return err

@@ -223,9 +223,9 @@ func (d *Device) copySlot(s *stageSlot, b *Buffer, offset, n uint64, upload bool
 		return err
 	}
 	if upload {
-		d.cmdCopyBuffer(s.cmd, s.up.handle, b.handle, []CopyRegion{{0, offset, n}})
+		d.copyBuffers(s.cmd, s.up, b, []CopyRegion{{0, offset, n}})
 	} else {
-		d.cmdCopyBuffer(s.cmd, b.handle, s.down.handle, []CopyRegion{{offset, 0, n}})
+		d.copyBuffers(s.cmd, b, s.down, []CopyRegion{{offset, 0, n}})
 	}
 	d.memoryBarrier(s.cmd, vulkan.PipelineStageFlags(vulkan.PipelineStageTransferBit), allCompute|hostStage,
 		vulkan.AccessFlags(vulkan.AccessTransferWriteBit), allAccess|hostAccess)

@@ -1,0 +1,519 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/internal/callerdev"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/ops/opstest"
+	"github.com/gpuscatter/gpuscatter/tensor"
+	"github.com/gpuscatter/gpuscatter/vk"
+)
+
+// openCaller creates a program's own device with features (of what the
+// device supports) and the validation layer; at the end of the test its
+// layer must have reported nothing, then it is destroyed.
+func openCaller(t testing.TB, features vk.Features, noChain bool) *callerdev.Device {
+	t.Helper()
+	d, err := callerdev.Open(callerdev.Options{Validation: true, Features: features, NoChain: noChain})
+	if err != nil {
+		t.Fatalf("no usable Vulkan device for the program's own device (install mesa-vulkan-drivers and vulkan-validationlayers for lavapipe): %v", err)
+	}
+	t.Cleanup(func() {
+		assert.Empty(t, d.Messages(), "the program's validation messages")
+		d.Close()
+	})
+	return d
+}
+
+// externalOf is d as OpenExternal takes it, its features read from its
+// VkDeviceCreateInfo.
+func externalOf(d *callerdev.Device) External {
+	return External{Instance: unsafe.Pointer(d.Instance), PhysicalDevice: unsafe.Pointer(d.Physical), Device: unsafe.Pointer(d.Device),
+		QueueFamily: d.Family, APIVersion: d.APIVersion, CreateInfo: d.CreateInfo(),
+		Submit: func(submit func() error) error {
+			d.QueueMu.Lock()
+			defer d.QueueMu.Unlock()
+			return submit()
+		}}
+}
+
+// adoptTest opens a Backend on d; at the end of the test it is closed,
+// leaving no object of its own alive, and d's device, queue and a buffer
+// of its own are used to prove them intact.
+func adoptTest(t testing.TB, d *callerdev.Device, opts Options) *Backend {
+	t.Helper()
+	if opts.PipelineCacheDir == "" {
+		opts.PipelineCacheDir = "off"
+	}
+	b, err := OpenExternal(externalOf(d), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		assert.NoError(t, b.Close(), "Close is idempotent")
+		assert.Empty(t, b.device().LiveObjects(), "Vulkan objects of the Backend alive after Close")
+		buf, err := d.NewBuffer(4096, WrapUsage)
+		require.NoError(t, err)
+		defer buf.Close()
+		assert.NoError(t, d.Check(buf, 0x5eed), "the program's device, queue and buffer after Close")
+	})
+	return b
+}
+
+// guardByte fills the bytes around a wrapped range; they must come back
+// unchanged.
+const guardByte = 0xa5
+
+// wrapped is a program's buffer holding one tensor at an offset, guarded
+// on both sides.
+type wrapped struct {
+	buf    *callerdev.Buffer
+	offset uint64
+	bytes  uint64
+	t      *Tensor
+}
+
+const wrapOffset = 256
+
+// wrapHost copies x into a new buffer of d's at wrapOffset and wraps it
+// on b (nil stays nil).
+func wrapHost(t testing.TB, b *Backend, d *callerdev.Device, x *tensor.Tensor) *wrapped {
+	t.Helper()
+	if x == nil {
+		return nil
+	}
+	n := uint64(len(x.Data))
+	size := (n + 3) &^ 3
+	buf, err := d.NewBuffer(wrapOffset+size+256, WrapUsage)
+	require.NoError(t, err)
+	t.Cleanup(buf.Close)
+	for i := range buf.Bytes {
+		buf.Bytes[i] = guardByte
+	}
+	copy(buf.Bytes[wrapOffset:], x.Data)
+	wt, err := b.WrapBuffer(buf.Handle64(), wrapOffset, size, x.DType, x.Shape, WrapUsage)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := wt.Close(); !errors.Is(err, ErrClosed) {
+			assert.NoError(t, err)
+		}
+	})
+	return &wrapped{buf: buf, offset: wrapOffset, bytes: n, t: wt}
+}
+
+// host returns w's payload as a host tensor, and checks its guards.
+func (w *wrapped) host(t testing.TB) *tensor.Tensor {
+	t.Helper()
+	h, err := tensor.New(w.t.DType(), w.t.Shape())
+	require.NoError(t, err)
+	copy(h.Data, w.buf.Bytes[w.offset:w.offset+w.bytes])
+	for i, c := range w.buf.Bytes {
+		if (uint64(i) < w.offset || uint64(i) >= w.offset+((w.bytes+3)&^3)) && c != guardByte {
+			t.Errorf("guard byte %d of the program's buffer is %#x", i, c)
+			break
+		}
+	}
+	return h
+}
+
+// recordWait records bt into a command buffer of d's between the barriers
+// Record's contract asks for, submits it, waits for its fence and returns
+// the recording's Result, with the Backend's submissions meanwhile.
+func recordWait(t testing.TB, b *Backend, d *callerdev.Device, bt *Batch, opt RecordOptions) (error, uint64) {
+	t.Helper()
+	c, err := d.NewCommands()
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Begin())
+	c.BarrierBefore()
+	before := b.device().Counters()
+	r, err := bt.Record(context.Background(), c.Pointer(), opt)
+	require.NoError(t, err)
+	c.BarrierAfter()
+	require.NoError(t, c.End())
+	require.NoError(t, c.SubmitWait())
+	res := r.Result(context.Background())
+	assert.Equal(t, res, r.Result(context.Background()), "Result again")
+	submits := b.device().Counters().Sub(before).Submits
+	require.NoError(t, r.Release())
+	return res, submits
+}
+
+// wrappedCall wraps req's tensors; out is a fresh zeroed wrapped tensor,
+// or data itself in place.
+func wrappedCall(t testing.TB, b *Backend, d *callerdev.Device, req ops.Request, inPlace bool) (Call, *wrapped) {
+	t.Helper()
+	c := CallOf(req)
+	data, idx, upd := wrapHost(t, b, d, req.Data), wrapHost(t, b, d, req.Indices), wrapHost(t, b, d, req.Updates)
+	c.Data, c.Updates = data.t, upd.t
+	if idx != nil {
+		c.Indices = idx.t
+	}
+	out := data
+	if !inPlace {
+		zero, err := tensor.New(req.Data.DType, req.Data.Shape)
+		require.NoError(t, err)
+		out = wrapHost(t, b, d, zero)
+	}
+	c.Out = out.t
+	return c, out
+}
+
+// TestExternalOperators runs every accepted row of the validation table on
+// the program's own device, on tensors in the program's buffers: by Run
+// into another output, and recorded into the program's command buffer in
+// place; each bit-identical to cpuref (deterministic mode), with no
+// submission of the Backend's when recorded.
+func TestExternalOperators(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{Deterministic: true})
+	ran := 0
+	for _, vc := range opstest.ValidationCases() {
+		req := vc.Request
+		ok := vc.Err == nil && req.Data != nil && !req.SkipBadIndices
+		for _, x := range []*tensor.Tensor{req.Data, req.Indices, req.Updates} {
+			ok = ok && (x == nil || (x.Check() == nil && x.DType != tensor.String))
+		}
+		if !ok {
+			continue
+		}
+		want, err := ops.Run(context.Background(), cpuref.New(), req)
+		require.NoError(t, err, vc.Name)
+		ran++
+		t.Run(vc.Name, func(t *testing.T) {
+			c, out := wrappedCall(t, b, d, req, false)
+			require.NoError(t, b.Run(context.Background(), c))
+			assert.Empty(t, opstest.DiffExact(out.host(t), want), "by Run")
+
+			c, out = wrappedCall(t, b, d, req, true)
+			bt := b.NewBatch()
+			require.NoError(t, bt.Add(c))
+			err, submits := recordWait(t, b, d, bt, RecordOptions{})
+			require.NoError(t, err)
+			assert.Zero(t, submits, "submissions of the Backend's while recorded")
+			assert.Empty(t, opstest.DiffExact(out.host(t), want), "recorded, in place")
+		})
+	}
+	require.Greater(t, ran, 150, "rows run on wrapped tensors")
+}
+
+// TestExternalBaseline adopts a device created without shaderInt64, float
+// atomics and subgroup operations: the Backend runs the 32-bit baseline
+// and compare-and-swap variants, as on a device of its own without them,
+// and the results are cpuref's.
+func TestExternalBaseline(t *testing.T) {
+	f := Requirements().Features
+	f.ShaderInt64, f.Int64BufferAtomics, f.Int64SharedAtomics = false, false, false
+	f.Float32Atomics, f.Float32AtomicAdd, f.Float32AtomicMinMax, f.SharedFloat32AtomicAdd = false, false, false, false
+	f.Float64Atomics, f.Float64AtomicAdd, f.Float64AtomicMinMax = false, false, false
+	f.Float16Atomics, f.Float16AtomicAdd, f.Float16AtomicMinMax = false, false, false
+	f.NoSubgroups = true
+	d := openCaller(t, f, false)
+	ext := externalOf(d)
+	ext.CreateInfo, ext.Features = nil, &f
+	b, err := OpenExternal(ext, Options{PipelineCacheDir: "off"})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	caps := b.device().Capabilities()
+	assert.False(t, caps.ShaderInt64)
+	assert.False(t, caps.Float32AtomicAdd)
+	assert.False(t, caps.Int64BufferAtomics)
+	assert.Empty(t, caps.SubgroupOperations)
+
+	rng := rand.New(rand.NewSource(51))
+	req := opstest.ContentionRequest(rng, "ScatterElements-18", tensor.Float32, "add", 7, 300, nil)
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	c, out := wrappedCall(t, b, d, req, false)
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	err, _ = recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	st := b.LastStats()
+	assert.Empty(t, opstest.DiffFor(opstest.ReductionOf(req), out.host(t), want))
+	joined := strings.Join(st.Variants, " ")
+	assert.Contains(t, joined, "noi64", "the 32-bit baseline: %v", st.Variants)
+
+	// The same device from its VkDeviceCreateInfo gives the same choice.
+	b2, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: "off"})
+	require.NoError(t, err)
+	assert.False(t, b2.device().Capabilities().ShaderInt64, "from the create info")
+	assert.False(t, b2.device().Capabilities().Float32AtomicAdd, "from the create info")
+	require.NoError(t, b2.Close())
+
+	// A device of the Backend's own with the same features off picks the
+	// same variants.
+	own := openTest(t, Options{}, knobsNoInt64NoFloatAtomics())
+	c2 := residentCall(t, own, req, false)
+	require.NoError(t, own.Run(context.Background(), c2))
+	assert.Equal(t, own.LastStats().Variants, st.Variants, "the variants of a device of our own without the features")
+}
+
+// TestExternalRefusals checks what OpenExternal and WrapBuffer refuse,
+// each with an error naming it.
+func TestExternalRefusals(t *testing.T) {
+	t.Run("no bufferDeviceAddress", func(t *testing.T) {
+		d := openCaller(t, vk.Features{}, true)
+		_, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: "off"})
+		require.ErrorIs(t, err, ops.ErrUnsupported)
+		assert.Contains(t, err.Error(), "bufferDeviceAddress")
+		buf, err := d.NewBuffer(256, WrapUsage&^vk.UsageShaderDeviceAddress)
+		require.NoError(t, err)
+		defer buf.Close()
+		assert.NoError(t, d.Check(buf, 7), "the program's device after the refusal")
+	})
+	t.Run("no features given", func(t *testing.T) {
+		d := openCaller(t, Requirements().Features, false)
+		ext := externalOf(d)
+		ext.CreateInfo = nil
+		_, err := OpenExternal(ext, Options{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "CreateInfo or Features")
+	})
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	buf, err := d.NewBuffer(1024, WrapUsage)
+	require.NoError(t, err)
+	defer buf.Close()
+	t.Run("no device-address usage", func(t *testing.T) {
+		_, err := b.WrapBuffer(buf.Handle64(), 0, 1024, tensor.Float32, []int{256}, WrapUsage&^vk.UsageShaderDeviceAddress)
+		require.ErrorIs(t, err, ops.ErrUnsupported)
+		assert.Contains(t, err.Error(), "VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT")
+	})
+	t.Run("too small", func(t *testing.T) {
+		_, err := b.WrapBuffer(buf.Handle64(), 0, 1000, tensor.Float32, []int{256}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor)
+		assert.Contains(t, err.Error(), "too small")
+		_, err = b.WrapBuffer(buf.Handle64(), 0, 1022, tensor.Int8, []int{1021}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor, "1021 bytes are written as 256 words")
+	})
+	t.Run("beyond the buffer", func(t *testing.T) {
+		_, err := b.WrapBuffer(buf.Handle64(), 512, 1<<20, tensor.Float32, []int{1 << 18}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor)
+		assert.Contains(t, err.Error(), "beyond the buffer")
+	})
+	t.Run("misaligned", func(t *testing.T) {
+		_, err := b.WrapBuffer(buf.Handle64(), 8, 1000, tensor.Float32, []int{250}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor)
+		assert.Contains(t, err.Error(), "multiple of 16")
+	})
+	t.Run("another device", func(t *testing.T) {
+		own := openTest(t, Options{})
+		x, err := own.NewTensor(context.Background(), tensor.Float32, []int{64})
+		require.NoError(t, err)
+		h, off, size := x.VkBuffer()
+		require.NotZero(t, h)
+		_, err = b.WrapBuffer(h, off, size, tensor.Float32, []int{64}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor)
+		assert.Contains(t, err.Error(), "belongs to another device")
+
+		d2 := openCaller(t, Requirements().Features, false)
+		b2 := adoptTest(t, d2, Options{})
+		buf2, err := d2.NewBuffer(256, WrapUsage)
+		require.NoError(t, err)
+		defer buf2.Close()
+		w2, err := b2.WrapBuffer(buf2.Handle64(), 0, 256, tensor.Float32, []int{64}, WrapUsage)
+		require.NoError(t, err)
+		_, err = b.WrapBuffer(buf2.Handle64(), 0, 256, tensor.Float32, []int{64}, WrapUsage)
+		require.ErrorIs(t, err, ops.ErrInvalidTensor)
+		assert.Contains(t, err.Error(), "belongs to another device")
+		require.NoError(t, w2.Close())
+	})
+}
+
+// TestExternalExports checks the buffer, offset, size and device address
+// a wrapped tensor and one of the Backend's give.
+func TestExternalExports(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	buf, err := d.NewBuffer(4096, WrapUsage)
+	require.NoError(t, err)
+	defer buf.Close()
+	w, err := b.WrapBuffer(buf.Handle64(), 1024, 2048, tensor.Int32, []int{16, 32}, WrapUsage)
+	require.NoError(t, err)
+	h, off, size := w.VkBuffer()
+	assert.Equal(t, [3]uint64{buf.Handle64(), 1024, 2048}, [3]uint64{h, off, size})
+	assert.Equal(t, buf.Address()+1024, w.DeviceAddress())
+	own, err := b.NewTensor(context.Background(), tensor.Int32, []int{8})
+	require.NoError(t, err)
+	h, off, size = own.VkBuffer()
+	assert.NotZero(t, h)
+	assert.Equal(t, uint64(0), off)
+	assert.Equal(t, uint64(32), size)
+	assert.NotZero(t, own.DeviceAddress())
+	require.NoError(t, w.Close())
+	h, _, _ = w.VkBuffer()
+	assert.Zero(t, h, "a closed tensor")
+	assert.NoError(t, d.Check(buf, 3), "the buffer after its tensor's Close")
+}
+
+// TestExternalBadIndices records calls with a bad index, failing and
+// skipping it: Result gives Run's error after the program's fence, and the
+// output is Run's.
+func TestExternalBadIndices(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	for _, skip := range []bool{false, true} {
+		for i, req := range skipCases() {
+			req.SkipBadIndices = skip
+			// Run on the Backend's own tensors of the same device.
+			rc := residentCall(t, b, req, false)
+			runErr := b.Run(context.Background(), rc)
+			require.Error(t, runErr, "case %d", i)
+			want := download(t, rc.Out)
+
+			c, out := wrappedCall(t, b, d, req, false)
+			bt := b.NewBatch()
+			require.NoError(t, bt.Add(c))
+			err, _ := recordWait(t, b, d, bt, RecordOptions{})
+			require.Error(t, err, "case %d skip %v", i, skip)
+			assert.Equal(t, runErr.Error(), err.Error(), "case %d skip %v", i, skip)
+			assert.Empty(t, opstest.DiffExact(out.host(t), want), "case %d skip %v: Run's output", i, skip)
+		}
+	}
+}
+
+// TestExternalFoldFurther records a deterministic fold whose longest list
+// is longer than a segment, which Submit finishes with a second
+// submission: the recording holds every pass, and the result is cpuref's.
+func TestExternalFoldFurther(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{Deterministic: true})
+	rng := rand.New(rand.NewSource(52))
+	req := opstest.ContentionRequest(rng, "ScatterElements-18", tensor.Float32, "add", 2, 2*segment+300, nil)
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	// By Run, the list needs passes after the first: a second submission.
+	rc, rout := wrappedCall(t, b, d, req, false)
+	require.NoError(t, b.Run(context.Background(), rc))
+	assert.Equal(t, 2, b.LastStats().Submits, "Run folds the long list in a second submission")
+	assert.Empty(t, opstest.DiffExact(rout.host(t), want), "by Run")
+
+	c, out := wrappedCall(t, b, d, req, true)
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	err, submits := recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, submits)
+	assert.Empty(t, opstest.DiffExact(out.host(t), want), "recorded")
+}
+
+// TestExternalScratch records on the program's scratch buffer: as many
+// bytes as ScratchBytes says suffice, fewer are refused, and the figure
+// never shrinks as the sizes grow.
+func TestExternalScratch(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{Deterministic: true})
+	rng := rand.New(rand.NewSource(53))
+	var last uint64
+	for _, per := range []int{10, 1000, segment + 10} {
+		req := opstest.ContentionRequest(rng, "ScatterElements-18", tensor.Float32, "add", 5, per, nil)
+		want, err := ops.Run(context.Background(), cpuref.New(), req)
+		require.NoError(t, err)
+		c, out := wrappedCall(t, b, d, req, true)
+		bt := b.NewBatch()
+		require.NoError(t, bt.Add(c))
+		need, err := bt.ScratchBytes()
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, need, last, "ScratchBytes grows with the sizes")
+		last = need
+		scratch, err := d.NewBuffer(256+need, WrapUsage)
+		require.NoError(t, err)
+		defer scratch.Close()
+
+		small := b.NewBatch()
+		require.NoError(t, small.Add(c))
+		cmd, err := d.NewCommands()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Begin())
+		_, err = small.Record(context.Background(), cmd.Pointer(), RecordOptions{Scratch: scratch.Handle64(), ScratchOffset: 256, ScratchSize: need - 1, ScratchUsage: WrapUsage})
+		require.ErrorIs(t, err, ops.ErrInvalidTensor, "one byte fewer")
+		require.NoError(t, cmd.End())
+		cmd.Close()
+
+		err, submits := recordWait(t, b, d, bt, RecordOptions{Scratch: scratch.Handle64(), ScratchOffset: 256, ScratchSize: need, ScratchUsage: WrapUsage})
+		require.NoError(t, err)
+		assert.Zero(t, submits)
+		assert.Empty(t, opstest.DiffExact(out.host(t), want), "%d per target", per)
+	}
+}
+
+// TestExternalSubmitWith orders a batch after the program's timeline
+// semaphore and the program's wait after the batch's signal.
+func TestExternalSubmitWith(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	require.True(t, d.Enabled.TimelineSemaphore, "lavapipe offers timeline semaphores")
+	b := adoptTest(t, d, Options{})
+	sem, err := d.NewTimeline(0)
+	require.NoError(t, err)
+	defer d.DestroySemaphore(sem)
+	rng := rand.New(rand.NewSource(54))
+	req := opstest.ContentionRequest(rng, "ScatterElements-18", tensor.Int32, "add", 3, 100, nil)
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	c, out := wrappedCall(t, b, d, req, true)
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	s, err := bt.SubmitWith(context.Background(), SubmitSync{Wait: []SemaphoreValue{{Semaphore: sem, Value: 1}}, Signal: []SemaphoreValue{{Semaphore: sem, Value: 2}}})
+	require.NoError(t, err)
+	v, err := d.Value(sem)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), v, "the batch waits for the program")
+	assert.False(t, s.Done())
+	require.NoError(t, d.Signal(sem, 1))
+	require.NoError(t, d.WaitValue(sem, 2), "the batch signals")
+	require.NoError(t, s.Wait(context.Background()))
+	assert.Empty(t, opstest.DiffExact(out.host(t), want))
+
+	own := openTest(t, Options{})
+	obt := own.NewBatch()
+	rc := residentCall(t, own, req, true)
+	require.NoError(t, obt.Add(rc))
+	_, err = obt.SubmitWith(context.Background(), SubmitSync{Signal: []SemaphoreValue{{Semaphore: sem, Value: 3}}})
+	require.ErrorIs(t, err, ops.ErrUnsupported, "a device of the Backend's own")
+}
+
+// TestExternalBesideOwnInstances opens, closes and releases Backends of
+// their own devices before and after adopting the program's, and between
+// two adoptions: vulkan-go's one table of instance functions serves both.
+func TestExternalBesideOwnInstances(t *testing.T) {
+	req := opstest.ContentionRequest(rand.New(rand.NewSource(55)), "ScatterElements-18", tensor.Int32, "add", 4, 50, nil)
+	want, err := ops.Run(context.Background(), cpuref.New(), req)
+	require.NoError(t, err)
+	ownRun := func() {
+		own := openTest(t, Options{})
+		rc := residentCall(t, own, req, false)
+		require.NoError(t, own.Run(context.Background(), rc))
+		assert.Empty(t, opstest.DiffExact(download(t, rc.Out), want))
+	}
+	ownRun()
+	d := openCaller(t, Requirements().Features, false)
+	b, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: "off"})
+	require.NoError(t, err)
+	ownRun()
+	require.NoError(t, ReleaseInstances())
+	c, out := wrappedCall(t, b, d, req, false)
+	require.NoError(t, b.Run(context.Background(), c))
+	assert.Empty(t, opstest.DiffExact(out.host(t), want))
+	require.NoError(t, c.Out.Close())
+	require.NoError(t, b.Close())
+	ownRun()
+}
+
+// knobsNoInt64NoFloatAtomics makes a device of the Backend's own plan as
+// one without shaderInt64, 64-bit and float atomics.
+func knobsNoInt64NoFloatAtomics() knobs.Knobs {
+	return knobs.Knobs{NoShaderInt64: true, NoInt64Atomics: true, NoFloatAtomics: true}
+}
