@@ -36,8 +36,8 @@ type pipelineCache struct {
 	// beside it, indexPath), and by this one; dirty: this process added
 	// some since the index was last written, or the index file was
 	// refused and is to be replaced.
-	known  map[[32]byte]bool
-	dirty  bool
+	known map[[32]byte]bool
+	dirty bool
 	// lost is why compiled code does not outlive this process
 	// (DriverCacheOff), "" where it does: the index is then neither read
 	// nor written, since what it lists would be compiled again.
