@@ -118,11 +118,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 				mb(x.ResidentPlanBytes), x.ResidentDispatches, dispatches, times(float64(x.ResidentPlanBytes)/float64(max(x.OnePassBytes, 1)))))
 		}
 		if x.Estimated {
-			what := ""
-			if x.Estimate > 0 && x.Median > 0 {
-				what = fmt.Sprintf(" (measured %s it)", times(x.Median.Seconds()/x.Estimate.Seconds()))
+			what := "on the device" + estimateRatio(x.Estimate, x.Median)
+			if x.ResidentEstimate > 0 && x.ResidentTime > 0 && (x.ResidentTime != x.Median || x.ResidentEstimate != x.Estimate) {
+				// (A decode row is its resident batch: one estimate.)
+				what += fmt.Sprintf(", %s ms resident%s", ms(x.ResidentEstimate), estimateRatio(x.ResidentEstimate, x.ResidentTime))
 			}
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms on the device%s, %s ms on the cpu; --backend auto runs the host calls on the %s",
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms %s, %s ms on the cpu; --backend auto runs the host calls on the %s",
 				ms(x.Estimate), what, ms(x.CPUEstimate), x.AutoChoice))
 		}
 		if x.Counted {
@@ -330,6 +331,10 @@ type jsonResult struct {
 	ResidentPlanBytes  int64       `json:"resident_plan_bytes,omitempty"`
 	ResidentDispatches *int        `json:"resident_dispatches,omitempty"`
 	EstimateMS         *float64    `json:"estimate_ms,omitempty"`
+	EstimateRatio      *float64    `json:"estimate_over_measured,omitempty"`
+	ResidentEstimateMS *float64    `json:"resident_estimate_ms,omitempty"`
+	ResidentRatio      *float64    `json:"resident_estimate_over_measured,omitempty"`
+	EstimateOff        bool        `json:"estimate_off,omitempty"`
 	CPUEstimateMS      *float64    `json:"cpu_estimate_ms,omitempty"`
 	AutoChoice         string      `json:"auto_choice,omitempty"`
 	HottestUpdates     int64       `json:"hottest_updates,omitempty"`
@@ -369,6 +374,45 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 	return 0
 }
 
+// EstimateLow and EstimateHigh bound the ratio of an estimate to the
+// measured median that the bench takes as a fair estimate
+// (Result.EstimateOff): within 2x either way.
+const EstimateLow, EstimateHigh = 0.5, 2.0
+
+// EstimateOff reports whether an estimate of est is outside
+// [EstimateLow, EstimateHigh] of the measured time got; false where
+// either is unknown (0).
+func EstimateOff(est, got time.Duration) bool {
+	if est <= 0 || got <= 0 {
+		return false
+	}
+	q := est.Seconds() / got.Seconds()
+	return q < EstimateLow || q > EstimateHigh
+}
+
+// estimateRatio formats the estimate est against the measured got as
+// " (0.88 of the measured)", flagged "OUTSIDE 0.5-2" where EstimateOff;
+// "" where either is unknown.
+func estimateRatio(est, got time.Duration) string {
+	if est <= 0 || got <= 0 {
+		return ""
+	}
+	flag := ""
+	if EstimateOff(est, got) {
+		flag = fmt.Sprintf(", OUTSIDE %g-%g", EstimateLow, EstimateHigh)
+	}
+	return fmt.Sprintf(" (%.2f of the measured%s)", est.Seconds()/got.Seconds(), flag)
+}
+
+// ratioOf returns est over got, nil where either is unknown.
+func ratioOf(est, got time.Duration) *float64 {
+	if est <= 0 || got <= 0 {
+		return nil
+	}
+	q := est.Seconds() / got.Seconds()
+	return &q
+}
+
 // MarshalJSON encodes the report as WriteJSON writes it: figures (the
 // device figures of the backends that estimate, by label: Report.Figures),
 // then per workload and
@@ -388,7 +432,11 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // ResidentPlanner), estimate_ms, cpu_estimate_ms and auto_choice (the
 // estimates of backends that make them, Estimator: on the device as the
 // row measures it, on the CPU, and "cpu" or "gpu", where --backend auto
-// runs the host calls), hottest_updates (the most updates that meet one
+// runs the host calls), estimate_over_measured (estimate_ms over
+// median_ms), resident_estimate_ms and resident_estimate_over_measured
+// (the device's estimate of the resident call, over resident_ms),
+// estimate_off (either ratio outside [EstimateLow, EstimateHigh]),
+// hottest_updates (the most updates that meet one
 // target, where every index names one target: Result.HottestUpdates),
 // atomics_issued and atomics_max_address (with --count-atomics, on
 // backends that count them: the global atomics of one call and the most
@@ -437,6 +485,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if x.Estimated {
 			e, c := msOf(x.Estimate), msOf(x.CPUEstimate)
 			j.EstimateMS, j.CPUEstimateMS, j.AutoChoice = &e, &c, x.AutoChoice
+			j.EstimateRatio = ratioOf(x.Estimate, x.Median)
+			if x.ResidentEstimate > 0 {
+				re := msOf(x.ResidentEstimate)
+				j.ResidentEstimateMS, j.ResidentRatio = &re, ratioOf(x.ResidentEstimate, x.ResidentTime)
+			}
+			j.EstimateOff = EstimateOff(x.Estimate, x.Median) || EstimateOff(x.ResidentEstimate, x.ResidentTime)
 		}
 		if x.Calls > 1 {
 			j.Calls = x.Calls

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
@@ -89,6 +90,10 @@ type PassNeed struct {
 	// moved, folded or resolved); Atomics the atomics it issues at most,
 	// in device or workgroup memory.
 	Positions, Atomics uint64
+	// Kind is the kind of pass whose figure times it (cost.PassKind):
+	// the in-order fold's radix passes, its fold, or the bucketed fold;
+	// cost.PassPlain for the others.
+	Kind cost.PassKind
 }
 
 // Needs tells, before anything runs, what Execute of p will take of the
@@ -251,6 +256,7 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 			continue
 		}
 		pending.Name = ps.label
+		pending.Kind = pl.passKind(ps.label)
 		n.Passes = append(n.Passes, pending)
 		n.Dispatches += pending.Dispatches
 		pending = PassNeed{}
@@ -302,6 +308,22 @@ func (pl *callPlan) trafficBytes() uint64 {
 		}
 	}
 	return n
+}
+
+// passKind returns the kind of the call's pass labelled label.
+func (pl *callPlan) passKind(label string) cost.PassKind {
+	r := pl.j.red
+	switch {
+	case r == nil || !r.ordered:
+		return cost.PassPlain
+	case label == "radix-count" || label == "radix-scatter":
+		return cost.PassRadix
+	case label == "fold" && r.bucket:
+		return cost.PassBucket
+	case label == "fold":
+		return cost.PassFold
+	}
+	return cost.PassPlain
 }
 
 // CheckFits returns the error Execute of p, which needs n (Needs), would
