@@ -246,6 +246,9 @@ const (
 //     rows of a [1024, 2048] matrix (8 MiB);
 //   - ReduceNs: ScatterElements-18 add of 2M float32 updates at random
 //     among 256K elements (1 MiB);
+//   - Fold: the serial and the binned fold (cost.FoldPoint) of
+//     ScatterElements-18 add of float32 updates into outputs of 2, 4 and
+//     8 MiB, each with a quarter as many updates as elements and with 1M;
 //   - CopyGBps: copyParallel, the copy Execute makes of data, of 32 MiB,
 //     in bytes read and written per second. It runs last: run first, on
 //     a machine that had been idle, it measured up to half the rate.
@@ -254,9 +257,8 @@ const (
 // probe's time less its copy of data at CopyGBps, leaving at least a
 // tenth of the time (probeFloor), so that every figure stays positive.
 // Each time is the median of 3 timed runs after a warm-up, run after the
-// probe's inputs are built and the garbage collected. The whole takes
-// 0.1 to 0.15 s on a 2-core machine, up to half of it faulting in the
-// 64 MiB the probes' inputs share. Threads is runtime.GOMAXPROCS(0),
+// probe's inputs are built and the garbage collected. The whole took 0.4
+// to 0.5 s on a loaded 2-core machine, most of it the fold probes. Threads is runtime.GOMAXPROCS(0),
 // the workers of New(), which runs the probes. Measure returns ctx's
 // error when ctx is done before a run, or a run stops for it.
 func Measure(ctx context.Context) (cost.CPU, error) {
