@@ -143,6 +143,61 @@ type CPU struct {
 	// ReduceNs is the time per update element folded by a reduction, in
 	// nanoseconds.
 	ReduceNs float64 `json:"reduce_ns"`
+	// Fold holds the two folds of a float reduction onto single elements
+	// of a large out (ScatterElements, ScatterND of elements), measured
+	// at a few sizes of out, smallest first: what the CPU backend chooses
+	// between call by call (FoldPoint). Empty where they were not
+	// measured (an older measurement); the CPU backend then measures
+	// them itself.
+	Fold []FoldPoint `json:"fold,omitempty"`
+}
+
+// FoldPoint holds the times of the CPU backend's two folds of a float32
+// sum onto an out of OutBytes bytes, each a call's time less its copy of
+// data: Ns per update plus OutNs per element of out (what reaching each
+// element costs once: its first miss, and for the binned fold the copy
+// of its bin). The serial fold walks the updates in order in one thread,
+// each straight into out; the binned fold partitions them by range of
+// out on every thread and then folds range by range. Both give the same
+// bits; which is faster depends on whether out's random accesses stay in
+// the caches.
+type FoldPoint struct {
+	OutBytes    uint64  `json:"out_bytes"`
+	SerialNs    float64 `json:"serial_ns"`
+	SerialOutNs float64 `json:"serial_out_ns,omitempty"`
+	BinnedNs    float64 `json:"binned_ns"`
+	BinnedOutNs float64 `json:"binned_out_ns,omitempty"`
+}
+
+// MaxFoldPoints bounds the points of CPU.Fold.
+const MaxFoldPoints = 16
+
+// FoldMs returns the estimated times, in milliseconds, of folding n
+// updates onto an out of outLen elements of outBytes bytes with the
+// serial and with the binned fold, from c.Fold: each term interpolated
+// between the two points around outBytes, linearly in the logarithm of
+// the size, and the first point's below them all. ok is false where c
+// has no fold figures or outBytes lies above the largest point: those
+// the figures do not speak for.
+func (c *CPU) FoldMs(outBytes, outLen, n uint64) (serial, binned float64, ok bool) {
+	f := c.Fold
+	if len(f) == 0 || outBytes > f[len(f)-1].OutBytes {
+		return 0, 0, false
+	}
+	i := 0
+	for i < len(f)-1 && f[i+1].OutBytes < outBytes {
+		i++
+	}
+	a, b, w := f[i], f[i], 0.0
+	if i+1 < len(f) && outBytes > a.OutBytes {
+		b = f[i+1]
+		w = math.Log(float64(outBytes)/float64(a.OutBytes)) / math.Log(float64(b.OutBytes)/float64(a.OutBytes))
+	}
+	at := func(x, y float64) float64 { return x + w*(y-x) }
+	t := func(ns, outNs float64) float64 { return (float64(n)*ns + float64(outLen)*outNs) / 1e6 }
+	serial = t(at(a.SerialNs, b.SerialNs), at(a.SerialOutNs, b.SerialOutNs))
+	binned = t(at(a.BinnedNs, b.BinnedNs), at(a.BinnedOutNs, b.BinnedOutNs))
+	return serial, binned, true
 }
 
 // ErrFigures is matched by every error of Check.
@@ -192,7 +247,8 @@ const (
 //   - passes, when present: each kind's position_ns and invocation_ns 0
 //     (not measured) or 1e-4 to 1e6 ns, as element_ns;
 //   - probe_bytes: 1 to 2^40;
-//   - cpu, when present: as CPU.Check.
+//   - cpu, when present: as CPU.Check (its fold figures may be absent:
+//     an older measurement; the CPU backend then measures its own).
 //
 // The dispatch, element and atomic figures may be absent (0: an older
 // measurement); an estimate then leaves them out. A kept measurement that
@@ -249,8 +305,38 @@ func (d *Device) Complete() bool {
 // Check reports the first figure of c that a measurement cannot give,
 // naming its JSON field: threads 1 to 65536; copy_gbps and move_gbps
 // 1e-3 to 1e5 GB/s; element_ns and reduce_ns 1e-4 to 1e6 ns (the bounds
-// of Device.Check).
+// of Device.Check); fold at most 16 points (MaxFoldPoints), their
+// out_bytes 1 to 2^40 and increasing, serial_ns and binned_ns 1e-4 to
+// 1e6 ns, serial_out_ns and binned_out_ns 0 or 1e-4 to 1e6 ns.
 func (c *CPU) Check() error {
+	if err := c.checkRates(); err != nil {
+		return err
+	}
+	if len(c.Fold) > MaxFoldPoints {
+		return fmt.Errorf("%w: cpu.fold has %d points; want at most %d", ErrFigures, len(c.Fold), MaxFoldPoints)
+	}
+	for i, f := range c.Fold {
+		if f.OutBytes == 0 || f.OutBytes > MaxProbeBytes || i > 0 && f.OutBytes <= c.Fold[i-1].OutBytes {
+			return fmt.Errorf("%w: cpu.fold[%d].out_bytes is %d; want 1 to %d, above the point before", ErrFigures, i, f.OutBytes, uint64(MaxProbeBytes))
+		}
+		for _, v := range []struct {
+			name string
+			v    float64
+			zero bool
+		}{{"serial_ns", f.SerialNs, false}, {"serial_out_ns", f.SerialOutNs, true}, {"binned_ns", f.BinnedNs, false}, {"binned_out_ns", f.BinnedOutNs, true}} {
+			if err := checkFigure(fmt.Sprintf("cpu.fold[%d].%s", i, v.name), v.v, v.zero, MinElementNs, MaxElementNs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Complete reports whether c holds every figure a measurement of this
+// version gives: Check passes and the fold figures are there.
+func (c *CPU) Complete() bool { return c.Check() == nil && len(c.Fold) > 0 }
+
+func (c *CPU) checkRates() error {
 	if c.Threads < 1 || c.Threads > MaxThreads {
 		return fmt.Errorf("%w: cpu.threads is %d; want 1 to %d", ErrFigures, c.Threads, MaxThreads)
 	}

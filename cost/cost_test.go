@@ -169,3 +169,92 @@ func TestPassKindFigures(t *testing.T) {
 		assert.ErrorIs(t, d.Check(), ErrFigures, "%+v", bad)
 	}
 }
+
+// TestFoldMs: each fold's time is its part per update times the updates
+// plus its part per element of out, interpolated in the logarithm of
+// out's size between the points around it, the first point's below them
+// all; none above the last point or without points.
+func TestFoldMs(t *testing.T) {
+	c := &CPU{Threads: 2, Fold: []FoldPoint{
+		{OutBytes: 1 << 20, SerialNs: 1, SerialOutNs: 2, BinnedNs: 4, BinnedOutNs: 1},
+		{OutBytes: 4 << 20, SerialNs: 3, SerialOutNs: 4, BinnedNs: 2},
+	}}
+	s, b, ok := c.FoldMs(1<<20, 1e6, 1e6)
+	require.True(t, ok)
+	assert.InDelta(t, 1+2, s, 1e-9)
+	assert.InDelta(t, 4+1, b, 1e-9)
+	s, b, ok = c.FoldMs(4<<20, 1e6, 2e6)
+	require.True(t, ok)
+	assert.InDelta(t, 6+4, s, 1e-9)
+	assert.InDelta(t, 4, b, 1e-9)
+	// 2 MiB is halfway between 1 and 4 MiB in the logarithm.
+	s, b, ok = c.FoldMs(2<<20, 1e6, 1e6)
+	require.True(t, ok)
+	assert.InDelta(t, 2+3, s, 1e-9)
+	assert.InDelta(t, 3+0.5, b, 1e-9)
+	s, b, ok = c.FoldMs(1<<10, 1e3, 1e6)
+	require.True(t, ok, "below the first point: the first point's")
+	assert.InDelta(t, 1+0.002, s, 1e-9)
+	assert.InDelta(t, 4+0.001, b, 1e-9)
+	_, _, ok = c.FoldMs(4<<20+1, 1e6, 1e6)
+	assert.False(t, ok, "above the last point")
+	_, _, ok = (&CPU{Threads: 2}).FoldMs(1<<20, 1e6, 1e6)
+	assert.False(t, ok, "no points")
+	one := &CPU{Fold: c.Fold[:1]}
+	s, _, ok = one.FoldMs(1<<19, 1e6, 1e6)
+	require.True(t, ok)
+	assert.InDelta(t, 3, s, 1e-9)
+}
+
+// TestCPUFoldCheck: the fold figures' bounds, each named by its field.
+func TestCPUFoldCheck(t *testing.T) {
+	good := func() *CPU {
+		c := *device().CPU
+		c.Fold = []FoldPoint{{OutBytes: 2 << 20, SerialNs: 2, SerialOutNs: 1, BinnedNs: 3}, {OutBytes: 8 << 20, SerialNs: 6, BinnedNs: 3, BinnedOutNs: 0.5}}
+		return &c
+	}
+	require.NoError(t, good().Check())
+	assert.True(t, good().Complete())
+	c := good()
+	c.Fold = nil
+	require.NoError(t, c.Check(), "an older measurement, without fold figures")
+	assert.False(t, c.Complete())
+	assert.True(t, device().Complete(), "a device's figures without the CPU's fold figures (the CPU backend measures its own)")
+	for _, bad := range []struct {
+		field string
+		set   func(c *CPU)
+	}{
+		{"cpu.fold[0].serial_ns", func(c *CPU) { c.Fold[0].SerialNs = 0 }},
+		{"cpu.fold[0].serial_ns", func(c *CPU) { c.Fold[0].SerialNs = math.NaN() }},
+		{"cpu.fold[1].binned_ns", func(c *CPU) { c.Fold[1].BinnedNs = 2e6 }},
+		{"cpu.fold[1].binned_ns", func(c *CPU) { c.Fold[1].BinnedNs = math.Inf(1) }},
+		{"cpu.fold[0].serial_out_ns", func(c *CPU) { c.Fold[0].SerialOutNs = -1 }},
+		{"cpu.fold[1].binned_out_ns", func(c *CPU) { c.Fold[1].BinnedOutNs = 1e-5 }},
+		{"cpu.fold[0].out_bytes", func(c *CPU) { c.Fold[0].OutBytes = 0 }},
+		{"cpu.fold[1].out_bytes", func(c *CPU) { c.Fold[1].OutBytes = 2 << 20 }},
+		{"cpu.fold[1].out_bytes", func(c *CPU) { c.Fold[1].OutBytes = MaxProbeBytes + 1 }},
+		{"cpu.fold has 17 points", func(c *CPU) {
+			for len(c.Fold) <= MaxFoldPoints {
+				f := c.Fold[len(c.Fold)-1]
+				f.OutBytes *= 2
+				c.Fold = append(c.Fold, f)
+			}
+		}},
+	} {
+		c := good()
+		bad.set(c)
+		err := c.Check()
+		require.ErrorIs(t, err, ErrFigures, bad.field)
+		assert.Contains(t, err.Error(), bad.field)
+		d := device()
+		d.CPU = c
+		require.ErrorIs(t, d.Check(), ErrFigures, "device: %s", bad.field)
+	}
+	// They travel in JSON under "fold".
+	b, err := json.Marshal(good())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"fold":[{"out_bytes":2097152,"serial_ns":2,"serial_out_ns":1,"binned_ns":3}`)
+	var back CPU
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, *good(), back)
+}

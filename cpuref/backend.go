@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/internal/backendkit"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -17,6 +18,14 @@ type Backend struct {
 	// Workers is the number of goroutines an Execute call uses; 0 means
 	// runtime.GOMAXPROCS(0).
 	Workers int
+	// Figures, when set, are this machine's CPU figures (Measure, or
+	// those kept from it) by which Execute chooses, call by call, how to
+	// fold a float sum, sub, prod or mean onto single elements of a large
+	// output: serially, in one goroutine, or binned on every worker (the
+	// same bits either way). Where they are nil or lack the fold figures
+	// (cost.CPU.Fold), the first call that must choose measures those
+	// once for the process (a fifth of a second on a 2-core machine).
+	Figures *cost.CPU
 
 	// keepOverwritten makes ScatterUpdate-3 apply every update, including
 	// those a later update to the same slice overwrites. Benchmarks use it
@@ -62,6 +71,13 @@ type grain struct {
 	// where the assembly one (rowadd.go) would run; rowNoAVX512 keeps to
 	// its AVX2 loop, as on processors without AVX-512.
 	rowNoAsm, rowNoAVX512 bool
+	// fold forces the choice between the serial and the binned fold of a
+	// plan that runs binned (foldForceSerial, foldForceBinned); 0 chooses
+	// by the figures (foldSerial).
+	fold int
+	// serialNoDirect keeps the serial fold to its decode-then-fold loop
+	// where the one-pass loop (serialDirect) would run.
+	serialNoDirect bool
 	// sliceNoBuild keeps a fused SliceScatter with a step of 2 to a copy
 	// of each row and strided stores into it; sliceNoAsm builds its rows
 	// with the Go loop (interleave.go).
@@ -124,6 +140,7 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 		w:               w,
 		inPlace:         sameStorage(out, p.Data),
 		keepOverwritten: b.keepOverwritten,
+		fig:             b.Figures,
 	}
 	return x.run()
 }
@@ -149,6 +166,7 @@ type exec struct {
 	w               int
 	inPlace         bool
 	keepOverwritten bool
+	fig             *cost.CPU
 
 	// Set by planGroups for a grouped scatter: the keys (target elements,
 	// or rows of keyElems elements for ScatterND runs) lie in [0,

@@ -18,7 +18,7 @@ import (
 // round units (in bins of 1 KiB, else of 256 bytes), with the assembly
 // loops where they apply (blocks of 64).
 func roundsGrain(round int) *grain {
-	return &grain{task: 2, run: 2, piece: 1, decode: 64, copy: 64, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 256, binBlock: 6,
+	return &grain{task: 2, run: 2, piece: 1, decode: 64, copy: 64, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: 256, binBlock: 6,
 		binRound: round, binRoundOut: 1 << 40, binRoundBin: 1024}
 }
 

@@ -76,7 +76,7 @@ func TestSIMDPartitionMatchesScalar(t *testing.T) {
 	// The assembly loops, the scalar one alone (as without AVX-512), and
 	// the Go loops.
 	backends := func(bin, block int) (simd, keys, rounds, keysRounds, scalar *Backend) {
-		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block, binWC: 1 << 30}
+		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: bin, binBlock: block, binWC: 1 << 30}
 		k := g
 		k.binNoVector = true
 		r := g
@@ -371,7 +371,7 @@ func FuzzBinnedIndices(f *testing.F) {
 		if err != nil {
 			return // refused before any backend runs
 		}
-		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 4 * (1 + int(bin)), binBlock: 6 + int(block)%7}
+		g := grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: 4 * (1 + int(bin)), binBlock: 6 + int(block)%7}
 		var outs []*tensor.Tensor
 		var errs []error
 		for _, v := range []func(*grain){func(*grain) {}, func(g *grain) { g.binNoVector = true }, func(g *grain) { g.binNoAsm = true }} {

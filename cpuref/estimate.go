@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -245,6 +246,9 @@ const (
 //     rows of a [1024, 2048] matrix (8 MiB);
 //   - ReduceNs: ScatterElements-18 add of 2M float32 updates at random
 //     among 256K elements (1 MiB);
+//   - Fold: the serial and the binned fold (cost.FoldPoint) of
+//     ScatterElements-18 add of float32 updates into outputs of 2, 4 and
+//     8 MiB, each with a quarter as many updates as elements and with 1M;
 //   - CopyGBps: copyParallel, the copy Execute makes of data, of 32 MiB,
 //     in bytes read and written per second. It runs last: run first, on
 //     a machine that had been idle, it measured up to half the rate.
@@ -253,9 +257,8 @@ const (
 // probe's time less its copy of data at CopyGBps, leaving at least a
 // tenth of the time (probeFloor), so that every figure stays positive.
 // Each time is the median of 3 timed runs after a warm-up, run after the
-// probe's inputs are built and the garbage collected. The whole takes
-// 0.1 to 0.15 s on a 2-core machine, up to half of it faulting in the
-// 64 MiB the probes' inputs share. Threads is runtime.GOMAXPROCS(0),
+// probe's inputs are built and the garbage collected. The whole took 0.4
+// to 0.5 s on a loaded 2-core machine, most of it the fold probes. Threads is runtime.GOMAXPROCS(0),
 // the workers of New(), which runs the probes. Measure returns ctx's
 // error when ctx is done before a run, or a run stops for it.
 func Measure(ctx context.Context) (cost.CPU, error) {
@@ -293,18 +296,16 @@ func Measure(ctx context.Context) (cost.CPU, error) {
 		}
 		pr.work = WorkOf(p, pr.inPlace)
 	}
-	dst, src := arena[:probeCopyBytes], arena[probeCopyBytes:2*probeCopyBytes]
-	secs, err := probeMedian(ctx, func() error {
-		copyParallel(c.Threads, defaultGrain.copy, dst, src)
-		return nil
-	})
-	if err != nil {
+	var err error
+	if c.CopyGBps, err = measureCopy(ctx, c.Threads, arena); err != nil {
 		return cost.CPU{}, err
 	}
-	c.CopyGBps = 2 * probeCopyBytes / secs / 1e9
 	for _, pr := range probes {
 		own := pr.secs - float64(pr.work.CopyBytes)/(c.CopyGBps*1e9)
 		pr.set(pr.work, max(own, probeFloor*pr.secs))
+	}
+	if c.Fold, err = measureFold(ctx, b, arena, c.CopyGBps); err != nil {
+		return cost.CPU{}, err
 	}
 	if err := c.Check(); err != nil {
 		return cost.CPU{}, err
@@ -423,4 +424,123 @@ func probeReducePlan(a *probeArena) (*ops.Plan, error) {
 	shape := []int{probeReduceUpd}
 	return probePlan(a, "ScatterElements-18", "add", []int{probeReduceOut}, shape, shape,
 		func(int) int { return r.below(probeReduceOut) })
+}
+
+// The fold probes (cost.CPU.Fold): ScatterElements-18 add of float32
+// updates at random among the elements of a one-dimensional out of each
+// of foldProbeBytes, int32 indices, run with the serial and with the
+// binned fold forced, once with a quarter as many updates as out has
+// elements and once with foldProbeUpdates, so that each fold's time
+// splits into a part per update and a part per element of out. The
+// largest out with its data, indices and updates takes 32 MiB of the
+// arena. Above 8 MiB the fold stays binned (cost.CPU.FoldMs): measuring
+// larger outs took more time than the rest of Measure together.
+var foldProbeBytes = [...]int{2 << 20, 4 << 20, 8 << 20}
+
+const foldProbeUpdates = 1 << 20
+
+// foldArenaBytes holds the largest fold probe.
+const foldArenaBytes = 32<<20 + 4<<10
+
+// measureFold measures the fold figures on b's workers with the probes'
+// inputs in arena; copyGBps is the copy of data each call makes, which
+// each time is taken less (leaving at least probeFloor of it).
+func measureFold(ctx context.Context, b *Backend, arena []byte, copyGBps float64) ([]cost.FoldPoint, error) {
+	var pts []cost.FoldPoint
+	for _, size := range foldProbeBytes {
+		outLen := size / 4
+		a := &probeArena{buf: arena}
+		data := probeFloats(a, []int{outLen}, 11)
+		out := a.take(tensor.Float32, []int{outLen})
+		ix := a.take(tensor.Int32, []int{foldProbeUpdates})
+		r := probeRand(13)
+		for i, v := 0, tensor.View[int32](ix); i < len(v); i++ {
+			v[i] = int32(r.below(outLen))
+		}
+		upd := probeFloats(a, []int{foldProbeUpdates}, 17)
+		counts := [2]int{outLen / 4, foldProbeUpdates}
+		var secs [2][2]float64 // [serial, binned][counts]
+		for ci, n := range counts {
+			idx := &tensor.Tensor{DType: tensor.Int32, Shape: []int{n}, Data: ix.Data[:4*n]}
+			u := &tensor.Tensor{DType: tensor.Float32, Shape: []int{n}, Data: upd.Data[:4*n]}
+			p, err := ops.Prepare(ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: data, Indices: idx, Updates: u})
+			if err != nil {
+				return nil, err
+			}
+			for fi, f := range [2]int{foldForceSerial, foldForceBinned} {
+				g := defaultGrain
+				if b.grain != nil {
+					g = *b.grain
+				}
+				g.fold = f
+				fb := &Backend{Workers: b.Workers, grain: &g}
+				s, err := probeMedian(ctx, func() error { return fb.Execute(ctx, p, out) })
+				if err != nil {
+					return nil, err
+				}
+				secs[fi][ci] = max(s-float64(2*size)/(copyGBps*1e9), probeFloor*s)
+			}
+		}
+		fit := func(t [2]float64) (ns, outNs float64) {
+			ns = (t[1] - t[0]) / float64(counts[1]-counts[0]) * 1e9
+			if ns < cost.MinElementNs {
+				// Noise made the longer run no longer: all of it per update.
+				return t[1] / float64(counts[1]) * 1e9, 0
+			}
+			outNs = (t[0]*1e9 - float64(counts[0])*ns) / float64(outLen)
+			if outNs < cost.MinElementNs {
+				outNs = 0
+			}
+			return ns, outNs
+		}
+		pt := cost.FoldPoint{OutBytes: uint64(size)}
+		pt.SerialNs, pt.SerialOutNs = fit(secs[0])
+		pt.BinnedNs, pt.BinnedOutNs = fit(secs[1])
+		pts = append(pts, pt)
+	}
+	return pts, nil
+}
+
+// measuredFold holds the fold figures foldFigures measured for the
+// process.
+var measuredFold struct {
+	sync.Mutex
+	fig *cost.CPU
+}
+
+// foldFigures returns the fold figures of this machine for a Backend
+// given none: measured the first time (the copy and the fold probes, on
+// runtime.GOMAXPROCS(0) workers), then kept for the process. It returns
+// nil when ctx stops the measurement, which the next call tries again.
+func foldFigures(ctx context.Context) *cost.CPU {
+	measuredFold.Lock()
+	defer measuredFold.Unlock()
+	if measuredFold.fig != nil {
+		return measuredFold.fig
+	}
+	c := cost.CPU{Threads: runtime.GOMAXPROCS(0)}
+	arena := make([]byte, max(foldArenaBytes, 2*probeCopyBytes))
+	gbps, err := measureCopy(ctx, c.Threads, arena)
+	if err != nil {
+		return nil
+	}
+	if c.Fold, err = measureFold(ctx, New(), arena, gbps); err != nil {
+		return nil
+	}
+	measuredFold.fig = &c
+	return &c
+}
+
+// measureCopy measures copyParallel on w workers of probeCopyBytes from one
+// half of arena to the other, in bytes read and written per second.
+func measureCopy(ctx context.Context, w int, arena []byte) (float64, error) {
+	dst, src := arena[:probeCopyBytes], arena[probeCopyBytes:2*probeCopyBytes]
+	secs, err := probeMedian(ctx, func() error {
+		copyParallel(w, defaultGrain.copy, dst, src)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return 2 * probeCopyBytes / secs / 1e9, nil
 }

@@ -244,6 +244,18 @@ func TestMeasure(t *testing.T) {
 	t.Logf("%+v in %v", c, time.Since(start))
 	require.NoError(t, c.Check())
 	require.Equal(t, runtime.GOMAXPROCS(0), c.Threads)
+	// A fold point for each probe size, as foldFigures measures too.
+	require.True(t, c.Complete())
+	require.Len(t, c.Fold, len(foldProbeBytes))
+	for i, f := range c.Fold {
+		require.Equal(t, uint64(foldProbeBytes[i]), f.OutBytes)
+	}
+	lazy := foldFigures(context.Background())
+	require.NotNil(t, lazy)
+	require.Len(t, lazy.Fold, len(foldProbeBytes))
+	both := c
+	both.Fold = lazy.Fold
+	require.NoError(t, both.Check())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -29,8 +29,9 @@ var testBackends = []struct {
 	{"8-workers", &Backend{Workers: 8, grain: tinyGrain}},
 	{"every-update", &Backend{Workers: 2, grain: tinyGrain, keepOverwritten: true}},
 	{"grouped", &Backend{Workers: 2, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bucket: 8}}},
-	{"binned", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 8, binBlock: 1}}},
-	{"binned-rounds", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 8, binBlock: 1,
+	{"binned", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: 8, binBlock: 1}}},
+	{"serial-fold", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceSerial}}},
+	{"binned-rounds", &Backend{Workers: 3, grain: &grain{task: 2, run: 2, piece: 1, decode: 3, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: 8, binBlock: 1,
 		binRound: 5, binRoundOut: 1 << 40}}},
 }
 

@@ -91,7 +91,7 @@ func orderSplits() []struct {
 				// flushes. The buffers flush with streamed stores, and
 				// with plain copies where binNoStream.
 				for _, block := range []int{0, 1, 3, wcShift, wcShift + 1, 12} {
-					g := &grain{task: 2, run: 2, piece: 1, decode: decode, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, bin: bin, binBlock: block}
+					g := &grain{task: 2, run: 2, piece: 1, decode: decode, copy: 8, bigOut: 1 << 40, owned: 4, binOut: 1, fold: foldForceBinned, bin: bin, binBlock: block}
 					add(fmt.Sprintf("w%d-decode%d-bin%d-block%d", w, decode, bin, block), &Backend{Workers: w, grain: g})
 					if block == wcShift {
 						nc := *g

@@ -15,6 +15,10 @@ import (
 func scatter[O offset](x *exec) error {
 	if x.p.DType != tensor.String {
 		if x.planBins() {
+			if x.foldSerial() {
+				return bySize(x, scatterSerial[uint8, O], scatterSerial[uint16, O], scatterSerial[uint32, O],
+					scatterSerial[uint64, O], scatterSerial[[2]uint64, O])
+			}
 			return bySize(x, scatterBinned[uint8, O], scatterBinned[uint16, O], scatterBinned[uint32, O],
 				scatterBinned[uint64, O], scatterBinned[[2]uint64, O])
 		}
