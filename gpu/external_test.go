@@ -16,6 +16,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/callerdev"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/internal/testdevice"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -58,6 +59,7 @@ func adoptTest(t testing.TB, d *callerdev.Device, opts Options) *Backend {
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = "off"
 	}
+	opts.NoUnifiedMemory = testdevice.Staged(t, opts.NoUnifiedMemory)
 	b, err := OpenExternal(externalOf(d), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -516,4 +518,44 @@ func TestExternalBesideOwnInstances(t *testing.T) {
 // one without shaderInt64, 64-bit and float atomics.
 func knobsNoInt64NoFloatAtomics() knobs.Knobs {
 	return knobs.Knobs{NoShaderInt64: true, NoInt64Atomics: true, NoFloatAtomics: true}
+}
+
+// TestExternalSubmitHook checks that every queue submission of the
+// Backend goes through External.Submit, none when recorded, and that a
+// hook that does not submit fails the call with its error.
+func TestExternalSubmitHook(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	var calls int
+	refuse := false
+	ext := externalOf(d)
+	ext.Submit = func(submit func() error) error {
+		calls++
+		if refuse {
+			return errors.New("the queue is the program's now")
+		}
+		d.QueueMu.Lock()
+		defer d.QueueMu.Unlock()
+		return submit()
+	}
+	b, err := OpenExternal(ext, Options{PipelineCacheDir: "off"})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	req := opstest.ContentionRequest(rand.New(rand.NewSource(56)), "ScatterElements-18", tensor.Int32, "add", 4, 50, nil)
+	c, _ := wrappedCall(t, b, d, req, false)
+	before := b.device().Counters()
+	require.NoError(t, b.Run(context.Background(), c))
+	assert.Equal(t, int(b.device().Counters().Sub(before).Submits), calls, "every submission through the hook")
+	assert.NotZero(t, calls)
+
+	n := calls
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	err, _ = recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, n, calls, "none when recorded")
+
+	refuse = true
+	err = b.Run(context.Background(), c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the queue is the program's now")
 }
