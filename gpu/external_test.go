@@ -559,3 +559,78 @@ func TestExternalSubmitHook(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the queue is the program's now")
 }
+
+// TestExternalRandom records random requests of every operator, dtype
+// and reduction on the program's buffers, eight calls a recording, each
+// bit-identical to cpuref (deterministic mode); and a chain of in-place
+// calls on one table, each seeing the one before.
+func TestExternalRandom(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{Deterministic: true})
+	seed := int64(57)
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	n := 160
+	if testing.Short() {
+		n = 48
+	}
+	type pending struct {
+		out  *wrapped
+		want *tensor.Tensor
+		req  ops.Request
+	}
+	var batch []pending
+	ran := 0
+	bt := b.NewBatch()
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		err, submits := recordWait(t, b, d, bt, RecordOptions{})
+		require.NoError(t, err, "seed %d", seed)
+		assert.Zero(t, submits)
+		for _, p := range batch {
+			assert.Empty(t, opstest.DiffExact(p.out.host(t), p.want), "seed %d: %s %v", seed, p.req.Op, p.req.Reduction)
+		}
+		batch, bt = nil, b.NewBatch()
+	}
+	for i := 0; i < n; i++ {
+		var req ops.Request
+		if i%2 == 0 {
+			req = opstest.RandomRequest(rng, opstest.Config{})
+		} else {
+			req = opstest.RandomReductionRequest(rng, opstest.Config{})
+		}
+		if req.Data == nil || req.Data.DType == tensor.String {
+			continue
+		}
+		want, err := ops.Run(context.Background(), cpuref.New(), req)
+		if err != nil {
+			continue // what cpuref refuses, the table tests cover
+		}
+		c, out := wrappedCall(t, b, d, req, false)
+		if err := bt.Add(c); errors.Is(err, ops.ErrUnsupported) {
+			continue
+		} else {
+			require.NoError(t, err, "seed %d: %s", seed, req.Op)
+		}
+		batch = append(batch, pending{out, want, req})
+		ran++
+		if len(batch) == 8 {
+			flush()
+		}
+	}
+	flush()
+	t.Logf("%d random calls recorded", ran)
+	require.Greater(t, ran, n/2, "the random calls recorded")
+
+	req := opstest.ContentionRequest(rng, "ScatterND-18", tensor.Float32, "add", 6, 40, nil)
+	want := referenceRepeated(t, req, 3)
+	c, out := wrappedCall(t, b, d, req, true)
+	for k := 0; k < 3; k++ {
+		require.NoError(t, bt.Add(c))
+	}
+	err, _ := recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, opstest.DiffExact(out.host(t), want[3]), "three calls in place, chained")
+}
