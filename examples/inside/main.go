@@ -24,10 +24,10 @@ func main() {
 	bt := g.NewBatch()
 	must(0, bt.Add(gpu.Call{Op: "ScatterND-18", Reduction: "add", Data: table, Out: table, Indices: idx, Updates: upd}))
 	rec := must(bt.Record(ctx, app.begin(), gpu.RecordOptions{})) // no submission of ours
-	must(0, app.submit())                                        // the application's, and its fence
-	must(0, rec.Result(ctx))                                     // a bad index would show here
-	must(0, g.Close())                                           // the application's objects stay
-	fmt.Println(app.read())                                      // [1 42 3 24 5 6 7 8]
+	must(0, app.submit())                                         // the application's, and its fence
+	must(0, rec.Result(ctx))                                      // a bad index would show here
+	must(0, g.Close())                                            // the application's objects stay
+	fmt.Println(app.read())                                       // [1 42 3 24 5 6 7 8]
 }
 
 func must[T any](v T, err error) T {
