@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/callerdev"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
@@ -277,6 +279,26 @@ func TestExternalRefusals(t *testing.T) {
 		require.NoError(t, err)
 		defer buf.Close()
 		assert.NoError(t, d.Check(buf, 7), "the program's device after the refusal")
+	})
+	t.Run("bad handles and queues", func(t *testing.T) {
+		d := openCaller(t, Requirements().Features, false)
+		for _, tc := range []struct {
+			name string
+			edit func(*External)
+			want string
+		}{
+			{"no device", func(e *External) { e.Device = nil }, "External.Device is nil"},
+			{"no instance", func(e *External) { e.Instance = nil }, "External.Instance is nil"},
+			{"queue family", func(e *External) { e.QueueFamily = 99 }, "External.QueueFamily 99"},
+			{"queue index", func(e *External) { e.QueueIndex = 7 }, "External.QueueIndex 7"},
+			{"Vulkan 1.0", func(e *External) { e.APIVersion = 1 << 22 }, "needs Vulkan 1.2"},
+		} {
+			ext := externalOf(d)
+			tc.edit(&ext)
+			_, err := OpenExternal(ext, Options{PipelineCacheDir: "off"})
+			require.Error(t, err, tc.name)
+			assert.Contains(t, err.Error(), tc.want, tc.name)
+		}
 	})
 	t.Run("no features given", func(t *testing.T) {
 		d := openCaller(t, Requirements().Features, false)
@@ -640,4 +662,59 @@ func TestExternalRandom(t *testing.T) {
 	err, _ := recordWait(t, b, d, bt, RecordOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, opstest.DiffExact(out.host(t), want[3]), "three calls in place, chained")
+}
+
+// TestExternalCacheWarmFigures: on the program's device the pipeline
+// cache file, Warm, the measured figures and the pipeline index work as
+// on a device of the Backend's own, keyed on the physical device: a
+// second Backend on a second device of the program's, same cache folder,
+// finds the figures kept and the warmed pipelines known.
+func TestExternalCacheWarmFigures(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	req := dupRequest("ScatterElements-18", "add", tensor.Float32, 3000)
+	p, err := ops.PrepareShapes(shapesOnly(req))
+	require.NoError(t, err)
+
+	d := openCaller(t, Requirements().Features, false)
+	b, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: dir})
+	require.NoError(t, err)
+	st, err := b.Warm(ctx, p)
+	require.NoError(t, err)
+	assert.Positive(t, st.Compiled)
+	assert.Equal(t, dir, filepath.Dir(st.CacheFile))
+	m, err := b.Figures(ctx, false, func(m *cost.Device) error {
+		m.CPU = &cost.CPU{Threads: 1, CopyGBps: 1, MoveGBps: 2, ElementNs: 3, ReduceNs: 4}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, m.Check())
+	require.True(t, m.Complete())
+	var specs []vk.PipelineSpec
+	for pk := range b.pipes {
+		spec, _, err := pipelineSpec(pk)
+		require.NoError(t, err)
+		specs = append(specs, spec)
+	}
+	require.NoError(t, b.Close())
+	assert.Empty(t, b.device().LiveObjects())
+
+	d2 := openCaller(t, Requirements().Features, false)
+	b2, err := OpenExternal(externalOf(d2), Options{PipelineCacheDir: dir})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b2.Close()) }()
+	for _, spec := range specs {
+		assert.True(t, b2.device().PipelineKnown(spec), "a pipeline warmed on the first device")
+	}
+	again, err := b2.Figures(ctx, false, func(*cost.Device) error {
+		t.Error("kept figures are not measured again")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, m, again, "the figures kept for the physical device")
+	want, err := ops.Run(ctx, cpuref.New(), req)
+	require.NoError(t, err)
+	c, out := wrappedCall(t, b2, d2, req, true)
+	require.NoError(t, b2.Run(ctx, c))
+	assert.Empty(t, opstest.DiffFor(opstest.ReductionOf(req), out.host(t), want))
 }
