@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand"
@@ -717,4 +718,85 @@ func TestExternalCacheWarmFigures(t *testing.T) {
 	c, out := wrappedCall(t, b2, d2, req, true)
 	require.NoError(t, b2.Run(ctx, c))
 	assert.Empty(t, opstest.DiffFor(opstest.ReductionOf(req), out.host(t), want))
+}
+
+// TestExternalHostTransfers moves a wrapped tensor's payload between the
+// host and the program's buffer (Write, Read, Download, CopyFrom, CopyTo:
+// staged copies at the tensor's offset), leaving the bytes around it as
+// they were.
+func TestExternalHostTransfers(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	ctx := context.Background()
+	x := tensor.MustFromSlice([]int{3, 5}, []int16{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	zero, err := tensor.New(tensor.Int16, []int{3, 5})
+	require.NoError(t, err)
+	w := wrapHost(t, b, d, zero)
+	require.NoError(t, w.t.Write(ctx, x))
+	assert.Empty(t, opstest.DiffExact(w.host(t), x), "Write lands at the offset")
+
+	y := tensor.MustFromSlice([]int{3, 5}, []int16{-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15})
+	copy(w.buf.Bytes[w.offset:], y.Data)
+	got, err := w.t.Download(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, opstest.DiffExact(got, y), "Download reads at the offset")
+	h, err := tensor.New(tensor.Int16, []int{3, 5})
+	require.NoError(t, err)
+	require.NoError(t, w.t.Read(ctx, h))
+	assert.Empty(t, opstest.DiffExact(h, y))
+
+	var sink bytes.Buffer
+	n, err := w.t.CopyTo(ctx, &sink)
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), n)
+	assert.Equal(t, y.Data, sink.Bytes())
+	n, err = w.t.CopyFrom(ctx, bytes.NewReader(x.Data))
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), n)
+	assert.Empty(t, opstest.DiffExact(w.host(t), x), "CopyFrom")
+}
+
+// TestExternalAliasesOrdered: two tensors wrapping one range of the
+// program's buffer are one buffer to the barriers between calls, so a
+// call reading one waits for the call writing the other; tensors of
+// distinct buffers need no barrier between their calls.
+func TestExternalAliasesOrdered(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	ctx := context.Background()
+	req := opstest.ContentionRequest(rand.New(rand.NewSource(58)), "ScatterElements-18", tensor.Int32, "add", 8, 16, nil)
+	want := referenceRepeated(t, req, 2)
+	barriers := func(alias bool) int {
+		c, data := wrappedCall(t, b, d, req, true)
+		// Its own indices, updates and data: only an alias ties it to c.
+		second, _ := wrappedCall(t, b, d, req, true)
+		if alias {
+			again, err := b.WrapBuffer(data.buf.Handle64(), data.offset, (data.bytes+3)&^3, req.Data.DType, req.Data.Shape, WrapUsage)
+			require.NoError(t, err)
+			defer again.Close()
+			second.Data, second.Out = again, again
+		}
+		bt := b.NewBatch()
+		require.NoError(t, bt.Add(c))
+		require.NoError(t, bt.Add(second))
+		cmd, err := d.NewCommands()
+		require.NoError(t, err)
+		defer cmd.Close()
+		require.NoError(t, cmd.Begin())
+		cmd.BarrierBefore()
+		r, err := bt.Record(ctx, cmd.Pointer(), RecordOptions{})
+		require.NoError(t, err)
+		n := r.f.seq.Barriers()
+		cmd.BarrierAfter()
+		require.NoError(t, cmd.End())
+		require.NoError(t, cmd.SubmitWait())
+		require.NoError(t, r.Result(ctx))
+		require.NoError(t, r.Release())
+		if alias {
+			assert.Empty(t, opstest.DiffExact(data.host(t), want[2]), "both calls on the one range")
+		}
+		return n
+	}
+	distinct, aliased := barriers(false), barriers(true)
+	assert.Greater(t, aliased, distinct, "the second call on an alias waits for the first")
 }
