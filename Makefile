@@ -14,7 +14,7 @@ FUZZTIME ?= 30s
 # The -timeout of each test binary in make unit.
 TEST_TIMEOUT ?= 15m
 # gotestsum prints a line per test as it finishes and repeats the failures
-# at the end; deps installs it into bin/.
+# at the end; test-deps installs it into bin/ (running needs it not).
 GOTESTSUM := gotest.tools/gotestsum@v1.13.0
 ONNX_NODE_TESTS ?= /usr/share/libonnx-testdata/data/node
 # SwiftShader, Google's software Vulkan driver, is the tests' second device:
@@ -71,12 +71,13 @@ ALONE_SKIP := $(call names_pattern,$(ALONE))
 GPUAV_MATCH ?= skip/default,hot/default,resident/default,contention/exactAtomics,scale/default
 STAGED_SKIP := $(call names_pattern,TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))
 
-.PHONY: all deps build run examples test check fmt-check vet unit staged qualify qualify-gpuav kit fuzz shaders clean onnx-proto onnx-test \
-	swiftshader swiftshader-test
+.PHONY: all deps test-deps build run examples test check fmt-check vet unit staged qualify qualify-gpuav kit fuzz shaders clean onnx-proto onnx-test \
+	swiftshader swiftshader-test splat
 
 all: build
 
-## deps: install the Debian packages the project needs, when missing.
+## deps: install the Debian packages the project needs, when missing, and
+## download the Go modules: what building and running need.
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -84,6 +85,10 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	$(GO) mod download
+
+## test-deps: deps, and the Go tools only the tests use (gotestsum) into
+## bin/.
+test-deps: deps
 	GOBIN=$(CURDIR)/bin $(GO) install $(GOTESTSUM)
 
 build: deps
@@ -109,9 +114,9 @@ examples: build
 ## pass under GPU-assisted validation (qualify-gpuav) takes the first
 ## slot that frees, qualify's: TestCheck outlasts check --quick by about
 ## two minutes, which it mostly fills.
-test: deps check unit build
+test: test-deps check unit build
 	@$(MAKE) --no-print-directory -j2 --output-sync=target alone-TestCheck qualify qualify-gpuav
-	@$(MAKE) --no-print-directory staged onnx-test $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
+	@$(MAKE) --no-print-directory staged onnx-test splat $(if $(filter yes,$(SWIFTSHADER_GPU_TESTS)),swiftshader-test)
 
 check: fmt-check vet
 
@@ -131,23 +136,31 @@ vet:
 ## unit: the first pass (every package, two binaries at a time), without
 ## the ALONE tests, then TestSwiftShader alone (its two children take both
 ## cores); make test then runs TestCheck (alone-TestCheck).
-unit: swiftshader
+unit: test-deps swiftshader
 	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-unit.json -- -count=1 -timeout $(TEST_TIMEOUT) -skip '$(ALONE_SKIP)' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-unit.json; exit $$rc
 	@$(MAKE) --no-print-directory alone-TestSwiftShader
 
 ## alone-NAME: the tests called NAME, in every package, in a run of their
 ## own (bin/test-alone-NAME.json).
-alone-%: swiftshader
+alone-%: test-deps swiftshader
 	@GPUSCATTER_SWIFTSHADER_ICD=$(SWIFTSHADER_ICD) bin/gotestsum --format testname --jsonfile bin/test-alone-$*.json -- -count=1 -timeout $(TEST_TIMEOUT) -run '^$*$$' $(PKG); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-alone-$*.json; exit $$rc
 
 ## staged: the second pass (STAGED_PKGS, above) and the GLFW loader's
 ## smoke test under Xvfb.
-staged: deps
+staged: test-deps
 	@GPUSCATTER_TEST_NO_UNIFIED_MEMORY=1 bin/gotestsum --format testname --jsonfile bin/test-staged.json -- -count=1 -short -timeout $(TEST_TIMEOUT) -skip '$(STAGED_SKIP)' $(STAGED_PKGS); \
 		rc=$$?; $(GO) run ./internal/testbudget -timeout $(TEST_TIMEOUT) bin/test-staged.json; exit $$rc
 	xvfb-run -a $(GO) test -count=1 -tags glfw -run 'TestGLFWLoader|TestOpen' ./vk
+
+## splat: examples/splat, the window that gpuscatter splats particles
+## into, under Xvfb on the default device with the validation layer:
+## SPLAT_FRAMES frames, each one's grid checked, and the last one written
+## to bin/splat.png.
+SPLAT_FRAMES ?= 120
+splat: deps
+	xvfb-run -a $(GO) run -tags glfw ./examples/splat -frames $(SPLAT_FRAMES) -validate -png bin/splat.png
 
 ## qualify: the GPU conformance suite on the default device, quick size.
 qualify: build

@@ -118,11 +118,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 				mb(x.ResidentPlanBytes), x.ResidentDispatches, dispatches, times(float64(x.ResidentPlanBytes)/float64(max(x.OnePassBytes, 1)))))
 		}
 		if x.Estimated {
-			what := ""
-			if x.Estimate > 0 && x.Median > 0 {
-				what = fmt.Sprintf(" (measured %s it)", times(x.Median.Seconds()/x.Estimate.Seconds()))
+			what := "on the device" + estimateRatio(x.Estimate, x.Median)
+			if x.ResidentEstimate > 0 && x.ResidentTime > 0 && (x.ResidentTime != x.Median || x.ResidentEstimate != x.Estimate) {
+				// (A decode row is its resident batch: one estimate.)
+				what += fmt.Sprintf(", %s ms resident%s", ms(x.ResidentEstimate), estimateRatio(x.ResidentEstimate, x.ResidentTime))
 			}
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms on the device%s, %s ms on the cpu; --backend auto runs the host calls on the %s",
+			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("estimate: %s ms %s, %s ms on the cpu; --backend auto runs the host calls on the %s",
 				ms(x.Estimate), what, ms(x.CPUEstimate), x.AutoChoice))
 		}
 		if x.Counted {
@@ -134,7 +135,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				x.AtomicsIssued, x.AtomicsMaxAddress, hottest))
 		}
 		if x.Tolerance > 0 {
-			notes[len(rows)] = append(notes[len(rows)], fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance))
+			notes[len(rows)] = append(notes[len(rows)], verifiedNote(x))
 		}
 		rows = append(rows, row)
 	}
@@ -182,7 +183,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	b.WriteString("device ms: the passes' time on the device by its timestamps, host transfers and submission aside.\n")
 	b.WriteString("speedup: the cpu's median over the backend's. max diff: the largest difference from the cpu's output;\n")
 	b.WriteString("an unordered float reduction is checked within a tolerance relative to the sum of the magnitudes\n")
-	b.WriteString("folded into each element, so a max diff above the tolerance printed under a row is not a failure.\n")
+	b.WriteString("folded into each element; the note under its row says whether it was verified bit for bit or needed\n")
+	b.WriteString("the tolerance (and how many elements did), so a max diff above the tolerance there is not a failure.\n")
 	for _, x := range r.Results {
 		if x.FractionOfMemcpy > 1 {
 			b.WriteString("Above 100% of memcpy, a backend moved less than the traffic counts: the cpu skips the ScatterUpdate-3\n" +
@@ -238,6 +240,28 @@ func fixed(v float64, minDec, sig int) string {
 		dec = max(dec, sig-1-int(math.Floor(math.Log10(math.Abs(v)))))
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// verifiedNote says how a row that a tolerance applied to was verified:
+// bit for bit where no element needed it; else within it, with the
+// elements that did; "checked within" it where the row failed.
+func verifiedNote(x Result) string {
+	switch {
+	case x.BitForBit():
+		return "verified bit for bit"
+	case x.Verified:
+		return fmt.Sprintf("verified within %g of the sum of magnitudes: %s differ from the cpu's bits",
+			x.Tolerance, plural(x.Comparison.Tolerated, "element", "elements"))
+	}
+	return fmt.Sprintf("checked within %g of the sum of magnitudes", x.Tolerance)
+}
+
+// plural returns n and the noun in the number n takes.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func verdict(x Result) string {
@@ -307,6 +331,10 @@ type jsonResult struct {
 	ResidentPlanBytes  int64       `json:"resident_plan_bytes,omitempty"`
 	ResidentDispatches *int        `json:"resident_dispatches,omitempty"`
 	EstimateMS         *float64    `json:"estimate_ms,omitempty"`
+	EstimateRatio      *float64    `json:"estimate_over_measured,omitempty"`
+	ResidentEstimateMS *float64    `json:"resident_estimate_ms,omitempty"`
+	ResidentRatio      *float64    `json:"resident_estimate_over_measured,omitempty"`
+	EstimateOff        bool        `json:"estimate_off,omitempty"`
 	CPUEstimateMS      *float64    `json:"cpu_estimate_ms,omitempty"`
 	AutoChoice         string      `json:"auto_choice,omitempty"`
 	HottestUpdates     int64       `json:"hottest_updates,omitempty"`
@@ -321,6 +349,8 @@ type jsonResult struct {
 	Verified           bool        `json:"verified"`
 	MaxAbsDiff         *float64    `json:"max_abs_diff"`
 	Mismatches         int64       `json:"mismatches"`
+	Tolerated          int64       `json:"tolerated"`
+	BitForBit          bool        `json:"bit_for_bit"`
 	Tolerance          float64     `json:"tolerance"`
 	Skipped            string      `json:"skipped,omitempty"`
 	Error              string      `json:"error,omitempty"`
@@ -344,6 +374,45 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 	return 0
 }
 
+// EstimateLow and EstimateHigh bound the ratio of an estimate to the
+// measured median that the bench takes as a fair estimate
+// (Result.EstimateOff): within 2x either way.
+const EstimateLow, EstimateHigh = 0.5, 2.0
+
+// EstimateOff reports whether an estimate of est is outside
+// [EstimateLow, EstimateHigh] of the measured time got; false where
+// either is unknown (0).
+func EstimateOff(est, got time.Duration) bool {
+	if est <= 0 || got <= 0 {
+		return false
+	}
+	q := est.Seconds() / got.Seconds()
+	return q < EstimateLow || q > EstimateHigh
+}
+
+// estimateRatio formats the estimate est against the measured got as
+// " (0.88 of the measured)", flagged "OUTSIDE 0.5-2" where EstimateOff;
+// "" where either is unknown.
+func estimateRatio(est, got time.Duration) string {
+	if est <= 0 || got <= 0 {
+		return ""
+	}
+	flag := ""
+	if EstimateOff(est, got) {
+		flag = fmt.Sprintf(", OUTSIDE %g-%g", EstimateLow, EstimateHigh)
+	}
+	return fmt.Sprintf(" (%.2f of the measured%s)", est.Seconds()/got.Seconds(), flag)
+}
+
+// ratioOf returns est over got, nil where either is unknown.
+func ratioOf(est, got time.Duration) *float64 {
+	if est <= 0 || got <= 0 {
+		return nil
+	}
+	q := est.Seconds() / got.Seconds()
+	return &q
+}
+
 // MarshalJSON encodes the report as WriteJSON writes it: figures (the
 // device figures of the backends that estimate, by label: Report.Figures),
 // then per workload and
@@ -363,7 +432,11 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // ResidentPlanner), estimate_ms, cpu_estimate_ms and auto_choice (the
 // estimates of backends that make them, Estimator: on the device as the
 // row measures it, on the CPU, and "cpu" or "gpu", where --backend auto
-// runs the host calls), hottest_updates (the most updates that meet one
+// runs the host calls), estimate_over_measured (estimate_ms over
+// median_ms), resident_estimate_ms and resident_estimate_over_measured
+// (the device's estimate of the resident call, over resident_ms),
+// estimate_off (either ratio outside [EstimateLow, EstimateHigh]),
+// hottest_updates (the most updates that meet one
 // target, where every index names one target: Result.HottestUpdates),
 // atomics_issued and atomics_max_address (with --count-atomics, on
 // backends that count them: the global atomics of one call and the most
@@ -373,7 +446,9 @@ func (r *Report) speedupOf(workload string, d time.Duration) float64 {
 // device memory) and plan (the backend's
 // description of the call: path, tensors, passes), bytes, gbps,
 // memcpy_gbps, fraction_of_memcpy, speedup (other backends only), verified,
-// max_abs_diff (null when infinite), mismatches, tolerance (0: bit for bit),
+// max_abs_diff (null when infinite), mismatches, tolerance (the relative
+// bound allowed; 0: bit for bit), tolerated (the elements whose bits
+// differ that the tolerance accepted), bit_for_bit (verified with none),
 // and skipped or error when set.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	jr := jsonReport{
@@ -391,6 +466,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			PlanPasses: x.PlanPasses, PlanBytes: x.PlanBytes, PlanMemory: x.PlanMemory, Plan: x.Plan, OnePassBytes: x.OnePassBytes,
 			GBps: x.GBps, MemcpyGBps: x.MemcpyGBps, FractionOfMemcpy: x.FractionOfMemcpy, Speedup: x.Speedup,
 			Verified: x.Verified, Mismatches: x.Comparison.Mismatches, Tolerance: x.Tolerance,
+			Tolerated: x.Comparison.Tolerated, BitForBit: x.BitForBit(),
 			Skipped: x.Skipped, Error: x.Error,
 			Submits: x.Submits, Waits: x.Waits, TransferPieces: x.TransferPieces, HottestUpdates: x.HottestUpdates,
 		}
@@ -409,6 +485,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if x.Estimated {
 			e, c := msOf(x.Estimate), msOf(x.CPUEstimate)
 			j.EstimateMS, j.CPUEstimateMS, j.AutoChoice = &e, &c, x.AutoChoice
+			j.EstimateRatio = ratioOf(x.Estimate, x.Median)
+			if x.ResidentEstimate > 0 {
+				re := msOf(x.ResidentEstimate)
+				j.ResidentEstimateMS, j.ResidentRatio = &re, ratioOf(x.ResidentEstimate, x.ResidentTime)
+			}
+			j.EstimateOff = EstimateOff(x.Estimate, x.Median) || EstimateOff(x.ResidentEstimate, x.ResidentTime)
 		}
 		if x.Calls > 1 {
 			j.Calls = x.Calls

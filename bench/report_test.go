@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,5 +67,59 @@ func TestFixed(t *testing.T) {
 		{12.5, 0, 1, "12"},
 	} {
 		assert.Equal(t, c.want, fixed(c.v, c.minDec, c.sig), "fixed(%v, %d, %d)", c.v, c.minDec, c.sig)
+	}
+}
+
+// TestEstimateAgainstMeasured: each GPU row's estimate line gives the
+// estimate over the measured median, as a host call and resident, and
+// flags a ratio outside [0.5, 2]; the JSON has both ratios and the flag.
+func TestEstimateAgainstMeasured(t *testing.T) {
+	assert.False(t, EstimateOff(10*time.Millisecond, 20*time.Millisecond), "0.5 is within")
+	assert.False(t, EstimateOff(40*time.Millisecond, 20*time.Millisecond), "2 is within")
+	assert.True(t, EstimateOff(9*time.Millisecond, 20*time.Millisecond))
+	assert.True(t, EstimateOff(41*time.Millisecond, 20*time.Millisecond))
+	assert.False(t, EstimateOff(0, 20*time.Millisecond), "no estimate")
+	assert.False(t, EstimateOff(10*time.Millisecond, 0), "nothing measured")
+
+	gpu := func(name string, est, med, rest, res time.Duration) Result {
+		return Result{Workload: name, Backend: "gpu", Device: "fake device", Median: med, Min: med, Max: med, ResidentTime: res,
+			Estimated: true, Estimate: est, CPUEstimate: time.Millisecond, AutoChoice: "cpu", ResidentEstimate: rest, Verified: true}
+	}
+	rep := &Report{Repeats: 5, Warmups: 1, CPU: "test cpu", Threads: 2, Results: []Result{
+		gpu("fair", 8*time.Millisecond, 10*time.Millisecond, 6*time.Millisecond, 4*time.Millisecond),
+		gpu("off", 1*time.Millisecond, 10*time.Millisecond, 30*time.Millisecond, 10*time.Millisecond),
+	}}
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	table := b.String()
+	t.Log("\n" + table)
+	assert.Contains(t, table, "estimate: 8.000 ms on the device (0.80 of the measured), 6.000 ms resident (1.50 of the measured), 1.000 ms on the cpu;")
+	assert.Contains(t, table, "estimate: 1.000 ms on the device (0.10 of the measured, OUTSIDE 0.5-2), 30.00 ms resident (3.00 of the measured, OUTSIDE 0.5-2), 1.000 ms on the cpu;")
+
+	js, err := rep.MarshalJSON()
+	require.NoError(t, err)
+	var got struct {
+		Results []struct {
+			Workload      string   `json:"workload"`
+			Ratio         *float64 `json:"estimate_over_measured"`
+			ResidentMS    *float64 `json:"resident_estimate_ms"`
+			ResidentRatio *float64 `json:"resident_estimate_over_measured"`
+			Off           bool     `json:"estimate_off"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(js, &got))
+	require.Len(t, got.Results, 2)
+	for i, want := range []struct {
+		ratio, resident, residentRatio float64
+		off                            bool
+	}{{0.8, 6, 1.5, false}, {0.1, 30, 3, true}} {
+		r := got.Results[i]
+		require.NotNil(t, r.Ratio, r.Workload)
+		require.NotNil(t, r.ResidentMS, r.Workload)
+		require.NotNil(t, r.ResidentRatio, r.Workload)
+		assert.InDelta(t, want.ratio, *r.Ratio, 1e-9, r.Workload)
+		assert.InDelta(t, want.resident, *r.ResidentMS, 1e-9, r.Workload)
+		assert.InDelta(t, want.residentRatio, *r.ResidentRatio, 1e-9, r.Workload)
+		assert.Equal(t, want.off, r.Off, r.Workload)
 	}
 }

@@ -258,6 +258,11 @@ type Result struct {
 	Estimated             bool
 	Estimate, CPUEstimate time.Duration
 	AutoChoice            string
+	// ResidentEstimate is the device's estimate of the resident call
+	// (ResidentTime: the call, or the batch of the workload's calls, in
+	// place on resident tensors), set with ResidentTime on a backend that
+	// estimates; 0 where it has none.
+	ResidentEstimate time.Duration
 	// HottestUpdates is the most updates that meet one output element in
 	// one call, where each index names one target (hottestUpdates); 0
 	// elsewhere.
@@ -280,13 +285,20 @@ type Result struct {
 	Speedup float64
 	// Verified: every timed output matched the reference's output (for the
 	// reference, its own untimed first output). Comparison holds the
-	// worst of the timed outputs (the most mismatches, the largest
-	// difference); Tolerance is the relative bound that applied, 0 when the
-	// comparison was bit for bit.
+	// worst of the timed outputs (the most mismatches, the most elements
+	// the tolerance accepted, the largest difference); Tolerance is the
+	// relative bound that the comparison allowed, 0 when it was bit for
+	// bit. A verified result with Comparison.Tolerated 0 matched bit for
+	// bit whatever Tolerance allowed (BitForBit).
 	Verified   bool
 	Comparison Comparison
 	Tolerance  float64
 }
+
+// BitForBit reports whether r was verified and every output it checked
+// equals the reference's bit for bit (any NaN equal to any NaN), with no
+// element needing the tolerance.
+func (r *Result) BitForBit() bool { return r.Verified && r.Comparison.Tolerated == 0 }
 
 // Failed reports whether r ran and either failed or did not match the
 // reference.
@@ -581,7 +593,7 @@ func (r *runner) workload() ([]Result, error) {
 				}
 			}
 			if rr, ok := t.Backend.(ResidentRunner); ok && ti > 0 {
-				if err := r.resident(rr, t, req, ref, out, &res); err != nil {
+				if err := r.resident(rr, t, req, p, ref, out, &res); err != nil {
 					return nil, err
 				}
 			}
@@ -610,7 +622,7 @@ func (r *runner) measured(res Result) {
 
 // resident times req on inputs resident on t's device and verifies the
 // output; it returns an error only when ctx is done.
-func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out *tensor.Tensor, res *Result) error {
+func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, p *ops.Plan, ref, out *tensor.Tensor, res *Result) error {
 	r.progress(t.Label, "resident", 0)
 	poison(out, ref)
 	var times []time.Duration
@@ -638,6 +650,11 @@ func (r *runner) resident(rr ResidentRunner, t Target, req ops.Request, ref, out
 	}
 	res.ResidentTime = median(times)
 	res.ResidentBytes = r.w.ResidentTraffic()
+	if es, ok := t.Backend.(Estimator); ok {
+		if dev, _, _, err := es.Estimate(r.ctx, p, r.w.calls(), true); err == nil {
+			res.ResidentEstimate = dev
+		}
+	}
 	if batched && r.w.calls() > 1 {
 		res.Submits, res.Waits, res.TransferPieces = br.LastRoundTrips()
 	}
@@ -708,6 +725,7 @@ func (r *runner) decodeResident(sr StepRunner, t Target, req ops.Request, ref, o
 	res.summarise(times, nil, c)
 	res.ResidentTime = res.Median
 	res.ResidentBytes = r.w.ResidentTraffic()
+	res.ResidentEstimate = res.Estimate
 	res.Submits, res.Waits, res.TransferPieces = sr.LastRoundTrips()
 	return nil
 }

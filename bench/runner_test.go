@@ -486,6 +486,83 @@ func TestRunToleratesRoundingInFloatSums(t *testing.T) {
 	assert.Zero(t, rep.Results[1].Tolerance)
 }
 
+// TestVerifiedWordsSayHowTheRowMatched: a row that a tolerance applies
+// to says "verified bit for bit" where its output equals the reference's
+// bit for bit, "verified within" the tolerance, with the elements that
+// needed it, where some did, and "checked within" it where it failed;
+// the JSON says the same in tolerated and bit_for_bit.
+func TestVerifiedWordsSayHowTheRowMatched(t *testing.T) {
+	nudge := func(by float32) func(out *tensor.Tensor) {
+		return func(out *tensor.Tensor) {
+			v := tensor.View[float32](out)
+			for i := 0; i < len(v); i += 7 {
+				v[i] += by * float32(math.Abs(float64(v[i])))
+			}
+		}
+	}
+	ws := quick(t, "SE-sum-dup")
+	run := func(f *fake, opt Options) (*Report, string, map[string]any) {
+		rep, err := Run(context.Background(), []Target{cpuTarget(), gpuTarget(f)}, ws, opt)
+		require.NoError(t, err)
+		var table bytes.Buffer
+		require.NoError(t, rep.WriteTable(&table))
+		rows, _, ok := strings.Cut(table.String(), "\n\nMB/pass:") // the rows and their notes, not the footer
+		require.True(t, ok, table.String())
+		js, err := rep.MarshalJSON()
+		require.NoError(t, err)
+		var doc struct {
+			Results []map[string]any `json:"results"`
+		}
+		require.NoError(t, json.Unmarshal(js, &doc))
+		require.Len(t, doc.Results, 2)
+		return rep, rows + "\n", doc.Results[1]
+	}
+
+	rep, table, js := run(&fake{}, testOptions())
+	r := rep.Results[1]
+	require.True(t, r.Verified)
+	assert.True(t, r.BitForBit())
+	assert.Equal(t, DefaultTolerance, r.Tolerance, "the tolerance was allowed")
+	assert.Zero(t, r.Comparison.Tolerated)
+	assert.Contains(t, table, "verified bit for bit\n")
+	assert.NotContains(t, table, "checked within")
+	assert.NotContains(t, table, "verified within")
+	assert.Equal(t, true, js["bit_for_bit"])
+	assert.Equal(t, 0.0, js["tolerated"])
+
+	rep, table, js = run(&fake{after: nudge(1e-7)}, testOptions())
+	r = rep.Results[1]
+	require.True(t, r.Verified)
+	assert.False(t, r.BitForBit())
+	n := r.Comparison.Tolerated
+	assert.Positive(t, n)
+	elems := 1
+	for _, d := range ws[0].DataShape {
+		elems *= d
+	}
+	assert.LessOrEqual(t, n, int64((elems+6)/7), "at most the nudged elements")
+	assert.Contains(t, table, fmt.Sprintf("verified within 1e-05 of the sum of magnitudes: %d elements differ from the cpu's bits\n", n))
+	assert.NotContains(t, table, "verified bit for bit")
+	assert.Equal(t, false, js["bit_for_bit"])
+	assert.Equal(t, float64(n), js["tolerated"])
+	assert.Equal(t, DefaultTolerance, js["tolerance"])
+
+	rep, table, js = run(&fake{after: nudge(1e-3)}, testOptions())
+	require.False(t, rep.Results[1].Verified)
+	assert.Contains(t, table, "checked within 1e-05 of the sum of magnitudes\n")
+	assert.NotContains(t, table, "verified within")
+	assert.Equal(t, false, js["bit_for_bit"])
+
+	// Deterministic: no tolerance, so no note; bit for bit all the same.
+	opt := testOptions()
+	opt.Deterministic = true
+	rep, table, js = run(&fake{}, opt)
+	assert.True(t, rep.Results[1].BitForBit())
+	assert.Zero(t, rep.Results[1].Tolerance)
+	assert.NotContains(t, table, "within")
+	assert.Equal(t, true, js["bit_for_bit"])
+}
+
 func TestBoundsFollowTheReduction(t *testing.T) {
 	req := ops.Request{
 		Op:      "ScatterElementsUpdate-12",
@@ -507,19 +584,18 @@ func TestBoundsFollowTheReduction(t *testing.T) {
 		}
 		assert.Equal(t, want, b, red)
 	}
-	// sub's bound is sum's (|a - b| <= |a| + |b|), however sub is spelled.
+	// sub's bound is sum's (|a - b| <= |a| + |b|); sub is spelled as the
+	// spec spells it.
 	nd := ops.Request{
 		Op:      "ScatterNDUpdate-15",
 		Data:    tensor.MustFromSlice([]int{3}, []float32{1, -2, 4}),
 		Indices: tensor.MustFromSlice([]int{3, 1}, []int64{0, 0, 2}),
 		Updates: tensor.MustFromSlice([]int{3}, []float32{-3, 5, 0.5}),
 	}
-	for _, red := range []string{"sub", " SUB"} {
-		nd.Reduction = red
-		b, err := bounds(context.Background(), nd, 2)
-		require.NoError(t, err)
-		assert.Equal(t, []float64{18, 4, 9}, b, red)
-	}
+	nd.Reduction = "sub"
+	b, err := bounds(context.Background(), nd, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{18, 4, 9}, b)
 	assert.Equal(t, 8*math.Ldexp(1, -10), effectiveTolerance(tensor.Float16, 1e-5))
 	assert.Equal(t, 1e-5, effectiveTolerance(tensor.Float32, 1e-5))
 }
@@ -539,7 +615,7 @@ func TestCustomWorkloadReduction(t *testing.T) {
 		name     string
 		tolerant bool
 	}{
-		{tensor.Float32, " ADD", "add", true},
+		{tensor.Float32, "add", "add", true},
 		{tensor.Float16, "mul", "mul", true},
 		{tensor.Float32, "max", "max", false},
 		{tensor.Int32, "add", "add", false},
@@ -553,6 +629,10 @@ func TestCustomWorkloadReduction(t *testing.T) {
 		r.opt.Tolerance = 0
 		assert.False(t, r.tolerant(), "%v %q with no tolerance", c.dt, c.red)
 	}
+	// Names are matched exactly, as the spec spells them.
+	_, err := Custom("c", req(tensor.Float32, " ADD"))
+	require.ErrorIs(t, err, ops.ErrReduction)
+	assert.Contains(t, err.Error(), "did you mean add?")
 }
 
 func TestDeviceTimings(t *testing.T) {

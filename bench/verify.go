@@ -24,6 +24,10 @@ type Comparison struct {
 	// Mismatches counts the elements that differ from the reference beyond
 	// what the check allows.
 	Mismatches int64
+	// Tolerated counts the elements whose bits differ from the
+	// reference's (NaN payloads aside) but that the bound accepts: 0 when
+	// the output matched bit for bit, or when no bound applied.
+	Tolerated int64
 	// First is the flat position of the first mismatch, -1 when none.
 	First int
 	// MaxAbsDiff is the largest |got - want| over every element, those
@@ -38,6 +42,7 @@ type Comparison struct {
 // difference.
 func (c *Comparison) worst(c2 Comparison) {
 	c.Mismatches = max(c.Mismatches, c2.Mismatches)
+	c.Tolerated = max(c.Tolerated, c2.Tolerated)
 	if c2.First >= 0 && (c.First < 0 || c2.First < c.First) {
 		c.First = c2.First
 	}
@@ -52,6 +57,7 @@ func (c *Comparison) merge(c2 Comparison) {
 		c.First = c2.First
 	}
 	c.Mismatches += c2.Mismatches
+	c.Tolerated += c2.Tolerated
 	if c2.MaxAbsDiff > c.MaxAbsDiff || math.IsNaN(c2.MaxAbsDiff) {
 		c.MaxAbsDiff = c2.MaxAbsDiff
 	}
@@ -101,6 +107,7 @@ func Compare(want, got *tensor.Tensor, bound []float64) (Comparison, error) {
 					c.MaxAbsDiff = d
 				}
 				if bound != nil && d <= bound[i] {
+					c.Tolerated++
 					continue
 				}
 				if c.First < 0 {

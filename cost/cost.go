@@ -54,12 +54,75 @@ type Device struct {
 	// time. 0 where it was not measured (the probe's pipelines were
 	// compiled before); an estimate then leaves compilation out.
 	CompileMs float64 `json:"compile_ms,omitempty"`
+	// Passes holds the figures of the kinds of pass whose time the
+	// per-element and per-atomic figures do not predict (PassKind),
+	// measured with the backend's own kernels; nil where they were not
+	// measured (an older measurement, or a device without timestamps):
+	// an estimate then takes those passes at ElementNs and AtomicNs.
+	Passes *PassFigures `json:"passes,omitempty"`
 	// ProbeBytes is the size of the transfers measured.
 	ProbeBytes uint64 `json:"probe_bytes"`
 	// CPU holds the figures of the CPU backend on the same machine, what
 	// --backend auto weighs the device against; nil where they were not
 	// measured.
 	CPU *CPU `json:"cpu,omitempty"`
+}
+
+// PassKind is a kind of pass whose time a figure of its own predicts
+// (Device.Passes): one whose invocations loop, sort or wait on each
+// other, which neither its bytes nor its positions at ElementNs follow.
+type PassKind uint8
+
+const (
+	// PassPlain is every other pass: bytes at CopyGBps, positions at
+	// ElementNs, atomics at AtomicNs.
+	PassPlain PassKind = iota
+	// PassRadix is a pass of the in-order fold's radix sort: the digit
+	// count and the scatter by digit.
+	PassRadix
+	// PassFold is the in-order fold of each slot's sorted list.
+	PassFold
+	// PassBucket is the bucketed fold: a workgroup per bucket of slots,
+	// folding in workgroup memory.
+	PassBucket
+)
+
+// PassFigures holds a figure per kind of pass (PassKind).
+type PassFigures struct {
+	Radix  PassFigure `json:"radix"`
+	Fold   PassFigure `json:"fold"`
+	Bucket PassFigure `json:"bucket"`
+}
+
+// PassFigure is the device time of a kind of pass: PositionNs per
+// position its kernel handles and InvocationNs per invocation that has
+// work (each invocation's setup, its share of its workgroup's barriers
+// and of its workgroup memory), in nanoseconds. Both 0: not measured.
+type PassFigure struct {
+	PositionNs   float64 `json:"position_ns"`
+	InvocationNs float64 `json:"invocation_ns"`
+}
+
+// of returns the figure of kind k, nil where there is none.
+func (f *PassFigures) of(k PassKind) *PassFigure {
+	if f == nil {
+		return nil
+	}
+	var p *PassFigure
+	switch k {
+	case PassRadix:
+		p = &f.Radix
+	case PassFold:
+		p = &f.Fold
+	case PassBucket:
+		p = &f.Bucket
+	default:
+		return nil
+	}
+	if p.PositionNs == 0 && p.InvocationNs == 0 {
+		return nil
+	}
+	return p
 }
 
 // CPU holds the CPU backend's figures (cpuref.Measure).
@@ -126,6 +189,8 @@ const (
 //     to 1 ms);
 //   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
 //     minutes);
+//   - passes, when present: each kind's position_ns and invocation_ns 0
+//     (not measured) or 1e-4 to 1e6 ns, as element_ns;
 //   - probe_bytes: 1 to 2^40;
 //   - cpu, when present: as CPU.Check.
 //
@@ -151,6 +216,19 @@ func (d *Device) Check() error {
 	} {
 		if err := checkFigure(f.name, f.v, f.zero, f.lo, f.hi); err != nil {
 			return err
+		}
+	}
+	if f := d.Passes; f != nil {
+		for _, k := range []struct {
+			name string
+			p    PassFigure
+		}{{"radix", f.Radix}, {"fold", f.Fold}, {"bucket", f.Bucket}} {
+			if err := checkFigure("passes."+k.name+".position_ns", k.p.PositionNs, true, MinElementNs, MaxElementNs); err != nil {
+				return err
+			}
+			if err := checkFigure("passes."+k.name+".invocation_ns", k.p.InvocationNs, true, MinElementNs, MaxElementNs); err != nil {
+				return err
+			}
 		}
 	}
 	if d.ProbeBytes == 0 || d.ProbeBytes > MaxProbeBytes {
@@ -260,6 +338,11 @@ type Pass struct {
 	// Positions is the positions its kernel handles (0 for copy and fill
 	// commands); Atomics the global atomics it issues, at most.
 	Positions, Atomics uint64
+	// Invocations is the invocations that have positions to handle;
+	// Kind the kind of pass, which a figure of its own may time
+	// (Device.Passes).
+	Invocations uint64
+	Kind        PassKind
 }
 
 // GPUWork is a call's work on the device (gpu.Backend's plan of it).
@@ -278,8 +361,9 @@ type GPUWork struct {
 // Estimate estimates w on the device d: the transfers at their measured
 // rates, each pass the longer of its bytes at the copy rate and its
 // positions and atomics at the element and atomic rates (a pass is bound
-// by memory or by its invocations), each dispatch and each submission at
-// theirs.
+// by memory or by its invocations), or, for a kind of pass with a
+// figure of its own (Device.Passes), its positions and invocations at
+// that figure's; each dispatch and each submission at theirs.
 func (d *Device) Estimate(w GPUWork) Estimate {
 	var e Estimate
 	e.add("upload", ms(float64(w.UploadBytes)/(d.UploadGBps*1e9)))
@@ -288,6 +372,9 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 	for _, p := range w.Passes {
 		mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
 		work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
+		if f := d.Passes.of(p.Kind); f != nil {
+			work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
+		}
 		passes += max(mem, work)
 	}
 	e.add("passes", ms(passes))
@@ -334,7 +421,8 @@ func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 		r.Submits = min(w.Submits, 1)
 	}
 	for _, p := range w.Passes {
-		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n)})
+		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
+			Invocations: p.Invocations * uint64(n), Kind: p.Kind})
 	}
 	return r
 }

@@ -140,3 +140,32 @@ func TestJSON(t *testing.T) {
 	assert.JSONEq(t, `{"upload_gbps":10,"download_gbps":20,"copy_gbps":100,"submit_wait_us":50,"dispatch_us":5,"element_ns":2,"atomic_ns":8,"probe_bytes":1,
 		"cpu":{"threads":2,"copy_gbps":40,"move_gbps":20,"element_ns":3,"reduce_ns":6}}`, string(b))
 }
+
+// TestPassKindFigures: a pass of a kind with a figure of its own takes
+// its positions and invocations at that figure, not at ElementNs and
+// AtomicNs; a kind without one (or a plain pass) keeps those; Repeat keeps
+// the kind and scales the invocations; Check bounds each kind's figures.
+func TestPassKindFigures(t *testing.T) {
+	d := device()
+	d.Passes = &PassFigures{Fold: PassFigure{PositionNs: 100, InvocationNs: 50}}
+	w := GPUWork{Passes: []Pass{
+		{Positions: 1e6, Invocations: 1e4, Atomics: 1e6, Kind: PassFold}, // 100 ms + 0.5 ms
+		{Positions: 1e6, Invocations: 1e4, Kind: PassBucket},             // no figure: 2 ms at ElementNs
+		{Positions: 1e6, Atomics: 1e6},                                   // plain: 2 + 8 ms
+	}}
+	assert.InDelta(t, 100.5+2+10, d.Estimate(w).Ms, 1e-9)
+	r := w.Repeat(3, true)
+	assert.Equal(t, PassFold, r.Passes[0].Kind)
+	assert.Equal(t, uint64(3e4), r.Passes[0].Invocations)
+	assert.InDelta(t, 3*(100.5+2+10), d.Estimate(r).Ms, 1e-9)
+
+	require.NoError(t, d.Check())
+	for _, bad := range []PassFigures{
+		{Radix: PassFigure{PositionNs: math.NaN()}},
+		{Fold: PassFigure{InvocationNs: -1}},
+		{Bucket: PassFigure{PositionNs: 1e300}},
+	} {
+		d.Passes = &bad
+		assert.ErrorIs(t, d.Check(), ErrFigures, "%+v", bad)
+	}
+}

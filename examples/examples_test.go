@@ -1,7 +1,8 @@
 // Package examples_test checks the Go programs of the README and the
 // docs pages: each ```go block is a program under examples/ or a run of
 // lines of one, each program is shown whole on some page, and each
-// program builds and prints what its comments say.
+// program builds and prints what its comments say; apps_test.go runs the
+// example applications that own their Vulkan device (client, splat).
 package examples_test
 
 import (

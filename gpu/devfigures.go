@@ -21,7 +21,8 @@ func (n PlanNeeds) Work() cost.GPUWork {
 	w := cost.GPUWork{UploadBytes: n.HostBytes - n.DownloadBytes, DownloadBytes: n.DownloadBytes,
 		Submits: n.Submits, Dispatches: n.Dispatches}
 	for _, ps := range n.Passes {
-		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics})
+		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
+			Invocations: ps.Invocations, Kind: ps.Kind})
 	}
 	return w
 }
@@ -74,7 +75,11 @@ const probeElements = 1 << 21
 //     ElementNs, per update;
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
-//     device and driver: vk.Device.PipelineKnown); 0 when there were none.
+//     device and driver: vk.Device.PipelineKnown); 0 when there were none;
+//   - Passes: the in-order fold's radix passes, its fold of rows and the
+//     bucketed fold, each fitted to its passes' device times in two
+//     sizes of a deterministic call that takes it (measurePasses; on
+//     lavapipe 2-4 s more, once).
 //
 // more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
 // before they are kept.
@@ -88,15 +93,24 @@ func (b *Backend) Figures(ctx context.Context, remeasure bool, more func(*cost.D
 	if closed {
 		return cost.Device{}, ErrClosed
 	}
-	return dev.MeasuredFigures(ctx, remeasure, func(m *cost.Device) error {
+	measure := func(m *cost.Device) error {
 		if err := b.measureKernels(ctx, m); err != nil {
 			return fmt.Errorf("measuring the kernels: %w", err)
+		}
+		if err := b.measurePasses(ctx, m); err != nil {
+			return fmt.Errorf("measuring the in-order fold's passes: %w", err)
 		}
 		if more != nil {
 			return more(m)
 		}
 		return nil
-	})
+	}
+	m, err := dev.MeasuredFigures(ctx, remeasure, measure)
+	if err == nil && m.Passes == nil && !remeasure {
+		// Kept by an older version, without the pass figures.
+		m, err = dev.MeasuredFigures(ctx, true, measure)
+	}
+	return m, err
 }
 
 // measureKernels sets m's DispatchUs, ElementNs and AtomicNs (Figures).

@@ -33,8 +33,17 @@ type Stats struct {
 	// (zero when the queue has none); Passes breaks it down.
 	Device time.Duration
 	Passes []PassTime
+	// Calls is the number of operator calls: 1 for an Execute, the
+	// batch's calls for a resident batch.
+	Calls int
 	// Dispatches is the number of compute dispatches recorded.
 	Dispatches int
+	// Bytes is the device memory the calls' passes read and write, as
+	// planned (PlanNeeds.TrafficBytes summed over the calls), and
+	// HostBytes what the calls copy between host and device memory
+	// (PlanNeeds.HostBytes: an Execute's inputs and output; 0 for calls
+	// on resident tensors).
+	Bytes, HostBytes uint64
 	// Submits, Waits and TransferPieces count the host round trips of the
 	// call or batch (the device's counters over it): queue submissions,
 	// completed waits for a submission, and host copies into or out of
@@ -90,32 +99,45 @@ type PassTime struct {
 // String returns the label and the duration, such as "scatter 1.2ms".
 func (t PassTime) String() string { return t.Label + " " + t.Duration.String() }
 
-// String summarises the figures on one line for a person to read: the
-// times, the device time by pass, the dispatches, the host round trips,
-// the kernels and the reduction's path. Plan gives the plan itself.
+// String summarises the figures on one short line for a person to read,
+// whatever the number of calls: the calls, dispatches and submissions,
+// the device time, the bytes the passes move on the device and between
+// host and device, and the total time, such as "200 calls, 400
+// dispatches, 1 submit, device 3.1ms, 12.6 MB on the device, 0 B to and
+// from the host, total 5.2ms" (times from a millisecond up rounded to
+// the microsecond, from a second up to the millisecond). The time of each pass (Passes), the
+// kernels (Variants), the reduction's path and the other counts are the
+// fields; Plan gives the plan itself.
 func (s Stats) String() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "total %v (pipelines %v, upload %v, submit %v, download %v)", s.Total, s.Pipelines, s.Upload, s.Submit, s.Download)
-	fmt.Fprintf(&sb, ", device %v", s.Device)
-	for i, p := range s.Passes {
-		sep := ", "
-		if i == 0 {
-			sep = " ("
-		}
-		fmt.Fprintf(&sb, "%s%v", sep, p)
-		if i == len(s.Passes)-1 {
-			sb.WriteString(")")
-		}
+	return fmt.Sprintf("%s, %s, %s, device %v, %s on the device, %s to and from the host, total %v",
+		plural(s.Calls, "call", "calls"), plural(s.Dispatches, "dispatch", "dispatches"), plural(s.Submits, "submit", "submits"),
+		roundDuration(s.Device), formatBytes(s.Bytes), formatBytes(s.HostBytes), roundDuration(s.Total))
+}
+
+// roundDuration rounds d to the microsecond from a millisecond up, and
+// to the millisecond from a second up: "409.263ms" rather than
+// "409.263006ms".
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond)
 	}
-	fmt.Fprintf(&sb, ", %s, %s, %s, %s", plural(s.Dispatches, "dispatch", "dispatches"), plural(s.Submits, "submit", "submits"),
-		plural(s.Waits, "wait", "waits"), plural(s.TransferPieces, "transfer piece", "transfer pieces"))
-	if len(s.Variants) > 0 {
-		fmt.Fprintf(&sb, ", kernels %s", strings.Join(s.Variants, " "))
+	return d
+}
+
+// formatBytes renders n as "1.5 GB" (decimal units).
+func formatBytes(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
-	if s.Reduction != "" {
-		fmt.Fprintf(&sb, ", reduction %s", s.Reduction)
-	}
-	return sb.String()
+	return fmt.Sprintf("%d B", n)
 }
 
 // plural returns n and the noun in the number n takes.
@@ -375,6 +397,7 @@ func (b *Backend) executeCall(pl *callPlan, fl *flight) (io [3]*devTensor, err e
 		return io, err
 	}
 	fl.st.Pipelines = time.Since(t0)
+	fl.st.HostBytes = pl.hostBytes()
 	fl.seq, err = b.takeSequence()
 	return io, err
 }
@@ -489,6 +512,8 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 		st.Reduction = c.plan.reduction
 	}
 	st.plans = append(st.plans, c.plan)
+	st.Calls++
+	st.Bytes += c.plan.trafficBytes()
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
@@ -89,6 +90,10 @@ type PassNeed struct {
 	// moved, folded or resolved); Atomics the atomics it issues at most,
 	// in device or workgroup memory.
 	Positions, Atomics uint64
+	// Kind is the kind of pass whose figure times it (cost.PassKind):
+	// the in-order fold's radix passes, its fold, or the bucketed fold;
+	// cost.PassPlain for the others.
+	Kind cost.PassKind
 }
 
 // Needs tells, before anything runs, what Execute of p will take of the
@@ -227,11 +232,10 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 	for _, t := range n.Tensors {
 		n.DeviceBytes += t.Bytes
 	}
-	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
-	n.HostBytes = data + upd + idx
+	data := pl.host[0]
+	n.HostBytes = pl.hostBytes()
 	n.DataCopyBytes = data
 	if pl.j.updates > 0 {
-		n.HostBytes += data
 		n.DownloadBytes = data
 	}
 	n.Submits = 1
@@ -252,11 +256,12 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 			continue
 		}
 		pending.Name = ps.label
+		pending.Kind = pl.passKind(ps.label)
 		n.Passes = append(n.Passes, pending)
 		n.Dispatches += pending.Dispatches
-		n.TrafficBytes += pending.Read + pending.Written
 		pending = PassNeed{}
 	}
+	n.TrafficBytes = pl.trafficBytes()
 	n.OnePassBytes = pl.p.OnePassBytes()
 	seen := map[pipeKey]bool{}
 	for _, list := range [][]pass{pl.passes, pl.more} {
@@ -272,6 +277,53 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		n.HostBytes, n.DownloadBytes, n.DataCopyBytes = 0, 0, 0
 	}
 	return n
+}
+
+// hostBytes is what an Execute of the call copies between host and
+// device (PlanNeeds.HostBytes): data, updates and indices up, and the
+// output, data's size, down where the call has updates.
+func (pl *callPlan) hostBytes() uint64 {
+	data, upd, idx := pl.host[0], pl.host[1], pl.host[2]
+	n := data + upd + idx
+	if pl.j.updates > 0 {
+		n += data
+	}
+	return n
+}
+
+// trafficBytes is the device bytes the call's timed passes read and
+// write (PlanNeeds.TrafficBytes, the sum of its Passes: an unlabelled
+// pass counts with the next labelled one), the clear of the owner words
+// the backend records only once left out.
+func (pl *callPlan) trafficBytes() uint64 {
+	var n, pending uint64
+	for i := range pl.passes {
+		ps := &pl.passes[i]
+		if ps.once {
+			continue
+		}
+		pending += ps.read + ps.written
+		if ps.label != "" {
+			n, pending = n+pending, 0
+		}
+	}
+	return n
+}
+
+// passKind returns the kind of the call's pass labelled label.
+func (pl *callPlan) passKind(label string) cost.PassKind {
+	r := pl.j.red
+	switch {
+	case r == nil || !r.ordered:
+		return cost.PassPlain
+	case label == "radix-count" || label == "radix-scatter":
+		return cost.PassRadix
+	case label == "fold" && r.bucket:
+		return cost.PassBucket
+	case label == "fold":
+		return cost.PassFold
+	}
+	return cost.PassPlain
 }
 
 // CheckFits returns the error Execute of p, which needs n (Needs), would

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -49,9 +50,11 @@ func TestStatsArePlainValues(t *testing.T) {
 }
 
 // TestStatsString: printed with %v (or %s, %+v, inside a slice) the
-// figures of an Execute and of a batch of two calls read as one line
-// naming the times, the passes, the counts, the kernels and the
-// reduction's path, with no memory address.
+// figures of an Execute and of batches of two and of 200 calls read as
+// one short line, whatever the number of calls, naming the calls,
+// dispatches, submissions, device time, bytes and total time, with no
+// memory address; the time of each pass, the kernels and the path stay
+// fields, and in the figures' JSON.
 func TestStatsString(t *testing.T) {
 	ctx := context.Background()
 	b := openTest(t, Options{})
@@ -63,6 +66,14 @@ func TestStatsString(t *testing.T) {
 	_, err := ops.Run(ctx, b, req)
 	require.NoError(t, err)
 	exec := b.LastStats()
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	needs, err := b.Needs(p)
+	require.NoError(t, err)
+	assert.Equal(t, 1, exec.Calls)
+	assert.Equal(t, needs.TrafficBytes, exec.Bytes)
+	assert.Equal(t, needs.HostBytes, exec.HostBytes)
+	assert.Equal(t, uint64(16+24+12+16), exec.HostBytes, "data, indices and updates up, the output down")
 
 	data, err := b.Upload(ctx, req.Data)
 	require.NoError(t, err)
@@ -70,35 +81,62 @@ func TestStatsString(t *testing.T) {
 	require.NoError(t, err)
 	upd, err := b.Upload(ctx, req.Updates)
 	require.NoError(t, err)
-	bt := b.NewBatch()
-	c := Call{Op: req.Op, Data: data, Indices: idx, Updates: upd, Out: data, Axis: req.Axis, Reduction: req.Reduction}
-	require.NoError(t, bt.Add(c))
-	require.NoError(t, bt.Add(c))
-	sub, err := bt.Submit(ctx)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(ctx))
-	batch := sub.Stats()
+	batchOf := func(n int) Stats {
+		bt := b.NewBatch()
+		c := Call{Op: req.Op, Data: data, Indices: idx, Updates: upd, Out: data, Axis: req.Axis, Reduction: req.Reduction}
+		for range n {
+			require.NoError(t, bt.Add(c))
+		}
+		sub, err := bt.Submit(ctx)
+		require.NoError(t, err)
+		require.NoError(t, sub.Wait(ctx))
+		return sub.Stats()
+	}
+	two, many := batchOf(2), batchOf(200)
+	assert.Equal(t, 2, two.Calls)
+	assert.Equal(t, 200, many.Calls)
+	assert.Equal(t, 100*two.Bytes, many.Bytes, "each call's passes move the same bytes")
+	assert.Zero(t, many.HostBytes, "calls on resident tensors copy nothing to or from the host")
 
 	address := regexp.MustCompile(`0x[0-9a-f]+|\{0x|\n`)
-	for name, st := range map[string]Stats{"execute": exec, "batch": batch} {
+	line := regexp.MustCompile(`^(\d+) calls?, (\d+) dispatch(?:es)?, (\d+) submits?, device (\S+), \d+(?:\.\d)? [kMG]?B on the device, ` +
+		`\d+(?:\.\d)? [kMG]?B to and from the host, total (\S+)$`)
+	for name, st := range map[string]Stats{"execute": exec, "batch of 2": two, "batch of 200": many} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEmpty(t, st.Variants)
+			require.NotEmpty(t, st.Passes)
+			require.NotZero(t, st.Bytes)
 			s := fmt.Sprintf("%v", st)
 			t.Log(s)
 			for _, printed := range []string{s, fmt.Sprintf("%s", st), fmt.Sprintf("%+v", st), fmt.Sprintf("%v", []Stats{st})} {
 				assert.NotRegexp(t, address, printed, "no address, one line")
 			}
-			assert.Regexp(t, `^total \S+ \(pipelines \S+, upload \S+, submit \S+, download \S+\), device \S+`, s)
-			assert.Contains(t, s, fmt.Sprintf(", %d submit", st.Submits))
-			assert.Contains(t, s, fmt.Sprintf("%d transfer pieces", st.TransferPieces))
-			assert.Contains(t, s, "kernels "+st.Variants[0])
-			assert.Contains(t, s, ", reduction "+st.Reduction)
+			assert.Less(t, len(s), 200, "one short line")
+			m := line.FindStringSubmatch(s)
+			require.NotNil(t, m, "%q", s)
+			assert.Equal(t, fmt.Sprint(st.Calls), m[1])
+			assert.Equal(t, fmt.Sprint(st.Dispatches), m[2])
+			assert.Equal(t, fmt.Sprint(st.Submits), m[3])
+			assert.Equal(t, roundDuration(st.Device).String(), m[4])
+			assert.Equal(t, roundDuration(st.Total).String(), m[5])
+			assert.Contains(t, s, formatBytes(st.Bytes)+" on the device")
+			assert.Contains(t, s, formatBytes(st.HostBytes)+" to and from the host")
+			// The detail is in the fields and their JSON.
+			js, err := json.Marshal(st)
+			require.NoError(t, err)
 			for _, p := range st.Passes {
-				assert.Contains(t, s, p.Label+" "+p.Duration.String())
+				assert.Contains(t, string(js), fmt.Sprintf(`{"Label":%q,"Duration":%d}`, p.Label, p.Duration))
 			}
+			assert.Contains(t, string(js), fmt.Sprintf(`"Variants":["%s"`, st.Variants[0]))
+			assert.Contains(t, string(js), fmt.Sprintf(`"Reduction":%q`, st.Reduction))
 		})
 	}
-	assert.Equal(t, "total 0s (pipelines 0s, upload 0s, submit 0s, download 0s), device 0s, 0 dispatches, 0 submits, 0 waits, 0 transfer pieces",
+	assert.Greater(t, len(many.Passes), 200, "a pass time per call or more")
+	assert.Equal(t, "0 calls, 0 dispatches, 0 submits, device 0s, 0 B on the device, 0 B to and from the host, total 0s",
 		Stats{}.String())
+	assert.Equal(t, "1 call, 1 dispatch, 1 submit, device 1.5ms, 1.5 kB on the device, 12.6 MB to and from the host, total 2ms",
+		Stats{Calls: 1, Dispatches: 1, Submits: 1, Device: 1500 * time.Microsecond, Bytes: 1500, HostBytes: 12_600_000, Total: 2 * time.Millisecond}.String())
+	assert.Equal(t, "1 call, 0 dispatches, 0 submits, device 1.235s, 0 B on the device, 0 B to and from the host, total 2.5s",
+		Stats{Calls: 1, Device: 1234567890, Total: 2500*time.Millisecond + 400*time.Microsecond}.String(), "rounded to the millisecond from a second up")
 	assert.Equal(t, "scatter 1.5ms", PassTime{Label: "scatter", Duration: 1500 * time.Microsecond}.String())
 }

@@ -18,9 +18,11 @@ import (
 // WarmStats says what Backend.Warm did.
 type WarmStats struct {
 	// Pipelines is the number of distinct pipelines the plans need;
-	// Compiled the number Warm created, the others being there already
-	// (compiled by an earlier call or Warm, or taken over from a kept
-	// device).
+	// Compiled the number Warm compiled, the others being there already:
+	// compiled by an earlier call or Warm, taken over from a kept device,
+	// or compiled by an earlier process on this device and driver that
+	// kept the pipeline cache (vk.Device.PipelineKnown), whose compiled
+	// code the driver finds in that cache or its own.
 	Pipelines, Compiled int
 	// Ran is the number of plans Warm ran once on zeros, on a device
 	// that compiles at the first dispatch (see Warm).
@@ -36,6 +38,10 @@ type WarmStats struct {
 	CacheFile   string
 	CacheBytes  int
 	DriverCache bool
+	// NotKept says why a later process compiles these pipelines again
+	// (vk.Device.DriverCacheOff: the driver's own cache is off); "" where
+	// they are kept.
+	NotKept string
 }
 
 // Warm compiles the pipelines that calls of plans need, so that their
@@ -57,10 +63,13 @@ type WarmStats struct {
 // lavapipe, deterministic SE-sum-dup at a quarter of its bench size
 // spends 3 of its 3.7 s first call there, and 0.09 s in pipeline
 // creation); there Warm also runs each plan once, on zero-filled
-// tensors of its shapes, which costs the call's memory and time once.
+// tensors of its shapes, which costs the call's memory and time once,
+// unless it compiled nothing (every pipeline there already).
 func (b *Backend) Warm(ctx context.Context, plans ...*ops.Plan) (WarmStats, error) {
 	st, err := b.warm(ctx, plans)
-	if err != nil || b.dev.Info().Type != vk.DeviceCPU {
+	if err != nil || b.dev.Info().Type != vk.DeviceCPU || st.Compiled == 0 {
+		// With nothing compiled, the driver has every pipeline already,
+		// as its first dispatch left it.
 		return st, err
 	}
 	start := time.Now().Add(-st.Took)
@@ -130,10 +139,15 @@ func (b *Backend) warm(ctx context.Context, plans []*ops.Plan) (WarmStats, error
 	}
 	st.Pipelines = len(keys)
 	var todo []pipeKey
+	// fresh[i]: todo[i] was never compiled on this device and driver;
+	// the others the driver finds compiled (vk.Device.PipelineKnown).
+	var fresh []bool
 	b.mu.Lock()
 	for _, k := range keys {
 		if _, ok := b.pipes[k]; !ok {
 			todo = append(todo, k)
+			spec, _, err := pipelineSpec(k)
+			fresh = append(fresh, err != nil || !b.dev.PipelineKnown(spec))
 		}
 	}
 	b.mu.Unlock()
@@ -175,7 +189,9 @@ feed:
 		if p == nil {
 			continue
 		}
-		st.Compiled++
+		if fresh[i] {
+			st.Compiled++
+		}
 		if !closed {
 			if _, ok := b.pipes[todo[i]]; !ok {
 				b.pipes[todo[i]] = p
@@ -195,6 +211,7 @@ feed:
 	n, err := b.dev.SavePipelineCache()
 	st.CacheFile, st.CacheBytes = b.dev.PipelineCachePath(), n
 	st.DriverCache = n <= vk.PipelineCacheHeaderBytes
+	st.NotKept = b.dev.DriverCacheOff()
 	st.Took = time.Since(start)
 	return st, wrapVK(err)
 }

@@ -3,9 +3,11 @@ package ops_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gpuscatter/gpuscatter/cpuref"
@@ -178,7 +180,7 @@ func (f *fuzzBytes) reduction() string {
 	if f.n(2) == 0 {
 		return ""
 	}
-	names := []string{"none", "sum", "sub", "prod", "min", "max", "mean", "add", "mul", "SUM", "Max", "avg"}
+	names := []string{"none", "sum", "sub", "prod", "min", "max", "mean", "add", "mul", "SUM", "Max", "avg", " add", "None"}
 	return names[f.n(len(names))]
 }
 
@@ -478,6 +480,9 @@ func checkFuzzRequest(t *testing.T, req ops.Request) {
 	if p == nil {
 		t.Fatal("Prepare returned neither a plan nor an error")
 	}
+	if r, ok := p.Op.Reductions[req.Reduction]; req.Reduction != "" && (!ok || r != p.Reduction) {
+		t.Fatalf("Prepare took reduction %q, which %s does not spell so, as %v", req.Reduction, p.Op.Name, p.Reduction)
+	}
 	got, gerr := cpuref.Run(req)
 	want, werr := opstest.Naive(req)
 	switch {
@@ -555,4 +560,54 @@ func FuzzPrepareElements(f *testing.F) {
 func FuzzPrepareSliceScatter(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) { checkFuzzRequest(t, buildSlice(&fuzzBytes{b})) })
+}
+
+// FuzzParseReduction: a reduction name is taken exactly as the operator's
+// spec spells it, or "" for none, and by no other spelling; Prepare
+// refuses any other name with ErrReduction, naming it, and a name that is
+// one of the operator's in another case or with spaces around gets that
+// spelling as its hint.
+func FuzzParseReduction(f *testing.F) {
+	for _, s := range []string{"", "none", "add", "Add", "ADD", " sum", "sum ", "Mean", "mul", "prod", "NONE", "\tmax\n", "maxx"} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(5))
+	}
+	all := ops.All()
+	f.Fuzz(func(t *testing.T, name string, which uint8) {
+		op := all[int(which)%len(all)]
+		r, ok := op.ParseReduction(name)
+		want, exact := op.Reductions[name]
+		if name == "" {
+			want, exact = ops.None, true
+		}
+		if ok != exact || (ok && r != want) {
+			t.Fatalf("%s.ParseReduction(%q) = %v, %v; want %v, %v", op.Name, name, r, ok, want, exact)
+		}
+		data, _ := tensor.New(tensor.Float32, []int{2})
+		upd, _ := tensor.New(tensor.Float32, []int{1})
+		req := ops.Request{Op: op.Name, Reduction: name, Data: data, Updates: upd}
+		switch op.Kind {
+		case ops.KindND:
+			req.Indices = index([]int{1, 1}, 0)
+		case ops.KindAxis, ops.KindElements:
+			req.Indices, req.Axis = index([]int{1}, 0), tensor.Scalar(0)
+		default:
+			return // slice and cache operators take no reduction beyond none
+		}
+		_, err := ops.Prepare(req)
+		if ok {
+			if err != nil {
+				t.Fatalf("%s reduction %q: %v", op.Name, name, err)
+			}
+			return
+		}
+		if !errors.Is(err, ops.ErrReduction) || !strings.Contains(err.Error(), fmt.Sprintf("reduction %q", name)) {
+			t.Fatalf("%s reduction %q: want ErrReduction naming it, got %v", op.Name, name, err)
+		}
+		if low := strings.ToLower(strings.TrimSpace(name)); low != "" {
+			if _, taken := op.Reductions[low]; taken && !strings.Contains(err.Error(), "did you mean "+low+"?") {
+				t.Fatalf("%s reduction %q: no hint naming %s: %v", op.Name, name, low, err)
+			}
+		}
+	})
 }

@@ -34,7 +34,9 @@ type Request struct {
 	// integer inputs.
 	Start, Stop, Step, Axes *tensor.Tensor
 	// Reduction names the reduction; "" means "none". Which names are valid
-	// depends on the operator version (Op.Reductions).
+	// depends on the operator version (Op.Reductions), each matched
+	// exactly as the operator's spec spells it (Op.ParseReduction): "Add"
+	// is not add.
 	Reduction string
 	// UseInitVal is ScatterElementsUpdate-12's use_init_val; nil means true.
 	UseInitVal *bool

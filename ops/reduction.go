@@ -118,14 +118,17 @@ func (r Reduction) NeutralBits(dt tensor.DType) uint64 {
 }
 
 // ParseReduction returns the reduction the operator performs for name,
-// matched case-insensitively and with surrounding spaces ignored; an
-// empty name is "none". ok is false when the operator does not take name.
+// matched exactly as the operator's spec spells it (ONNX add, mul, min,
+// max, none; OpenVINO sum, sub, prod, min, max, mean, none): attribute
+// strings are case-sensitive, as Op.CheckMode matches modes, so "Add" and
+// " add" are not add. An empty name is "none" (the attribute is absent).
+// ok is false when the operator does not take name; Prepare's error then
+// names the spelling meant, where one is.
 func (o *Op) ParseReduction(name string) (r Reduction, ok bool) {
-	key := strings.ToLower(strings.TrimSpace(name))
-	if key == "" {
-		key = "none"
+	if name == "" {
+		name = "none"
 	}
-	r, ok = o.Reductions[key]
+	r, ok = o.Reductions[name]
 	return r, ok
 }
 
@@ -152,17 +155,25 @@ func (p *Plan) ReductionName() string {
 }
 
 // reductionHint says what a reduction name that op does not take may mean,
-// where it is a name some operator takes: the name op gives the same
+// where, in lower case and without surrounding spaces, it is a name some
+// operator takes: that name, where op takes it ("did you mean add?" for
+// "Add"), else the name op gives the same
 // reduction ("did you mean add? ONNX spells sum add"), or else the
 // operators that take it: the other versions of op ("ScatterElements-18
 // takes max"), else the operators of its kind, else, where one or two
 // operators alone take it, those ("ScatterElementsUpdate-12 takes mean").
 // It is "" otherwise.
 func reductionHint(op *Op, name string) string {
+	// Names are matched exactly; one in another case or with spaces
+	// around it is read as the name it spells, to say which that is.
+	name = strings.ToLower(strings.TrimSpace(name))
+	if _, ok := op.Reductions[name]; ok {
+		return fmt.Sprintf("did you mean %s? reduction names are matched exactly, as %s's spec spells them", name, op.Source)
+	}
 	var r Reduction
 	known := false
 	for _, o := range All() {
-		if x, ok := o.ParseReduction(name); ok {
+		if x, ok := o.Reductions[name]; ok {
 			r, known = x, true
 			break
 		}
@@ -170,7 +181,6 @@ func reductionHint(op *Op, name string) string {
 	if !known {
 		return ""
 	}
-	name = strings.ToLower(strings.TrimSpace(name))
 	if own, ok := op.ReductionName(r); ok {
 		return fmt.Sprintf("did you mean %s? %s spells %s %s", own, op.Source, name, own)
 	}

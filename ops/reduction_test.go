@@ -102,10 +102,10 @@ func TestReductionDTypeErrors(t *testing.T) {
 			Indices: index([]int{1}, 0), Axis: tensor.Scalar(0)})
 		return err
 	}
-	err := f("ScatterElementsUpdate-12", " MEAN", tensor.Bool)
+	err := f("ScatterElementsUpdate-12", "mean", tensor.Bool)
 	require.True(t, errors.Is(err, ops.ErrReduction), "%v", err)
 	assert.Equal(t, `ScatterElementsUpdate-12: reduction "mean" does not apply to bool data`, err.Error())
-	err = f("ScatterElements-18", "Add", tensor.String)
+	err = f("ScatterElements-18", "add", tensor.String)
 	require.True(t, errors.Is(err, ops.ErrReduction), "%v", err)
 	assert.Equal(t, `ScatterElements-18: reduction "add" does not apply to string data; only none does`, err.Error())
 }
@@ -128,6 +128,14 @@ func TestReductionNameSuggestions(t *testing.T) {
 		{"ScatterND-16", "prod", `ScatterND-16: reduction "prod" is not accepted by ScatterND-16 (did you mean mul? ONNX spells prod mul); it takes none, add, mul`},
 		{"ScatterNDUpdate-15", "mul", `ScatterNDUpdate-15: reduction "mul" is not accepted by ScatterNDUpdate-15 (did you mean prod? OpenVINO spells mul prod); it takes none, sum, sub, prod, min, max`},
 		{"ScatterElementsUpdate-12", "Add", `ScatterElementsUpdate-12: reduction "Add" is not accepted by ScatterElementsUpdate-12 (did you mean sum? OpenVINO spells add sum); it takes none, sum, prod, min, max, mean`},
+		// Names are matched exactly, as the spec spells them: another case,
+		// or spaces around, get the spelling meant.
+		{"ScatterElements-18", "Add", `ScatterElements-18: reduction "Add" is not accepted by ScatterElements-18 (did you mean add? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul, min, max`},
+		{"ScatterElements-18", "ADD", `ScatterElements-18: reduction "ADD" is not accepted by ScatterElements-18 (did you mean add? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul, min, max`},
+		{"ScatterND-18", " max ", `ScatterND-18: reduction " max " is not accepted by ScatterND-18 (did you mean max? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul, min, max`},
+		{"ScatterNDUpdate-15", "Sum", `ScatterNDUpdate-15: reduction "Sum" is not accepted by ScatterNDUpdate-15 (did you mean sum? reduction names are matched exactly, as OpenVINO's spec spells them); it takes none, sum, sub, prod, min, max`},
+		{"ScatterElementsUpdate-12", "MEAN", `ScatterElementsUpdate-12: reduction "MEAN" is not accepted by ScatterElementsUpdate-12 (did you mean mean? reduction names are matched exactly, as OpenVINO's spec spells them); it takes none, sum, prod, min, max, mean`},
+		{"ScatterND-16", "None", `ScatterND-16: reduction "None" is not accepted by ScatterND-16 (did you mean none? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul`},
 		{"ScatterElements-18", "mean", `ScatterElements-18: reduction "mean" is not accepted by ScatterElements-18 (ScatterElementsUpdate-12 takes mean); it takes none, add, mul, min, max`},
 		{"ScatterND-18", "mean", `ScatterND-18: reduction "mean" is not accepted by ScatterND-18 (ScatterElementsUpdate-12 takes mean); it takes none, add, mul, min, max`},
 		{"ScatterElements-18", "sub", `ScatterElements-18: reduction "sub" is not accepted by ScatterElements-18 (ScatterNDUpdate-15 takes sub); it takes none, add, mul, min, max`},
@@ -152,7 +160,7 @@ func TestReductionNameSuggestions(t *testing.T) {
 // spells it, the name the call was made with.
 func TestPlanReductionName(t *testing.T) {
 	for _, c := range []struct{ op, red, want string }{
-		{"ScatterElements-18", "ADD", "add"}, {"ScatterElements-18", "mul", "mul"}, {"ScatterNDUpdate-15", "sum", "sum"},
+		{"ScatterElements-18", "add", "add"}, {"ScatterElements-18", "mul", "mul"}, {"ScatterNDUpdate-15", "sum", "sum"},
 		{"ScatterNDUpdate-15", "prod", "prod"}, {"ScatterElementsUpdate-12", "mean", "mean"}, {"ScatterND-18", "", "none"},
 	} {
 		data, _ := tensor.New(tensor.Float32, []int{2})
@@ -251,9 +259,15 @@ func TestReductionNames(t *testing.T) {
 	}
 	op, err := ops.Lookup("ScatterND-18")
 	require.NoError(t, err)
-	r, ok := op.ParseReduction("  Mul ")
+	r, ok := op.ParseReduction("mul")
 	assert.True(t, ok)
 	assert.Equal(t, ops.Prod, r)
+	// The spec's attribute strings are case-sensitive: names are matched
+	// exactly, as modes are.
+	for _, name := range []string{"Mul", "MUL", " mul", "mul ", "None", " "} {
+		_, ok = op.ParseReduction(name)
+		assert.False(t, ok, "%q", name)
+	}
 	_, ok = op.ParseReduction("prod")
 	assert.False(t, ok, "ONNX spells it mul")
 	_, ok = op.ParseReduction("sub")

@@ -3,9 +3,11 @@
 package vk
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 )
 
 // Mesa's Vulkan drivers (lavapipe, radv, anv, ...) keep a disk cache of
@@ -83,4 +85,22 @@ func canCreateIn(dir string) bool {
 	}
 	os.Remove(probe)
 	return true
+}
+
+// driverCacheOff returns why the driver of info keeps no compiled code for
+// a later process (Device.DriverCacheOff): a driver of Mesa's (its
+// driverInfo names Mesa) whose shader cache is turned off by one of the
+// variables Mesa reads, true as Mesa reads a boolean (1, true, y, yes in
+// any case). "" otherwise.
+func driverCacheOff(info DeviceInfo) string {
+	if !strings.Contains(info.DriverInfo, "Mesa") {
+		return ""
+	}
+	for _, v := range []string{"MESA_SHADER_CACHE_DISABLE", "MESA_GLSL_CACHE_DISABLE"} {
+		switch val := os.Getenv(v); strings.ToLower(val) {
+		case "1", "true", "y", "yes":
+			return fmt.Sprintf("the driver's shader cache is off (%s=%s)", v, val)
+		}
+	}
+	return ""
 }

@@ -36,8 +36,12 @@ type pipelineCache struct {
 	// beside it, indexPath), and by this one; dirty: this process added
 	// some since the index was last written, or the index file was
 	// refused and is to be replaced.
-	known  map[[32]byte]bool
-	dirty  bool
+	known map[[32]byte]bool
+	dirty bool
+	// lost is why compiled code does not outlive this process
+	// (DriverCacheOff), "" where it does: the index is then neither read
+	// nor written, since what it lists would be compiled again.
+	lost   string
 	mu     sync.Mutex
 	warn   func(error)
 	warned bool
@@ -99,9 +103,12 @@ func (d *Device) openPipelineCache(opt string) error {
 	}
 	d.cache.dir = dir
 	d.cache.known = map[[32]byte]bool{}
+	d.cache.lost = driverCacheOff(d.info)
 	if dir != "" {
 		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
-		d.cache.loadIndex()
+		if d.cache.lost == "" {
+			d.cache.loadIndex()
+		}
 		data, err := readCacheFile(d.cache.path, maxPipelineCacheBytes)
 		switch {
 		case err == nil && validCacheHeader(data, d.phys):
@@ -243,7 +250,7 @@ func (c *pipelineCache) save(data []byte) error {
 // most maxIndexPipelines digests (the first in order), which is what a
 // later process reads. The caller holds c.mu.
 func (c *pipelineCache) saveIndex() error {
-	if c.path == "" || !c.dirty {
+	if c.path == "" || !c.dirty || c.lost != "" {
 		return nil
 	}
 	lines := make([]string, 0, len(c.known))
@@ -275,8 +282,10 @@ func (c *pipelineCache) compiled(dg [32]byte) {
 // PipelineKnown reports whether the pipeline of spec was compiled on this
 // device and driver before: by this process, or by one that kept the
 // pipeline cache (Options.PipelineCacheDir), whose compiled code the
-// driver then finds in that cache or its own. An estimate counts the
-// pipelines a call needs that are not known as compile time.
+// driver then finds in that cache or its own. Where the driver's own
+// cache is off (DriverCacheOff), only this process's pipelines are
+// known. An estimate counts the pipelines a call needs that are not
+// known as compile time.
 func (d *Device) PipelineKnown(spec PipelineSpec) bool {
 	if spec.Entry == "" {
 		spec.Entry = "main"
@@ -286,6 +295,16 @@ func (d *Device) PipelineKnown(spec PipelineSpec) bool {
 	defer d.cache.mu.Unlock()
 	return d.cache.known[dg]
 }
+
+// DriverCacheOff returns why the pipelines this process compiles will be
+// compiled again by a later one, "" where the driver keeps them: a
+// driver of Mesa's (lavapipe, radv, anv), which keeps compiled code in
+// a shader cache of its own rather than in the pipeline cache file
+// (PipelineCacheHeaderBytes), with that cache turned off
+// (MESA_SHADER_CACHE_DISABLE, MESA_GLSL_CACHE_DISABLE, or the folder it
+// would use unusable, which this package answers by turning it off).
+// The pipeline index (PipelineKnown) is then neither read nor written.
+func (d *Device) DriverCacheOff() string { return d.cache.lost }
 
 // closePipelineCache saves the cache (when it changed) and destroys it. A
 // cache that cannot be read back or saved is a warning (Options.Warn), not

@@ -51,8 +51,10 @@ hottest_updates: the most updates that meet one output element.
 Outputs must match bit for bit (any NaN equals any NaN), except float sum,
 sub, prod and mean reductions on the GPU, whose order of additions may
 differ: those may differ by 1e-5 of the sum of the magnitudes of the terms
-of each element (8 machine epsilons for float16 and bfloat16). The CPU's
-timed outputs must equal its first one.
+of each element (8 machine epsilons for float16 and bfloat16), and the
+note under such a row says whether it was verified bit for bit or within
+that tolerance; with --deterministic they too must match bit for bit. The
+CPU's timed outputs must equal its first one.
 
 Built-in workloads (full size; --scale multiplies the leading dimensions):
   SU1          ScatterUpdate-3 spec example 1: data f32[1000,256,10,15],
@@ -269,7 +271,10 @@ func benchMain(ctx context.Context, c *cli, args []string) error {
 
 	repeats, _ := strconv.Atoi(strings.TrimSpace(f.repeats.value))
 	opt := bench.Options{Repeats: repeats, MemoryBudget: benchMemoryBudget, MemcpyMinBytes: benchMemcpyBytes,
-		CountAtomics: f.countAtomics.value != nil && *f.countAtomics.value}
+		CountAtomics: f.countAtomics.value != nil && *f.countAtomics.value,
+		// --deterministic folds float sums in index order: bit for bit, no
+		// tolerance.
+		Deterministic: c.gpu.deterministic}
 	var prog *progressLine
 	if isTerminal(c.stderr) {
 		prog = startProgress(c.stderr, "bench", nil)
@@ -338,7 +343,8 @@ func (f *benchFlags) describe(rep *bench.Report, args []string, custom bool) {
 }
 
 // measuredLine describes a result in one line, as bench prints it off a
-// terminal when the result is complete; ref is the reference's label.
+// terminal when the result is complete, saying whether it was verified bit
+// for bit or within the tolerance; ref is the reference's label.
 func measuredLine(x bench.Result, ref string) string {
 	s := x.Workload + " on " + x.Backend + ": "
 	switch {
@@ -354,8 +360,15 @@ func measuredLine(x bench.Result, ref string) string {
 	if x.Speedup > 0 {
 		s += fmt.Sprintf(", %.2gx the %s", x.Speedup, ref)
 	}
-	if x.Verified {
-		return s + ", verified"
+	switch {
+	case x.BitForBit():
+		return s + ", verified bit for bit"
+	case x.Verified:
+		n := fmt.Sprintf("%d elements", x.Comparison.Tolerated)
+		if x.Comparison.Tolerated == 1 {
+			n = "1 element"
+		}
+		return s + fmt.Sprintf(", verified within %g of the sum of magnitudes (%s needed it)", x.Tolerance, n)
 	}
 	return s + ", NOT VERIFIED"
 }

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuscatter/gpuscatter/bench"
 )
 
 // lineHook is stderr for a test: it keeps what is written and calls hook
@@ -47,7 +50,7 @@ func TestBenchReportsAsItGoes(t *testing.T) {
 	require.Len(t, lines, 4, stderr.buf.String())
 	for i, want := range []string{"[1/2] SND5 on cpu: median ", "[1/2] SND5 on gpu: median ", "[2/2] SE on cpu: median ", "[2/2] SE on gpu: median "} {
 		assert.True(t, strings.HasPrefix(lines[i], prefix+"bench "+want), lines[i])
-		assert.True(t, strings.HasSuffix(lines[i], ", verified"), lines[i])
+		assert.True(t, strings.HasSuffix(lines[i], ", verified bit for bit"), lines[i])
 	}
 	assert.Contains(t, lines[1], "x the cpu")
 }
@@ -100,4 +103,25 @@ func TestBenchInterruptedKeepsWhatWasMeasured(t *testing.T) {
 	entries, err := os.ReadDir(empty)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// TestMeasuredLineSaysHowItWasVerified: bench's line per result says
+// "verified bit for bit" where the output equals the cpu's bit for bit
+// (a tolerance allowed or not), "verified within" the tolerance with the
+// elements that needed it where some did, and NOT VERIFIED otherwise.
+func TestMeasuredLineSaysHowItWasVerified(t *testing.T) {
+	base := bench.Result{Workload: "SE-sum-dup", Backend: "gpu", Median: 2 * time.Millisecond, GBps: 1.5}
+	exact := base
+	exact.Verified, exact.Tolerance = true, bench.DefaultTolerance
+	assert.Equal(t, "SE-sum-dup on gpu: median 2 ms, 1.5 GB/s, verified bit for bit", measuredLine(exact, "cpu"))
+	tolerated := exact
+	tolerated.Comparison.Tolerated = 312
+	assert.Equal(t, "SE-sum-dup on gpu: median 2 ms, 1.5 GB/s, verified within 1e-05 of the sum of magnitudes (312 elements needed it)",
+		measuredLine(tolerated, "cpu"))
+	one := tolerated
+	one.Comparison.Tolerated = 1
+	assert.True(t, strings.HasSuffix(measuredLine(one, "cpu"), "(1 element needed it)"))
+	failed := tolerated
+	failed.Verified, failed.Comparison.Mismatches = false, 4
+	assert.Equal(t, "SE-sum-dup on gpu: median 2 ms, 1.5 GB/s, NOT VERIFIED", measuredLine(failed, "cpu"))
 }

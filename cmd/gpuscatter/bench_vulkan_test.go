@@ -17,6 +17,38 @@ import (
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
+// TestBenchDeterministicIsBitForBit: with --deterministic the GPU's float
+// sums fold in index order, so bench allows them no tolerance: the rows
+// are verified bit for bit, and say so.
+func TestBenchDeterministicIsBitForBit(t *testing.T) {
+	smallMemcpy(t)
+	// The device as --deterministic opens it, with validation layers on.
+	var opened []*gpu.Backend
+	withGPU(t, func(context.Context) (ops.Backend, error) {
+		b, err := gpu.Open(testGPUOptions(t, gpu.Options{Validation: true, PipelineCacheDir: "off", Deterministic: true}))
+		if err == nil {
+			opened = append(opened, b)
+		}
+		return b, err
+	})
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	code, stdout, stderr := runCLI(t, "bench", "--quick", "--backend", "gpu", "--deterministic", "--workloads", "SE-sum-dup,SND-sum-dup",
+		"--repeats", "1", "--json", jsonPath)
+	require.Equal(t, exitOK, code, "stderr: %s\n%s", stderr, stdout)
+	require.Len(t, opened, 1)
+	assert.Empty(t, opened[0].ValidationMessages(), "validation messages")
+	assert.NotContains(t, stdout, "within 1e-05", "no tolerance applied")
+	assert.Equal(t, 4, strings.Count(stderr, ", verified bit for bit\n"), stderr)
+	doc := readBenchJSON(t, jsonPath)
+	require.Len(t, doc.Results, 4)
+	for _, r := range doc.Results {
+		assert.Equal(t, true, r["verified"], "%v", r)
+		assert.Equal(t, true, r["bit_for_bit"], "%v", r)
+		assert.Equal(t, 0.0, r["tolerance"], "%v", r)
+		assert.Equal(t, 0.0, r["tolerated"], "%v", r)
+	}
+}
+
 // TestBenchQuickGPU runs the whole quick benchmark on the Vulkan device
 // (lavapipe in CI), with validation layers on: every workload verified on
 // both backends, device phases, the device-copy yardstick and the

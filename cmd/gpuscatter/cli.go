@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gpuscatter/gpuscatter/internal/suggest"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -180,8 +179,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
-		msg := fmt.Sprintf("unknown command %q%s", name, semi(commandHint(name)))
-		if strings.HasPrefix(name, "-") {
+		hint := commandHint(name)
+		msg := fmt.Sprintf("unknown command %q%s", name, semi(hint))
+		if strings.HasPrefix(name, "-") && hint == "" {
 			msg = fmt.Sprintf("%s must follow a command such as run", name)
 		}
 		return c.exit(nil, &usageError{msg: msg})
@@ -420,11 +420,7 @@ func parseFlags(args []string, specs []flagSpec) error {
 			for i, sp := range specs {
 				names[i] = sp.name
 			}
-			hint := specInputHint(name, names)
-			if hint == "" {
-				hint = suggest.DidYouMean(name, names, "--")
-			}
-			return usagef("unknown flag --%s%s", name, semi(hint))
+			return usagef("unknown flag --%s%s", name, semi(flagHint(name, names)))
 		}
 		if seen[name] {
 			return usagef("flag --%s is given more than once", name)

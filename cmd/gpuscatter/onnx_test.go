@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/onnxpb"
 	"github.com/gpuscatter/gpuscatter/onnx"
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -197,6 +201,9 @@ func TestOnnxRunModelErrors(t *testing.T) {
 			`TensorScatter-24: mode "ring" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
 		{"TensorScatter mode in capitals", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "LINEAR")}, nil), nil,
 			`TensorScatter-24: mode "LINEAR" is not accepted by TensorScatter-24 (did you mean linear?); it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
+		{"reduction in capitals", model("ScatterElements", 18, []*onnxpb.AttributeProto{strAttr("reduction", "Add")}, map[string]*tensor.Tensor{
+			"data": f32([]int{2}, 1, 2), "indices": i64([]int{1}, 0), "updates": f32([]int{1}, 5)}), nil,
+			`ScatterElements-18: reduction "Add" is not accepted by ScatterElements-18 (did you mean add? reduction names are matched exactly, as ONNX's spec spells them); it takes none, add, mul, min, max`},
 		{"TensorScatter empty mode", model("TensorScatter", 24, []*onnxpb.AttributeProto{strAttr("mode", "")}, nil), nil,
 			`TensorScatter-24: mode "" is not accepted by TensorScatter-24; it takes linear or circular, matched exactly (ONNX attribute strings are case-sensitive)`},
 		{"TensorScatter linear overflow in an initializer", model("TensorScatter", 24, nil, map[string]*tensor.Tensor{
@@ -303,4 +310,34 @@ func encodeTensor(x *tensor.Tensor) (*onnxpb.TensorProto, error) {
 		return nil, err
 	}
 	return &tp, nil
+}
+
+// TestCompareOutputSaysWhatNeededTheBound: an output equal to
+// output_0.pb matches with no element within the bound (bit for bit); one
+// a rounding away matches, when tolerant, with the elements that needed
+// the bound counted (onnx-test's PASS line names them), and fails
+// otherwise.
+func TestCompareOutputSaysWhatNeededTheBound(t *testing.T) {
+	ctx := context.Background()
+	req := ops.Request{Op: "ScatterElements-18", Reduction: "add", Axis: tensor.Scalar(0),
+		Data: f32([]int{2}, 1, 2), Indices: i64([]int{3}, 0, 0, 1), Updates: f32([]int{3}, 0.1, 0.2, 0.3)}
+	want, err := ops.Run(ctx, cpuref.New(), req)
+	require.NoError(t, err)
+	msg, n, err := compareOutput(ctx, req, want, want.Clone(), true)
+	require.NoError(t, err)
+	assert.Empty(t, msg)
+	assert.Zero(t, n, "bit for bit")
+
+	got := want.Clone()
+	v := tensor.View[float32](got)
+	v[0] = math.Nextafter32(v[0], 10)
+	msg, n, err = compareOutput(ctx, req, want, got, true)
+	require.NoError(t, err)
+	assert.Empty(t, msg)
+	assert.Equal(t, int64(1), n, "one element needed the bound")
+
+	msg, n, err = compareOutput(ctx, req, want, got, false)
+	require.NoError(t, err)
+	assert.Contains(t, msg, "1 of 2 elements differ from output_0.pb")
+	assert.Zero(t, n)
 }

@@ -313,7 +313,7 @@ func TestReadmeEnvironmentTable(t *testing.T) {
 // terminal in docs/bench.md counts the workloads as the tool does.
 func TestReadmeBenchProgressExample(t *testing.T) {
 	text := strings.Join(strings.Fields(docPage(t, "docs/bench.md")), " ")
-	m := regexp.MustCompile("`gpuscatter: bench \\[(\\d+)/(\\d+)\\] ([A-Za-z0-9-]+) on (cpu|gpu): median [0-9.]+ ms, [0-9.]+ GB/s, (resident [0-9.]+ ms, [0-9.]+x the cpu, )?verified`").FindStringSubmatch(text)
+	m := regexp.MustCompile("`gpuscatter: bench \\[(\\d+)/(\\d+)\\] ([A-Za-z0-9-]+) on (cpu|gpu): median [0-9.]+ ms, [0-9.]+ GB/s, (resident [0-9.]+ ms, [0-9.]+x the cpu, )?verified bit for bit`").FindStringSubmatch(text)
 	require.NotNil(t, m, "docs/bench.md has an example of bench's progress line")
 	names := bench.Names()
 	assert.Equal(t, strconv.Itoa(len(names)), m[2], "the number of workloads")
@@ -322,6 +322,29 @@ func TestReadmeBenchProgressExample(t *testing.T) {
 	if assert.True(t, i >= 1 && i <= len(names), m[0]) {
 		assert.Equal(t, names[i-1], m[3], "workload %d", i)
 	}
+}
+
+// TestMakeRunInstallsOnlyWhatRunningNeeds: the README's two commands
+// install what each needs: make run the packages and modules, builds and
+// runs the benchmark, and installs no test tool; make test installs
+// gotestsum too, which its passes run.
+func TestMakeRunInstallsOnlyWhatRunningNeeds(t *testing.T) {
+	treetests.Require(t)
+	dryRun := func(target string) string {
+		cmd := exec.Command("make", "-n", "--no-print-directory", target)
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "make -n %s: %s", target, out)
+		return string(out)
+	}
+	run := dryRun("run")
+	assert.Contains(t, run, "mod download")
+	assert.Contains(t, run, "build -buildvcs=auto -o bin/gpuscatter ./cmd/gpuscatter")
+	assert.Contains(t, run, "bin/gpuscatter bench --json bin/bench.json")
+	assert.NotContains(t, run, "gotestsum")
+	test := dryRun("test")
+	assert.Contains(t, test, "install gotest.tools/gotestsum@")
+	assert.Contains(t, test, "bin/gotestsum --format testname")
 }
 
 // TestReadmeDebianPackages: docs/development.md lists the Debian packages

@@ -104,7 +104,8 @@ func (f *runFlags) specs(model *stringArg, g *gpuSettings) []flagSpec {
 		f.axis.spec().with("INT|FILE.npy", "the axis: an integer, or a path ending in .npy or .pb that holds an integer "+
 			"scalar or 1-element 1-D tensor. Required by ScatterUpdate-3 and ScatterElementsUpdate-3/-12; "+
 			"the ONNX operators default to 0, TensorScatter-24 to -2", false),
-		f.reduction.spec().with("R", "none (the default) or a reduction the operator version takes (sum, prod, add, mul, min, max, ...)", false),
+		f.reduction.spec().with("R", "none (the default) or a reduction the operator version takes (sum, prod, add, mul, min, max, ...), "+
+			"spelled as its spec spells it (matched exactly, as --mode is)", false),
 		f.useInitVal.spec().with("=B", "use_init_val of ScatterElementsUpdate-12: true (the default) or false", false),
 		f.mode.spec().with("M", "mode of TensorScatter-24: linear (the default when the flag is absent) or circular, "+
 			"matched exactly (ONNX attribute strings are case-sensitive)", false),

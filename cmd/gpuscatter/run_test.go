@@ -481,7 +481,7 @@ func TestRunReductionsAndUseInitVal(t *testing.T) {
 		{nil, nil, "sum", f32([]int{3}, 31, 2, 33)},
 		{[]string{"--use-init-val=true"}, &tru, "sum", f32([]int{3}, 31, 2, 33)},
 		{[]string{"--use-init-val=false"}, &fal, "sum", f32([]int{3}, 30, 2, 30)},
-		{[]string{"--use-init-val", "0"}, &fal, "SUM", f32([]int{3}, 30, 2, 30)},
+		{[]string{"--use-init-val", "0"}, &fal, "sum", f32([]int{3}, 30, 2, 30)},
 		{[]string{"--use-init-val=false"}, &fal, "max", f32([]int{3}, 20, 2, 30)},
 		{nil, nil, "", f32([]int{3}, 20, 2, 30)},
 	}

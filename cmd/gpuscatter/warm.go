@@ -32,7 +32,11 @@ Where they are kept depends on the driver: the project's pipeline cache
 file (in the user's cache folder, gpuscatter/), or, for drivers that put
 no compiled code in it (Mesa's: lavapipe, radv, anv), the driver's own
 shader cache (MESA_SHADER_CACHE_DIR, by default mesa_shader_cache in the
-user's cache folder). The line warm prints says which.
+user's cache folder). The line warm prints says which. A second warm of
+the same call in a later process with the same cache folder and device
+compiles nothing and reports every pipeline there already; where the
+driver's own cache is off (MESA_SHADER_CACHE_DISABLE), nothing outlives
+the process, and the line says that a later process compiles them again.
 
 Exit status: 0 on success; 1 for invalid input, a call the device cannot
 run, or no Vulkan device; 2 for a malformed command line.
@@ -152,6 +156,8 @@ func warmLine(st gpu.WarmStats, calls int, device string) string {
 	}
 	sb.WriteString("); ")
 	switch {
+	case st.NotKept != "":
+		fmt.Fprintf(&sb, "%s, so a later process compiles them again", st.NotKept)
 	case st.CacheFile == "":
 		sb.WriteString("the pipeline cache file is off")
 	case st.DriverCache:

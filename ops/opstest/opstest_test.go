@@ -316,7 +316,8 @@ func TestDiffForComparesMinMaxNaNBits(t *testing.T) {
 	for _, r := range []ops.Reduction{ops.None, ops.Sum, ops.Sub, ops.Prod, ops.Mean} {
 		assert.Empty(t, DiffFor(r, a, b), "%v", r)
 	}
-	assert.Equal(t, ops.Max, ReductionOf(ops.Request{Op: "scatterelements-18", Reduction: "MAX"}))
+	assert.Equal(t, ops.Max, ReductionOf(ops.Request{Op: "scatterelements-18", Reduction: "max"}))
+	assert.Equal(t, ops.None, ReductionOf(ops.Request{Op: "ScatterElements-18", Reduction: "MAX"}), "reduction names are matched exactly")
 	assert.Equal(t, ops.Sum, ReductionOf(ops.Request{Op: "ScatterND-18", Reduction: "add"}))
 	assert.Equal(t, ops.None, ReductionOf(ops.Request{Op: "ScatterND-18"}))
 	assert.Equal(t, ops.None, ReductionOf(ops.Request{Op: "NoSuchOp", Reduction: "max"}))

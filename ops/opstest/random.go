@@ -251,8 +251,8 @@ func randTensor(rng *rand.Rand, dt tensor.DType, shape []int) *tensor.Tensor {
 	return t
 }
 
-// pickReduction draws a reduction name op accepts for dtype dt, sometimes
-// spelled "" or in upper case.
+// pickReduction draws a reduction name op accepts for dtype dt, as the
+// operator spells it (names are matched exactly), none sometimes as "".
 func pickReduction(rng *rand.Rand, op *ops.Op, dt tensor.DType) string {
 	var names []string
 	for _, n := range op.ReductionNames() {
@@ -268,8 +268,6 @@ func pickReduction(rng *rand.Rand, op *ops.Op, dt tensor.DType) string {
 		if name == "none" {
 			return ""
 		}
-	case 1:
-		return strings.ToUpper(name)
 	}
 	return name
 }
