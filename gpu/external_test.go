@@ -384,6 +384,12 @@ func TestExternalExports(t *testing.T) {
 	h, _, _ = w.VkBuffer()
 	assert.Zero(t, h, "a closed tensor")
 	assert.NoError(t, d.Check(buf, 3), "the buffer after its tensor's Close")
+	w2, err := b.WrapBuffer(buf.Handle64(), 0, 4096, tensor.Int32, []int{1024}, WrapUsage)
+	require.NoError(t, err)
+	require.NoError(t, b.Run(context.Background(), Call{Op: "ScatterElements-18", Data: w2, Out: w2,
+		Indices: upload(t, b, tensor.MustFromSlice([]int{1}, []int64{5})), Updates: upload(t, b, tensor.MustFromSlice([]int{1}, []int32{9}))}))
+	require.NoError(t, b.Close())
+	assert.NoError(t, d.Check(buf, 4), "a buffer wrapped while the Backend was open, after its Close")
 }
 
 // TestExternalBadIndices records calls with a bad index, failing and
