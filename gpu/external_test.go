@@ -719,6 +719,16 @@ func TestExternalCacheWarmFigures(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, m, again, "the figures kept for the physical device")
+	// An estimate of the host call, as auto makes one: the kept
+	// figures applied to the work the adopted device plans.
+	full, err := ops.Prepare(req)
+	require.NoError(t, err)
+	n, err := b2.Needs(full)
+	require.NoError(t, err)
+	assert.Zero(t, b2.Uncompiled(n), "the warmed pipelines count as compiled")
+	est := again.Estimate(n.Work())
+	require.True(t, est.Known())
+	assert.Positive(t, est.Ms)
 	want, err := ops.Run(ctx, cpuref.New(), req)
 	require.NoError(t, err)
 	c, out := wrappedCall(t, b2, d2, req, true)
