@@ -17,7 +17,7 @@ import (
 )
 
 // programs are the programs the pages show, as files of this folder.
-var programs = []string{"hello/main.go", "library/main.go", "resident/main.go"}
+var programs = []string{"hello/main.go", "library/main.go", "resident/main.go", "inside/main.go"}
 
 // goBlocks returns the ```go blocks of markdown text md.
 func goBlocks(md string) []string {
@@ -181,6 +181,17 @@ func TestResidentProgram(t *testing.T) {
 	out := goRun(t, "resident")
 	requireDevice(t, out)
 	assert.Equal(t, "[100 13 3 14 28 6 20 20]\n", out)
+}
+
+// TestInsideProgram runs examples/inside, the README's program inside an
+// application's own Vulkan device, on the default device.
+func TestInsideProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the programs")
+	}
+	out := goRun(t, "inside")
+	requireDevice(t, out)
+	assert.Equal(t, "[1 42 3 24 5 6 7 8]\n", out)
 }
 
 // TestSpecErrataInRepository: the operator contract and spec errata that

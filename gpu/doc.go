@@ -55,6 +55,17 @@
 // tensor's payload between the device and an io.Reader or io.Writer (a
 // file's body) without a host copy of it.
 //
+// A program that owns its Vulkan device keeps it: OpenExternal adopts the
+// program's instance, device and queue (External; Requirements lists what
+// the device must enable and gives the feature chain for its
+// vkCreateDevice), WrapBuffer takes the program's VkBuffers as Tensors
+// the Backend never frees (VkBuffer and DeviceAddress give any Tensor's
+// buffer back), Batch.Record records calls into the program's command
+// buffer with no submission of the Backend's (Recording.Result reads the
+// outcome after the program's fence), and Batch.SubmitWith orders a
+// submission with the program's timeline semaphores. Close destroys only
+// what the Backend created.
+//
 // When the device fails during a call, the call returns an *ops.Error
 // naming the operator (or, for a batch, "batch call k of n" or the
 // batch's operators) whose chain holds the sentinels of ops and vk and

@@ -126,7 +126,9 @@ func (r DeviceRequirements) Request(instance, physicalDevice unsafe.Pointer, api
 // command pools, fences, descriptor pools) after waiting for its own
 // submissions, not for the device to go idle: the program's instance,
 // device, queue and buffers stay usable, and the program keeps them alive
-// until Close returned. Options.Device, Validation and
+// until Close returned. The program calls Close once its own
+// submissions that hold the Backend's recordings or use its tensors have
+// completed: Close cannot see them. Options.Device, Validation and
 // GPUAssistedValidation do not apply (the program's instance has its own
 // layers; ValidationMessages is nil); the pipeline cache file and the
 // kept figures work as for Open, keyed on the physical device.
@@ -435,6 +437,11 @@ type Recording struct {
 // constants: rebind yours after them. Barriers between the calls are the
 // Backend's.
 //
+// The Backend's submissions still in flight (Submit, SubmitWith) come
+// before the recorded commands where the program submits the command
+// buffer to the Backend's queue (External.QueueIndex), in submission
+// order; for another queue, Wait for them first.
+//
 // Record returns an error for what it finds while recording (as Submit
 // does); then the command buffer may hold part of the batch, and the
 // program should discard it. An empty batch gives a nil Recording.
@@ -464,6 +471,17 @@ func (bt *Batch) Record(ctx context.Context, commandBuffer unsafe.Pointer, opt R
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	// A submission whose last call may need further fold passes runs them
+	// when its completion is observed: before the recorded commands can.
+	for i := 0; i < len(b.inflight); {
+		if g := b.inflight[i]; g.continues() {
+			if err := b.complete(ctx, g); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		i++
 	}
 	if opt.Scratch != 0 {
 		if opt.ScratchOffset%scratchAlign != 0 {

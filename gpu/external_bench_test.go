@@ -19,7 +19,8 @@ import (
 
 // BenchmarkEmbeddingGradient runs one embedding-gradient batch (ScatterND-18
 // add of 4096 rows of 64 float32 into a [50000, 64] table, 100 calls in
-// place) three ways in each iteration, on the same physical device:
+// place) three ways in each iteration (in a rotated order), on the same
+// physical device:
 // recorded into the program's command buffer on its own buffers
 // (OpenExternal, WrapBuffer, Record); on the Backend's own resident
 // tensors (Open, Upload, Submit); and through the host, as a program
@@ -131,10 +132,17 @@ func BenchmarkEmbeddingGradient(b *testing.B) {
 		f()
 		return time.Since(t0) / calls
 	}
-	for b.Loop() {
-		tRec = append(tRec, timed(recorded))
-		tRes = append(tRes, timed(resident))
-		tHost = append(tHost, timed(hostCopy))
+	// Each iteration runs the three ways in a rotated order, so that none
+	// always follows the host copy's traffic through the caches.
+	ways := []struct {
+		run func()
+		ts  *[]time.Duration
+	}{{recorded, &tRec}, {resident, &tRes}, {hostCopy, &tHost}}
+	for i := 0; b.Loop(); i++ {
+		for k := range ways {
+			w := ways[(i+k)%len(ways)]
+			*w.ts = append(*w.ts, timed(w.run))
+		}
 	}
 	median := func(ts []time.Duration) float64 {
 		s := slices.Clone(ts)

@@ -3,9 +3,11 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -13,9 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/callerdev"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
+	"github.com/gpuscatter/gpuscatter/internal/testdevice"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/ops/opstest"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -32,8 +36,10 @@ func openCaller(t testing.TB, features vk.Features, noChain bool) *callerdev.Dev
 		t.Fatalf("no usable Vulkan device for the program's own device (install mesa-vulkan-drivers and vulkan-validationlayers for lavapipe): %v", err)
 	}
 	t.Cleanup(func() {
-		assert.Empty(t, d.Messages(), "the program's validation messages")
+		// Destroying the device reports any object of the Backend's
+		// still alive on it.
 		d.Close()
+		assert.Empty(t, d.Messages(), "the program's validation messages, its device's destruction included")
 	})
 	return d
 }
@@ -58,6 +64,7 @@ func adoptTest(t testing.TB, d *callerdev.Device, opts Options) *Backend {
 	if opts.PipelineCacheDir == "" {
 		opts.PipelineCacheDir = "off"
 	}
+	opts.NoUnifiedMemory = testdevice.Staged(t, opts.NoUnifiedMemory)
 	b, err := OpenExternal(externalOf(d), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -274,6 +281,26 @@ func TestExternalRefusals(t *testing.T) {
 		defer buf.Close()
 		assert.NoError(t, d.Check(buf, 7), "the program's device after the refusal")
 	})
+	t.Run("bad handles and queues", func(t *testing.T) {
+		d := openCaller(t, Requirements().Features, false)
+		for _, tc := range []struct {
+			name string
+			edit func(*External)
+			want string
+		}{
+			{"no device", func(e *External) { e.Device = nil }, "External.Device is nil"},
+			{"no instance", func(e *External) { e.Instance = nil }, "External.Instance is nil"},
+			{"queue family", func(e *External) { e.QueueFamily = 99 }, "External.QueueFamily 99"},
+			{"queue index", func(e *External) { e.QueueIndex = 7 }, "External.QueueIndex 7"},
+			{"Vulkan 1.0", func(e *External) { e.APIVersion = 1 << 22 }, "needs Vulkan 1.2"},
+		} {
+			ext := externalOf(d)
+			tc.edit(&ext)
+			_, err := OpenExternal(ext, Options{PipelineCacheDir: "off"})
+			require.Error(t, err, tc.name)
+			assert.Contains(t, err.Error(), tc.want, tc.name)
+		}
+	})
 	t.Run("no features given", func(t *testing.T) {
 		d := openCaller(t, Requirements().Features, false)
 		ext := externalOf(d)
@@ -357,6 +384,12 @@ func TestExternalExports(t *testing.T) {
 	h, _, _ = w.VkBuffer()
 	assert.Zero(t, h, "a closed tensor")
 	assert.NoError(t, d.Check(buf, 3), "the buffer after its tensor's Close")
+	w2, err := b.WrapBuffer(buf.Handle64(), 0, 4096, tensor.Int32, []int{1024}, WrapUsage)
+	require.NoError(t, err)
+	require.NoError(t, b.Run(context.Background(), Call{Op: "ScatterElements-18", Data: w2, Out: w2,
+		Indices: upload(t, b, tensor.MustFromSlice([]int{1}, []int64{5})), Updates: upload(t, b, tensor.MustFromSlice([]int{1}, []int32{9}))}))
+	require.NoError(t, b.Close())
+	assert.NoError(t, d.Check(buf, 4), "a buffer wrapped while the Backend was open, after its Close")
 }
 
 // TestExternalBadIndices records calls with a bad index, failing and
@@ -516,4 +549,270 @@ func TestExternalBesideOwnInstances(t *testing.T) {
 // one without shaderInt64, 64-bit and float atomics.
 func knobsNoInt64NoFloatAtomics() knobs.Knobs {
 	return knobs.Knobs{NoShaderInt64: true, NoInt64Atomics: true, NoFloatAtomics: true}
+}
+
+// TestExternalSubmitHook checks that every queue submission of the
+// Backend goes through External.Submit, none when recorded, and that a
+// hook that does not submit fails the call with its error.
+func TestExternalSubmitHook(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	var calls int
+	refuse := false
+	ext := externalOf(d)
+	ext.Submit = func(submit func() error) error {
+		calls++
+		if refuse {
+			return errors.New("the queue is the program's now")
+		}
+		d.QueueMu.Lock()
+		defer d.QueueMu.Unlock()
+		return submit()
+	}
+	b, err := OpenExternal(ext, Options{PipelineCacheDir: "off"})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	req := opstest.ContentionRequest(rand.New(rand.NewSource(56)), "ScatterElements-18", tensor.Int32, "add", 4, 50, nil)
+	c, _ := wrappedCall(t, b, d, req, false)
+	before := b.device().Counters()
+	require.NoError(t, b.Run(context.Background(), c))
+	assert.Equal(t, int(b.device().Counters().Sub(before).Submits), calls, "every submission through the hook")
+	assert.NotZero(t, calls)
+
+	n := calls
+	bt := b.NewBatch()
+	require.NoError(t, bt.Add(c))
+	err, _ = recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, n, calls, "none when recorded")
+
+	refuse = true
+	err = b.Run(context.Background(), c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the queue is the program's now")
+}
+
+// TestExternalRandom records random requests of every operator, dtype
+// and reduction on the program's buffers, eight calls a recording, each
+// bit-identical to cpuref (deterministic mode); and a chain of in-place
+// calls on one table, each seeing the one before.
+func TestExternalRandom(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{Deterministic: true})
+	seed := int64(57)
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	n := 160
+	if testing.Short() {
+		n = 48
+	}
+	type pending struct {
+		out  *wrapped
+		want *tensor.Tensor
+		req  ops.Request
+	}
+	var batch []pending
+	ran := 0
+	bt := b.NewBatch()
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		err, submits := recordWait(t, b, d, bt, RecordOptions{})
+		require.NoError(t, err, "seed %d", seed)
+		assert.Zero(t, submits)
+		for _, p := range batch {
+			assert.Empty(t, opstest.DiffExact(p.out.host(t), p.want), "seed %d: %s %v", seed, p.req.Op, p.req.Reduction)
+		}
+		batch, bt = nil, b.NewBatch()
+	}
+	for i := 0; i < n; i++ {
+		var req ops.Request
+		if i%2 == 0 {
+			req = opstest.RandomRequest(rng, opstest.Config{})
+		} else {
+			req = opstest.RandomReductionRequest(rng, opstest.Config{})
+		}
+		if req.Data == nil || req.Data.DType == tensor.String {
+			continue
+		}
+		want, err := ops.Run(context.Background(), cpuref.New(), req)
+		if err != nil {
+			continue // what cpuref refuses, the table tests cover
+		}
+		c, out := wrappedCall(t, b, d, req, false)
+		// What the device refuses (float64 arithmetic without
+		// shaderFloat64) is refused when planned, as ScratchBytes plans.
+		probe := b.NewBatch()
+		require.NoError(t, probe.Add(c), "seed %d: %s", seed, req.Op)
+		if _, err := probe.ScratchBytes(); errors.Is(err, ops.ErrUnsupported) {
+			continue
+		} else {
+			require.NoError(t, err, "seed %d: %s", seed, req.Op)
+		}
+		require.NoError(t, bt.Add(c))
+		batch = append(batch, pending{out, want, req})
+		ran++
+		if len(batch) == 8 {
+			flush()
+		}
+	}
+	flush()
+	t.Logf("%d random calls recorded", ran)
+	require.Greater(t, ran, n/2, "the random calls recorded")
+
+	req := opstest.ContentionRequest(rng, "ScatterND-18", tensor.Float32, "add", 6, 40, nil)
+	want := referenceRepeated(t, req, 3)
+	c, out := wrappedCall(t, b, d, req, true)
+	for k := 0; k < 3; k++ {
+		require.NoError(t, bt.Add(c))
+	}
+	err, _ := recordWait(t, b, d, bt, RecordOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, opstest.DiffExact(out.host(t), want[3]), "three calls in place, chained")
+}
+
+// TestExternalCacheWarmFigures: on the program's device the pipeline
+// cache file, Warm, the measured figures and the pipeline index work as
+// on a device of the Backend's own, keyed on the physical device: a
+// second Backend on a second device of the program's, same cache folder,
+// finds the figures kept and the warmed pipelines known.
+func TestExternalCacheWarmFigures(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	req := dupRequest("ScatterElements-18", "add", tensor.Float32, 3000)
+	p, err := ops.PrepareShapes(shapesOnly(req))
+	require.NoError(t, err)
+
+	d := openCaller(t, Requirements().Features, false)
+	b, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: dir})
+	require.NoError(t, err)
+	st, err := b.Warm(ctx, p)
+	require.NoError(t, err)
+	assert.Positive(t, st.Compiled)
+	assert.Equal(t, dir, filepath.Dir(st.CacheFile))
+	m, err := b.Figures(ctx, false, func(m *cost.Device) error {
+		m.CPU = &cost.CPU{Threads: 1, CopyGBps: 1, MoveGBps: 2, ElementNs: 3, ReduceNs: 4}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, m.Check())
+	require.True(t, m.Complete())
+	var specs []vk.PipelineSpec
+	for pk := range b.pipes {
+		spec, _, err := pipelineSpec(pk)
+		require.NoError(t, err)
+		specs = append(specs, spec)
+	}
+	require.NoError(t, b.Close())
+	assert.Empty(t, b.device().LiveObjects())
+
+	d2 := openCaller(t, Requirements().Features, false)
+	b2, err := OpenExternal(externalOf(d2), Options{PipelineCacheDir: dir})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b2.Close()) }()
+	for _, spec := range specs {
+		assert.True(t, b2.device().PipelineKnown(spec), "a pipeline warmed on the first device")
+	}
+	again, err := b2.Figures(ctx, false, func(*cost.Device) error {
+		t.Error("kept figures are not measured again")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, m, again, "the figures kept for the physical device")
+	// An estimate of the host call, as auto makes one: the kept
+	// figures applied to the work the adopted device plans.
+	full, err := ops.Prepare(req)
+	require.NoError(t, err)
+	n, err := b2.Needs(full)
+	require.NoError(t, err)
+	assert.Zero(t, b2.Uncompiled(n), "the warmed pipelines count as compiled")
+	est := again.Estimate(n.Work())
+	require.True(t, est.Known())
+	assert.Positive(t, est.Ms)
+	want, err := ops.Run(ctx, cpuref.New(), req)
+	require.NoError(t, err)
+	c, out := wrappedCall(t, b2, d2, req, true)
+	require.NoError(t, b2.Run(ctx, c))
+	assert.Empty(t, opstest.DiffFor(opstest.ReductionOf(req), out.host(t), want))
+}
+
+// TestExternalHostTransfers moves a wrapped tensor's payload between the
+// host and the program's buffer (Write, Read, Download, CopyFrom, CopyTo:
+// staged copies at the tensor's offset), leaving the bytes around it as
+// they were.
+func TestExternalHostTransfers(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	ctx := context.Background()
+	x := tensor.MustFromSlice([]int{3, 5}, []int16{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	zero, err := tensor.New(tensor.Int16, []int{3, 5})
+	require.NoError(t, err)
+	w := wrapHost(t, b, d, zero)
+	require.NoError(t, w.t.Write(ctx, x))
+	assert.Empty(t, opstest.DiffExact(w.host(t), x), "Write lands at the offset")
+
+	y := tensor.MustFromSlice([]int{3, 5}, []int16{-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15})
+	copy(w.buf.Bytes[w.offset:], y.Data)
+	got, err := w.t.Download(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, opstest.DiffExact(got, y), "Download reads at the offset")
+	h, err := tensor.New(tensor.Int16, []int{3, 5})
+	require.NoError(t, err)
+	require.NoError(t, w.t.Read(ctx, h))
+	assert.Empty(t, opstest.DiffExact(h, y))
+
+	var sink bytes.Buffer
+	n, err := w.t.CopyTo(ctx, &sink)
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), n)
+	assert.Equal(t, y.Data, sink.Bytes())
+	n, err = w.t.CopyFrom(ctx, bytes.NewReader(x.Data))
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), n)
+	assert.Empty(t, opstest.DiffExact(w.host(t), x), "CopyFrom")
+}
+
+// TestExternalAliasesOrdered: two tensors wrapping one range of the
+// program's buffer are one buffer to the barriers between calls, so a
+// call reading one waits for the call writing the other; tensors of
+// distinct buffers need no barrier between their calls.
+func TestExternalAliasesOrdered(t *testing.T) {
+	d := openCaller(t, Requirements().Features, false)
+	b := adoptTest(t, d, Options{})
+	ctx := context.Background()
+	req := opstest.ContentionRequest(rand.New(rand.NewSource(58)), "ScatterElements-18", tensor.Int32, "add", 8, 16, nil)
+	want := referenceRepeated(t, req, 2)
+	barriers := func(alias bool) int {
+		c, data := wrappedCall(t, b, d, req, true)
+		// Its own indices, updates and data: only an alias ties it to c.
+		second, _ := wrappedCall(t, b, d, req, true)
+		if alias {
+			again, err := b.WrapBuffer(data.buf.Handle64(), data.offset, (data.bytes+3)&^3, req.Data.DType, req.Data.Shape, WrapUsage)
+			require.NoError(t, err)
+			defer again.Close()
+			second.Data, second.Out = again, again
+		}
+		bt := b.NewBatch()
+		require.NoError(t, bt.Add(c))
+		require.NoError(t, bt.Add(second))
+		cmd, err := d.NewCommands()
+		require.NoError(t, err)
+		defer cmd.Close()
+		require.NoError(t, cmd.Begin())
+		cmd.BarrierBefore()
+		r, err := bt.Record(ctx, cmd.Pointer(), RecordOptions{})
+		require.NoError(t, err)
+		n := r.f.seq.Barriers()
+		cmd.BarrierAfter()
+		require.NoError(t, cmd.End())
+		require.NoError(t, cmd.SubmitWait())
+		require.NoError(t, r.Result(ctx))
+		require.NoError(t, r.Release())
+		if alias {
+			assert.Empty(t, opstest.DiffExact(data.host(t), want[2]), "both calls on the one range")
+		}
+		return n
+	}
+	distinct, aliased := barriers(false), barriers(true)
+	assert.Greater(t, aliased, distinct, "the second call on an alias waits for the first")
 }

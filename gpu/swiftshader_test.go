@@ -47,7 +47,7 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // (TestExternal...: its buffers as tensors, recordings into its command
 // buffers, its timeline semaphores). Each group runs TestSwiftShaderChild.
 var swiftShaderTests = [2]string{
-	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$|^TestExternal",
+	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$|^TestExternal(Operators|Baseline|Refusals|Exports|BadIndices|FoldFurther|Scratch|SubmitWith|BesideOwnInstances|SubmitHook|Random|HostTransfers|AliasesOrdered)$",
 	strings.Join([]string{
 		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
 		"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",

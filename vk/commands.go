@@ -5,6 +5,7 @@ package vk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -147,7 +148,10 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
 		return err
 	}
-	r := d.submitLocked(cmd, fence)
+	r, err := d.submitLocked(cmd, fence)
+	if err != nil {
+		return err
+	}
 	d.noteResult(vulkan.Result(r))
 	if r == int32(vulkan.Success) {
 		d.counts.submits.Add(1)
@@ -157,27 +161,26 @@ func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error
 
 // submitLocked submits cmd under the queue's lock, which it releases
 // whatever the call does, a panic of the binding included.
-func (d *Device) submitLocked(cmd vulkan.CommandBuffer, fence vulkan.Fence) int32 {
+func (d *Device) submitLocked(cmd vulkan.CommandBuffer, fence vulkan.Fence) (int32, error) {
 	d.queueMu.Lock()
 	defer d.queueMu.Unlock()
 	if f, injected := d.faults.Fail(vkfault.Submit); injected {
-		return int32(injectedResult(f))
+		return int32(injectedResult(f)), nil
 	}
 	return d.viaCaller(func() int32 { return int32(d.submitOne(d.queue, cmd, fence)) })
 }
 
-// notSubmitted is what viaCaller returns when External.Submit returned
-// without calling the submission it was given: VK_ERROR_UNKNOWN.
-const notSubmitted = -13
-
 // viaCaller runs submit, a queue submission returning its VkResult,
-// through External.Submit where the caller gave one; queueMu is held.
-func (d *Device) viaCaller(submit func() int32) int32 {
+// through External.Submit where the caller gave one; queueMu is held. An
+// External.Submit that returns without calling submit is an error (with
+// its own error, if any), the submission not made.
+func (d *Device) viaCaller(submit func() int32) (int32, error) {
 	if d.submitVia == nil {
-		return submit()
+		return submit(), nil
 	}
-	r, called := int32(notSubmitted), false
-	_ = d.submitVia(func() error {
+	var r int32
+	called := false
+	err := d.submitVia(func() error {
 		if called {
 			return errors.New("vk: External.Submit called the submission twice")
 		}
@@ -185,7 +188,10 @@ func (d *Device) viaCaller(submit func() int32) int32 {
 		r = submit()
 		return check("vkQueueSubmit", vulkan.Result(r))
 	})
-	return r
+	if !called {
+		return 0, fmt.Errorf("vk: External.Submit returned without submitting (%v)", err)
+	}
+	return r, nil
 }
 
 // watch is what a wait knows of the progress of the work it waits for:

@@ -727,8 +727,8 @@ func (d *Device) teardown() error {
 	if d.handle != nil && d.external {
 		// The caller may be submitting to its device: waiting for it to
 		// go idle is not ours to do. Each sequence waits for its own
-		// submission as it is destroyed.
-		d.unpark()
+		// submission as it is destroyed (below), and only then is what
+		// park kept released.
 	} else if d.handle != nil {
 		r, answered := d.waitIdle()
 		if !answered {

@@ -43,6 +43,28 @@
 // debug messenger) are declared in gsvk.h and called through
 // vkGetInstanceProcAddr.
 //
+// # A device of the program's own
+//
+// Adopt returns a Device on a VkDevice that the program created (External:
+// its instance, physical device, device, queue and the features it was
+// created with, from its VkDeviceCreateInfo or given): Capabilities holds
+// only what was enabled, Close destroys only what the Device created and
+// waits only for its own submissions, and External.Submit wraps each
+// queue submission (the program's queue lock). RequestFeatures builds the
+// Vulkan 1.2 feature chain a program chains onto its own vkCreateDevice.
+// WrapBuffer takes a range of the program's VkBuffer as a Buffer it never
+// frees (views of one VkBuffer are ordered as one by hazard tracking);
+// RecordInto returns a Sequence that records into the program's command
+// buffer and never submits it; StartWith submits with timeline semaphores.
+//
+// vulkan-go keeps one table of instance-level entry points per process
+// (vulkan.InitInstance), which this package fills once, from the first
+// instance it meets, its own or the program's. The Khronos loader hands
+// out instance-independent trampolines there, so the table serves every
+// instance, kept, adopted or destroyed since; a program that calls
+// vulkan.Init itself resets the table until its own InitInstance, so it
+// should do both before it shares its device.
+//
 // # Errors
 //
 // A failed Vulkan call is returned as a *ResultError naming the call and its

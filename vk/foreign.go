@@ -141,11 +141,14 @@ func (d *Device) queueSubmitWith(cmd vulkan.CommandBuffer, fence vulkan.Fence, w
 		return &p[0]
 	}
 	d.queueMu.Lock()
-	r := d.viaCaller(func() int32 {
+	r, err := d.viaCaller(func() int32 {
 		return int32(C.gs_queue_submit_timeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.queue), unsafe.Pointer(cmd),
 			handle64(unsafe.Pointer(&fence)), C.uint32_t(len(ws)), ptr(ws), ptr(wv), C.uint32_t(len(ss)), ptr(ss), ptr(sv)))
 	})
 	d.queueMu.Unlock()
+	if err != nil {
+		return err
+	}
 	d.noteResult(vulkan.Result(r))
 	if r == int32(vulkan.Success) {
 		d.counts.submits.Add(1)

@@ -5,19 +5,13 @@
 
 #include "gsvk.h"
 #include "gsadopt.h"
+#include "gscall.h"
 
 // The start of every structure of a pNext chain.
 typedef struct gsBase {
 	uint32_t sType;
 	const void* pNext;
 } gsBase;
-
-// A feature structure read as its VkBool32 members in order.
-typedef struct gsBools {
-	uint32_t sType;
-	const void* pNext;
-	gsBool32 b[64];
-} gsBools;
 
 // The members of VkDeviceCreateInfo read here.
 typedef struct gsCreateInfoView {
@@ -60,16 +54,16 @@ void gs_read_create_info(const void* createInfo, gsEnabled* out, uint32_t* exten
 			gs_read_core(((const gsPhysicalDeviceFeatures2*)s)->features, out);
 			break;
 		case GS_ST_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
-			out->f[GS_EN_STORAGE16] |= v->b[0]; // storageBuffer16BitAccess
+			out->f[GS_EN_STORAGE16] |= v->b[GS_V11_STORAGE16];
 			break;
 		case GS_ST_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
-			out->f[GS_EN_STORAGE8] |= v->b[2];          // storageBuffer8BitAccess
-			out->f[GS_EN_BUF_I64_ATOMICS] |= v->b[5];   // shaderBufferInt64Atomics
-			out->f[GS_EN_SHARED_I64_ATOMICS] |= v->b[6]; // shaderSharedInt64Atomics
-			out->f[GS_EN_SHADER_FLOAT16] |= v->b[7];    // shaderFloat16
-			out->f[GS_EN_SHADER_INT8] |= v->b[8];       // shaderInt8
-			out->f[GS_EN_TIMELINE] |= v->b[37];         // timelineSemaphore
-			out->f[GS_EN_BDA] |= v->b[38];              // bufferDeviceAddress
+			out->f[GS_EN_STORAGE8] |= v->b[GS_V12_STORAGE8];
+			out->f[GS_EN_BUF_I64_ATOMICS] |= v->b[GS_V12_BUF_I64_ATOMICS];
+			out->f[GS_EN_SHARED_I64_ATOMICS] |= v->b[GS_V12_SHARED_I64_ATOMICS];
+			out->f[GS_EN_SHADER_FLOAT16] |= v->b[GS_V12_FLOAT16];
+			out->f[GS_EN_SHADER_INT8] |= v->b[GS_V12_INT8];
+			out->f[GS_EN_TIMELINE] |= v->b[GS_V12_TIMELINE];
+			out->f[GS_EN_BDA] |= v->b[GS_V12_BDA];
 			break;
 		case GS_ST_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
 			out->f[GS_EN_TIMELINE] |= v->b[0];
@@ -139,27 +133,6 @@ void* gs_link_request(gsRequestChain* c, uint32_t mask, int timeline) {
 	}
 	return &c->c.features2;
 }
-
-typedef struct gsSubmitInfo {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t waitSemaphoreCount;
-	const uint64_t* pWaitSemaphores;
-	const uint32_t* pWaitDstStageMask;
-	uint32_t commandBufferCount;
-	void* const* pCommandBuffers;
-	uint32_t signalSemaphoreCount;
-	const uint64_t* pSignalSemaphores;
-} gsSubmitInfo;
-
-typedef struct gsTimelineSemaphoreSubmitInfo {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t waitSemaphoreValueCount;
-	const uint64_t* pWaitSemaphoreValues;
-	uint32_t signalSemaphoreValueCount;
-	const uint64_t* pSignalSemaphoreValues;
-} gsTimelineSemaphoreSubmitInfo;
 
 typedef int32_t (GSVK_CALL* gsQueueSubmit)(void* queue, uint32_t count, const gsSubmitInfo* submits, uint64_t fence);
 

@@ -46,6 +46,35 @@ enum {
 	GS_EN_COUNT
 };
 
+// Positions of the VkBool32 members read from VkPhysicalDeviceVulkan11Features
+// and VkPhysicalDeviceVulkan12Features, counted from their first member.
+#define GS_V11_STORAGE16 0
+#define GS_V12_STORAGE8 2
+#define GS_V12_BUF_I64_ATOMICS 5
+#define GS_V12_SHARED_I64_ATOMICS 6
+#define GS_V12_FLOAT16 7
+#define GS_V12_INT8 8
+#define GS_V12_TIMELINE 37
+#define GS_V12_BDA 38
+
+// A feature structure read as its VkBool32 members in order.
+typedef struct gsBools {
+	uint32_t sType;
+	const void* pNext;
+	gsBool32 b[64];
+} gsBools;
+
+// VkTimelineSemaphoreSubmitInfo, chained onto gscall.h's gsSubmitInfo by
+// gs_queue_submit_timeline.
+typedef struct gsTimelineSemaphoreSubmitInfo {
+	uint32_t sType;
+	const void* pNext;
+	uint32_t waitSemaphoreValueCount;
+	const uint64_t* pWaitSemaphoreValues;
+	uint32_t signalSemaphoreValueCount;
+	const uint64_t* pSignalSemaphoreValues;
+} gsTimelineSemaphoreSubmitInfo;
+
 typedef struct gsEnabled {
 	gsBool32 f[GS_EN_COUNT];
 } gsEnabled;

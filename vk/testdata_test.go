@@ -59,7 +59,7 @@ func TestShadersUpToDate(t *testing.T) {
 
 // TestHeaderLayouts compiles the testdata/*layout_check.c files, which
 // assert that the structures and constants of this package's C headers
-// (gsvk.h, gsaddr.h, gspipe.h, gscall.h) match the Khronos headers.
+// (gsvk.h, gsaddr.h, gspipe.h, gscall.h, gsadopt.h) match the Khronos headers.
 func TestHeaderLayouts(t *testing.T) {
 	treetests.Require(t)
 	cc := tool(t, "cc", "gcc")
@@ -69,7 +69,7 @@ func TestHeaderLayouts(t *testing.T) {
 		}
 		t.Skip("vulkan/vulkan.h not found; install Debian package libvulkan-dev")
 	}
-	for _, file := range []string{"layout_check.c", "address_layout_check.c", "pipeline_layout_check.c", "call_layout_check.c"} {
+	for _, file := range []string{"layout_check.c", "address_layout_check.c", "pipeline_layout_check.c", "call_layout_check.c", "adopt_layout_check.c"} {
 		t.Run(file, func(t *testing.T) {
 			cmd := exec.Command(cc, "-std=c11", "-fsyntax-only", "-Wall", "-Werror", "testdata/"+file)
 			out, err := cmd.CombinedOutput()

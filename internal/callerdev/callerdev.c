@@ -28,8 +28,8 @@ typedef struct {
 	uint32_t sType;
 	const void* pNext;
 	uint32_t flags;
-	int32_t messageIdNumber;
 	const char* pMessageIdName;
+	int32_t messageIdNumber;
 	const char* pMessage;
 } cdCallbackData;
 
