@@ -42,13 +42,20 @@ func fixedEstimates(dev, cpu float64) func(ops.Backend) estimator {
 	}
 }
 
-// faultyGPU opens the Vulkan backend for a test with plan's faults and a
-// short device timeout; *opened is the backend.
+// faultyGPU opens the Vulkan backend for a test with plan's faults, and
+// a short device timeout where the plan's fault is a wait that never
+// ends; *opened is the backend.
 func faultyGPU(t *testing.T, plan *vkfault.Plan, opened **gpu.Backend) {
 	t.Helper()
+	// The short timeout only where the plan makes a fence never signal:
+	// real work on a loaded machine may take longer than that.
+	var timeout time.Duration
+	if plan != nil && plan.Call == vkfault.Wait {
+		timeout = 100 * time.Millisecond
+	}
 	withGPU(t, func(context.Context) (ops.Backend, error) {
 		opts := gpu.Options{Validation: true, PipelineCacheDir: "off", MaxPoolBytes: -1,
-			DeviceTimeout: 100 * time.Millisecond, NoUnifiedMemory: testdevice.Staged(t, false)}
+			DeviceTimeout: timeout, NoUnifiedMemory: testdevice.Staged(t, false)}
 		b, err := knobs.Open[gpu.Options, *gpu.Backend](opts, knobs.Knobs{Faults: plan})
 		*opened = b
 		return b, err
