@@ -198,12 +198,7 @@ func (b *Backend) WrapBuffer(buffer, offset, size uint64, dt tensor.DType, shape
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev, ext: &extRange{buffer, offset, size}}
-	if b.resident == nil {
-		b.resident = map[*Tensor]struct{}{}
-	}
-	b.resident[t] = struct{}{}
-	return t, nil
+	return b.keepResident(&Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev, ext: &extRange{buffer, offset, size}}), nil
 }
 
 // wrapRange makes a device tensor of bytes bytes at offset in the caller's

@@ -98,12 +98,17 @@ func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev}
+	return b.keepResident(&Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev}), nil
+}
+
+// keepResident adds t to the Backend's open resident tensors (those Close
+// closes) and returns it; b.mu is held.
+func (b *Backend) keepResident(t *Tensor) *Tensor {
 	if b.resident == nil {
 		b.resident = map[*Tensor]struct{}{}
 	}
 	b.resident[t] = struct{}{}
-	return t, nil
+	return t
 }
 
 // NewTensor returns a zero-filled resident tensor of dt and shape, for
