@@ -18,29 +18,12 @@ import (
 
 // External is a Vulkan device that the program created and keeps, for
 // OpenExternal: its VkInstance, VkPhysicalDevice and VkDevice (as
-// unsafe.Pointer, whatever binding made them) and a compute-capable queue.
-type External struct {
-	// Instance, PhysicalDevice and Device are the program's handles.
-	Instance, PhysicalDevice, Device unsafe.Pointer
-	// QueueFamily and QueueIndex name the queue the Backend submits to
-	// and whose family its recordings are for.
-	QueueFamily, QueueIndex uint32
-	// APIVersion is the apiVersion the instance was created with
-	// (VkApplicationInfo.apiVersion).
-	APIVersion uint32
-	// CreateInfo is the *VkDeviceCreateInfo the device was created with;
-	// its extensions, pEnabledFeatures and pNext feature chain are read
-	// during OpenExternal only. Set it or Features.
-	CreateInfo unsafe.Pointer
-	// Features are the enabled features given explicitly, instead of
-	// CreateInfo.
-	Features *Features
-	// Submit, when set, wraps every queue submission of the Backend
-	// (Vulkan requires a queue's submissions to be externally
-	// synchronised): it calls submit once, for instance under the
-	// program's queue lock, and returns its error.
-	Submit func(submit func() error) error
-}
+// unsafe.Pointer, whatever binding made them), the compute-capable queue
+// the Backend submits to and whose family its recordings are for, the
+// features the device was created with (CreateInfo or Features, read
+// during OpenExternal only) and an optional Submit hook wrapping every
+// queue submission of the Backend. The fields are those of vk.External.
+type External = vk.External
 
 // Features are the device features the Backend picks its kernels by; see
 // Requirements for what each buys.
@@ -148,11 +131,7 @@ func OpenExternal(ext External, opts Options) (*Backend, error) {
 		NoUnifiedMemory:  opts.NoUnifiedMemory,
 		DeviceTimeout:    opts.DeviceTimeout,
 	}
-	dev, err := vk.Adopt(vk.External{
-		Instance: ext.Instance, PhysicalDevice: ext.PhysicalDevice, Device: ext.Device,
-		QueueFamily: ext.QueueFamily, QueueIndex: ext.QueueIndex, APIVersion: ext.APIVersion,
-		CreateInfo: ext.CreateInfo, Features: ext.Features, Submit: ext.Submit,
-	}, vo)
+	dev, err := vk.Adopt(ext, vo)
 	if err != nil {
 		return nil, wrapVK(err)
 	}
@@ -219,12 +198,7 @@ func (b *Backend) WrapBuffer(buffer, offset, size uint64, dt tensor.DType, shape
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev, ext: &extRange{buffer, offset, size}}
-	if b.resident == nil {
-		b.resident = map[*Tensor]struct{}{}
-	}
-	b.resident[t] = struct{}{}
-	return t, nil
+	return b.keepResident(&Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev, ext: &extRange{buffer, offset, size}}), nil
 }
 
 // wrapRange makes a device tensor of bytes bytes at offset in the caller's
@@ -446,14 +420,9 @@ type Recording struct {
 // does); then the command buffer may hold part of the batch, and the
 // program should discard it. An empty batch gives a nil Recording.
 func (bt *Batch) Record(ctx context.Context, commandBuffer unsafe.Pointer, opt RecordOptions) (*Recording, error) {
-	if bt == nil {
-		return nil, ErrClosed
-	}
-	calls := bt.calls
-	bt.calls = nil
-	b := bt.b
-	if b == nil {
-		return nil, ErrClosed
+	calls, b, err := bt.take()
+	if err != nil {
+		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -463,25 +432,13 @@ func (bt *Batch) Record(ctx context.Context, commandBuffer unsafe.Pointer, opt R
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		return nil, ErrClosed
-	}
-	if len(calls) == 0 {
-		return nil, nil
-	}
-	if err := ctx.Err(); err != nil {
+	if run, err := b.ready(ctx, calls); !run {
 		return nil, err
 	}
 	// A submission whose last call may need further fold passes runs them
 	// when its completion is observed: before the recorded commands can.
-	for i := 0; i < len(b.inflight); {
-		if g := b.inflight[i]; g.continues() {
-			if err := b.complete(ctx, g); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		i++
+	if err := b.completeContinuing(ctx); err != nil {
+		return nil, err
 	}
 	if opt.Scratch != 0 {
 		if opt.ScratchOffset%scratchAlign != 0 {
@@ -492,7 +449,7 @@ func (bt *Batch) Record(ctx context.Context, commandBuffer unsafe.Pointer, opt R
 	}
 	f := &flight{r: &execution{}, start: time.Now(), what: batchName(calls), resident: true}
 	before := b.dev.Counters()
-	err := b.buildCalls(calls, f, true)
+	err = b.buildCalls(calls, f, true)
 	if err == nil {
 		f.seq, err = b.dev.RecordInto(commandBuffer)
 		err = wrapVK(err)

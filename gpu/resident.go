@@ -98,12 +98,17 @@ func (b *Backend) newResident(dt tensor.DType, shape []int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev}
+	return b.keepResident(&Tensor{b: b, dtype: dt, shape: slices.Clone(shape), dev: dev}), nil
+}
+
+// keepResident adds t to the Backend's open resident tensors (those Close
+// closes) and returns it; b.mu is held.
+func (b *Backend) keepResident(t *Tensor) *Tensor {
 	if b.resident == nil {
 		b.resident = map[*Tensor]struct{}{}
 	}
 	b.resident[t] = struct{}{}
-	return t, nil
+	return t
 }
 
 // NewTensor returns a zero-filled resident tensor of dt and shape, for
@@ -476,24 +481,16 @@ func (bt *Batch) submit(ctx context.Context, wait, signal []SemaphoreValue) (*Su
 		return nil, ErrClosed
 	}
 	start := time.Now()
-	calls := bt.calls
-	bt.calls = nil
-	b := bt.b
-	if b == nil {
-		return nil, ErrClosed
+	calls, b, err := bt.take()
+	if err != nil {
+		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		return nil, ErrClosed
-	}
-	if len(calls) == 0 {
-		return nil, nil
-	}
-	if err := ctx.Err(); err != nil {
+	if run, err := b.ready(ctx, calls); !run {
 		return nil, err
 	}
 	f := &flight{r: &execution{}, start: start, what: batchName(calls), resident: true}
@@ -505,18 +502,12 @@ func (bt *Batch) submit(ctx context.Context, wait, signal []SemaphoreValue) (*Su
 	}
 	// A batch whose last call may need further fold passes runs them when
 	// its completion is observed: before anything submitted after it.
-	for i := 0; i < len(b.inflight); {
-		if g := b.inflight[i]; g.continues() {
-			if err := b.complete(ctx, g); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		i++
+	if err := b.completeContinuing(ctx); err != nil {
+		return nil, err
 	}
 	every := len(wait) > 0 || len(signal) > 0
 	f.wait, f.signal = wait, signal
-	err := b.buildCalls(calls, f, every)
+	err = b.buildCalls(calls, f, every)
 	if err == nil {
 		f.seq, err = b.takeSequence()
 	}
@@ -529,6 +520,52 @@ func (bt *Batch) submit(ctx context.Context, wait, signal []SemaphoreValue) (*Su
 		return nil, f.named(err)
 	}
 	return &Submission{b: b, f: f}, nil
+}
+
+// take empties the batch and returns its calls and Backend: ErrClosed for
+// a nil batch or one of no Backend.
+func (bt *Batch) take() ([]batched, *Backend, error) {
+	if bt == nil {
+		return nil, nil, ErrClosed
+	}
+	calls := bt.calls
+	bt.calls = nil
+	if bt.b == nil {
+		return nil, nil, ErrClosed
+	}
+	return calls, bt.b, nil
+}
+
+// ready says, with b.mu held, whether a batch's calls are to be submitted
+// or recorded now: not once the Backend is closed (ErrClosed), for no
+// calls (a nil error) or when ctx is done (its error).
+func (b *Backend) ready(ctx context.Context, calls []batched) (bool, error) {
+	if b.closed {
+		return false, ErrClosed
+	}
+	if len(calls) == 0 {
+		return false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// completeContinuing completes, with b.mu held, every submission in flight
+// whose last call may need further fold passes, which run when its
+// completion is observed.
+func (b *Backend) completeContinuing(ctx context.Context) error {
+	for i := 0; i < len(b.inflight); {
+		if g := b.inflight[i]; g.continues() {
+			if err := b.complete(ctx, g); err != nil {
+				return err
+			}
+			continue
+		}
+		i++
+	}
+	return nil
 }
 
 // batchName names a batch's calls in its errors: the operator of a batch

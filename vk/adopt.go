@@ -173,13 +173,10 @@ func Adopt(ext External, opts Options) (d *Device, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := load(); err != nil {
+	inst, err := callerInstance(ext.Instance, ext.APIVersion)
+	if err != nil {
 		return nil, err
 	}
-	if err := bindInstance(vulkan.Instance(ext.Instance)); err != nil {
-		return nil, err
-	}
-	inst := &instance{handle: vulkan.Instance(ext.Instance), apiVersion: ext.APIVersion &^ 0xfff, external: true}
 	pds, err := inst.physicalDevices()
 	if err != nil {
 		return nil, err
@@ -276,6 +273,19 @@ func Adopt(ext External, opts Options) (d *Device, err error) {
 	return d, d.finish(opts)
 }
 
+// callerInstance loads the loader, binds vulkan-go to the caller's
+// instance h (created with apiVersion) and returns it as an instance this
+// package never destroys.
+func callerInstance(h unsafe.Pointer, apiVersion uint32) (*instance, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	if err := bindInstance(vulkan.Instance(h)); err != nil {
+		return nil, err
+	}
+	return &instance{handle: vulkan.Instance(h), apiVersion: apiVersion &^ 0xfff, external: true}, nil
+}
+
 func vkBool(b bool) vulkan.Bool32 {
 	if b {
 		return vulkan.True
@@ -337,13 +347,10 @@ func RequestFeatures(inst, physicalDevice unsafe.Pointer, apiVersion uint32, wan
 	if apiVersion < makeVersion(1, 2, 0) {
 		return nil, fmt.Errorf("%w: RequestFeatures: apiVersion %s: the instance must be Vulkan 1.2 or newer", ErrUnsupported, versionString(apiVersion))
 	}
-	if err := load(); err != nil {
+	in, err := callerInstance(inst, apiVersion)
+	if err != nil {
 		return nil, err
 	}
-	if err := bindInstance(vulkan.Instance(inst)); err != nil {
-		return nil, err
-	}
-	in := &instance{handle: vulkan.Instance(inst), apiVersion: apiVersion &^ 0xfff, external: true}
 	p, err := probe(in, vulkan.PhysicalDevice(physicalDevice), 0)
 	if err != nil {
 		return nil, err

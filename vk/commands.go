@@ -142,13 +142,19 @@ func injectedResult(f int32) vulkan.Result {
 
 // queueSubmit resets fence and submits cmd to the compute queue.
 func (d *Device) queueSubmit(cmd vulkan.CommandBuffer, fence vulkan.Fence) error {
+	return d.resetAndSubmit(fence, func() (int32, error) { return d.submitLocked(cmd, fence) })
+}
+
+// resetAndSubmit resets fence and makes a queue submission signalling it
+// through submit, which returns the VkResult; a successful one is counted.
+func (d *Device) resetAndSubmit(fence vulkan.Fence, submit func() (int32, error)) error {
 	if d.lost.Load() {
 		return ErrDeviceLost
 	}
 	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
 		return err
 	}
-	r, err := d.submitLocked(cmd, fence)
+	r, err := submit()
 	if err != nil {
 		return err
 	}

@@ -119,12 +119,6 @@ func (d *Device) queueSubmitWith(cmd vulkan.CommandBuffer, fence vulkan.Fence, w
 	if len(wait) == 0 && len(signal) == 0 {
 		return d.queueSubmit(cmd, fence)
 	}
-	if d.lost.Load() {
-		return ErrDeviceLost
-	}
-	if err := check("vkResetFences", vulkan.ResetFences(d.handle, 1, []vulkan.Fence{fence})); err != nil {
-		return err
-	}
 	split := func(vs []SemaphoreValue) (sems, vals []C.uint64_t) {
 		for _, v := range vs {
 			sems = append(sems, C.uint64_t(v.Semaphore))
@@ -140,18 +134,12 @@ func (d *Device) queueSubmitWith(cmd vulkan.CommandBuffer, fence vulkan.Fence, w
 		}
 		return &p[0]
 	}
-	d.queueMu.Lock()
-	r, err := d.viaCaller(func() int32 {
-		return int32(C.gs_queue_submit_timeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.queue), unsafe.Pointer(cmd),
-			handle64(unsafe.Pointer(&fence)), C.uint32_t(len(ws)), ptr(ws), ptr(wv), C.uint32_t(len(ss)), ptr(ss), ptr(sv)))
+	return d.resetAndSubmit(fence, func() (int32, error) {
+		d.queueMu.Lock()
+		defer d.queueMu.Unlock()
+		return d.viaCaller(func() int32 {
+			return int32(C.gs_queue_submit_timeline(unsafe.Pointer(d.inst.handle), unsafe.Pointer(d.queue), unsafe.Pointer(cmd),
+				handle64(unsafe.Pointer(&fence)), C.uint32_t(len(ws)), ptr(ws), ptr(wv), C.uint32_t(len(ss)), ptr(ss), ptr(sv)))
+		})
 	})
-	d.queueMu.Unlock()
-	if err != nil {
-		return err
-	}
-	d.noteResult(vulkan.Result(r))
-	if r == int32(vulkan.Success) {
-		d.counts.submits.Add(1)
-	}
-	return check("vkQueueSubmit", vulkan.Result(r))
 }

@@ -13,40 +13,21 @@ typedef struct gsBase {
 	const void* pNext;
 } gsBase;
 
-// The members of VkDeviceCreateInfo read here.
-typedef struct gsCreateInfoView {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	uint32_t queueCreateInfoCount;
-	const void* pQueueCreateInfos;
-	uint32_t enabledLayerCount;
-	const char* const* ppEnabledLayerNames;
-	uint32_t enabledExtensionCount;
-	const char* const* ppEnabledExtensionNames;
-	const gsBool32* pEnabledFeatures;
-} gsCreateInfoView;
-
-// Indices in VkPhysicalDeviceFeatures (gscall.h's GS_FEATURE_).
-#define GS_CORE_SHADER_FLOAT64 39
-#define GS_CORE_SHADER_INT64 40
-#define GS_CORE_SHADER_INT16 41
-
 static void gs_read_core(const gsBool32* f, gsEnabled* out) {
 	if (f == NULL) {
 		return;
 	}
-	out->f[GS_EN_SHADER_FLOAT64] |= f[GS_CORE_SHADER_FLOAT64];
-	out->f[GS_EN_SHADER_INT64] |= f[GS_CORE_SHADER_INT64];
-	out->f[GS_EN_SHADER_INT16] |= f[GS_CORE_SHADER_INT16];
+	out->f[GS_EN_SHADER_FLOAT64] |= f[GS_FEATURE_SHADER_FLOAT64];
+	out->f[GS_EN_SHADER_INT64] |= f[GS_FEATURE_SHADER_INT64];
+	out->f[GS_EN_SHADER_INT16] |= f[GS_FEATURE_SHADER_INT16];
 }
 
 void gs_read_create_info(const void* createInfo, gsEnabled* out, uint32_t* extensionCount, const char* const** extensions) {
 	memset(out, 0, sizeof(*out));
-	const gsCreateInfoView* ci = (const gsCreateInfoView*)createInfo;
+	const gsDeviceCreateInfo* ci = (const gsDeviceCreateInfo*)createInfo;
 	*extensionCount = ci->enabledExtensionCount;
 	*extensions = ci->ppEnabledExtensionNames;
-	gs_read_core(ci->pEnabledFeatures, out);
+	gs_read_core(ci->pEnabledFeatures == NULL ? NULL : ci->pEnabledFeatures->f, out);
 	for (const gsBase* s = (const gsBase*)ci->pNext; s != NULL; s = (const gsBase*)s->pNext) {
 		const gsBools* v = (const gsBools*)s;
 		switch (s->sType) {

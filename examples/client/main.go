@@ -196,14 +196,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	fmt.Println("after gpuscatter's Close: the application's device, queue and buffers work, and the table is unchanged")
 	if cfg.validate {
-		msgs := vkapp.Messages()
-		for _, m := range msgs {
-			fmt.Println("validation:", m)
-		}
-		if len(msgs) > 0 {
-			return fmt.Errorf("%d validation messages", len(msgs))
-		}
-		fmt.Println("validation: no messages (synchronization validation on)")
+		return vkapp.CheckMessages()
 	}
 	return nil
 }

@@ -35,20 +35,14 @@ type scatter struct {
 // ScatterND-18 add of the update rows into the table, in place, into cmd.
 func recordScatter(ctx context.Context, a *app, cmd vk.CommandBuffer) (*scatter, error) {
 	s := &scatter{dev: a.dev}
-	b, err := gpu.OpenExternal(gpu.External{
-		Instance:       unsafe.Pointer(a.inst.Handle),
-		PhysicalDevice: unsafe.Pointer(a.dev.Physical),
-		Device:         unsafe.Pointer(a.dev.Handle),
-		QueueFamily:    a.dev.Family,
-		APIVersion:     a.inst.APIVersion,
-		CreateInfo:     a.dev.CreateInfo,
-		// The application submits from this goroutine only; the hook
-		// counts gpuscatter's submissions.
-		Submit: func(submit func() error) error {
-			s.submits++
-			return submit()
-		},
-	}, gpu.Options{Deterministic: true})
+	ext := a.dev.External()
+	// The application submits from this goroutine only; the hook
+	// counts gpuscatter's submissions.
+	ext.Submit = func(submit func() error) error {
+		s.submits++
+		return submit()
+	}
+	b, err := gpu.OpenExternal(ext, gpu.Options{Deterministic: true})
 	if err != nil {
 		return nil, fmt.Errorf("gpu.OpenExternal: %w", err)
 	}

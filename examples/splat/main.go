@@ -228,15 +228,7 @@ func checkValidation(cfg config) error {
 	if !cfg.validate {
 		return nil
 	}
-	msgs := vkapp.Messages()
-	for _, m := range msgs {
-		fmt.Println("validation:", m)
-	}
-	if len(msgs) > 0 {
-		return fmt.Errorf("%d validation messages", len(msgs))
-	}
-	fmt.Println("validation: no messages (synchronization validation on)")
-	return nil
+	return vkapp.CheckMessages()
 }
 
 func (a *app) create() error {

@@ -31,20 +31,14 @@ type splatter struct {
 // grid, cells and ones buffers as tensors.
 func newSplatter(ctx context.Context, a *app) (*splatter, error) {
 	s := &splatter{}
-	b, err := gpu.OpenExternal(gpu.External{
-		Instance:       unsafe.Pointer(a.inst.Handle),
-		PhysicalDevice: unsafe.Pointer(a.dev.Physical),
-		Device:         unsafe.Pointer(a.dev.Handle),
-		QueueFamily:    a.dev.Family,
-		APIVersion:     a.inst.APIVersion,
-		CreateInfo:     a.dev.CreateInfo,
-		// The application submits and presents from this goroutine only;
-		// the hook counts gpuscatter's submissions.
-		Submit: func(submit func() error) error {
-			s.submits++
-			return submit()
-		},
-	}, gpu.Options{})
+	ext := a.dev.External()
+	// The application submits and presents from this goroutine only;
+	// the hook counts gpuscatter's submissions.
+	ext.Submit = func(submit func() error) error {
+		s.submits++
+		return submit()
+	}
+	b, err := gpu.OpenExternal(ext, gpu.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("gpu.OpenExternal: %w", err)
 	}

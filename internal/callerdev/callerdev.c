@@ -2,6 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The Vulkan structures are those vk declares (its gs*.h headers, whose
+// layouts vk checks against the Khronos headers); only the ones vk has no
+// use for are declared here.
+#include "gsaddr.h"
+#include "gsadopt.h"
+#include "gscall.h"
+#include "gsvk.h"
+
 #include "callerdev.h"
 
 typedef void* (*cdGIPA)(void* instance, const char* name);
@@ -24,50 +32,20 @@ static void* dev_proc(void* instance, void* device, const char* name) {
 	return gdpa == NULL ? NULL : gdpa(device, name);
 }
 
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	const char* pMessageIdName;
-	int32_t messageIdNumber;
-	const char* pMessage;
-} cdCallbackData;
-
-typedef uint32_t (*cdCallback)(uint32_t severity, uint32_t types, const cdCallbackData* data, void* user);
-
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	uint32_t messageSeverity;
-	uint32_t messageType;
-	cdCallback pfnUserCallback;
-	void* pUserData;
-} cdMessengerInfo;
-
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t enabledValidationFeatureCount;
-	const uint32_t* pEnabledValidationFeatures;
-	uint32_t disabledValidationFeatureCount;
-	const uint32_t* pDisabledValidationFeatures;
-} cdValidationFeatures;
-
 extern void callerdevMessage(uintptr_t user, uint32_t severity, char* id, char* message);
 
-static uint32_t cd_callback(uint32_t severity, uint32_t types, const cdCallbackData* data, void* user) {
+static gsBool32 GSVK_CALL cd_callback(uint32_t severity, uint32_t types, const gsDebugUtilsMessengerCallbackDataEXT* data, void* user) {
 	(void)types;
 	callerdevMessage((uintptr_t)user, severity, (char*)(data->pMessageIdName ? data->pMessageIdName : ""),
 		(char*)(data->pMessage ? data->pMessage : ""));
 	return 0;
 }
 
-static const uint32_t cd_sync = 4; // VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+static const uint32_t cd_sync = GS_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
 
 typedef struct {
-	cdValidationFeatures features;
-	cdMessengerInfo messenger;
+	gsValidationFeaturesEXT features;
+	gsDebugUtilsMessengerCreateInfoEXT messenger;
 } cdValidationNext;
 
 void* cd_validation_next(uintptr_t user) {
@@ -75,12 +53,12 @@ void* cd_validation_next(uintptr_t user) {
 	if (n == NULL) {
 		return NULL;
 	}
-	n->messenger.sType = 1000128004u;
-	n->messenger.messageSeverity = 0x100u | 0x1000u; // warning, error
-	n->messenger.messageType = 0x1u | 0x2u | 0x4u;
+	n->messenger.sType = GS_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+	n->messenger.messageSeverity = GS_DEBUG_SEVERITY_WARNING | GS_DEBUG_SEVERITY_ERROR;
+	n->messenger.messageType = GS_DEBUG_TYPE_GENERAL | GS_DEBUG_TYPE_VALIDATION | GS_DEBUG_TYPE_PERFORMANCE;
 	n->messenger.pfnUserCallback = cd_callback;
 	n->messenger.pUserData = (void*)user;
-	n->features.sType = 1000247000u;
+	n->features.sType = GS_ST_VALIDATION_FEATURES_EXT;
 	n->features.pNext = &n->messenger;
 	n->features.enabledValidationFeatureCount = 1;
 	n->features.pEnabledValidationFeatures = &cd_sync;
@@ -89,7 +67,7 @@ void* cd_validation_next(uintptr_t user) {
 
 void cd_free_validation_next(void* next) { free(next); }
 
-typedef int32_t (*cdCreateMessenger)(void* instance, const cdMessengerInfo* info, const void* alloc, uint64_t* out);
+typedef int32_t (*cdCreateMessenger)(void* instance, const gsDebugUtilsMessengerCreateInfoEXT* info, const void* alloc, uint64_t* out);
 typedef void (*cdDestroyMessenger)(void* instance, uint64_t messenger, const void* alloc);
 
 int32_t cd_create_messenger(void* instance, void* next, uint64_t* out) {
@@ -107,31 +85,18 @@ void cd_destroy_messenger(void* instance, uint64_t messenger) {
 	}
 }
 
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	uint32_t deviceMask;
-} cdAllocFlags;
-
-static const cdAllocFlags cd_alloc_flags = {1000060000u, NULL, 0x2u, 0u};
+static const gsMemoryAllocateFlagsInfo cd_alloc_flags = {GS_ST_MEMORY_ALLOCATE_FLAGS_INFO, NULL, GS_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, 0u};
 
 void* cd_device_address_alloc(void) { return (void*)&cd_alloc_flags; }
 
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint64_t buffer;
-} cdAddressInfo;
-
-typedef uint64_t (*cdBufferAddress)(void* device, const cdAddressInfo* info);
+typedef uint64_t (*cdBufferAddress)(void* device, const gsBufferDeviceAddressInfo* info);
 
 uint64_t cd_buffer_address(void* instance, void* device, uint64_t buffer) {
 	cdBufferAddress fn = (cdBufferAddress)dev_proc(instance, device, "vkGetBufferDeviceAddress");
 	if (fn == NULL) {
 		return 0;
 	}
-	cdAddressInfo info = {1000244001u, NULL, buffer};
+	gsBufferDeviceAddressInfo info = {GS_ST_BUFFER_DEVICE_ADDRESS_INFO, NULL, buffer};
 	return fn(device, &info);
 }
 
@@ -153,8 +118,8 @@ typedef void (*cdDestroySemaphore)(void* device, uint64_t sem, const void* alloc
 
 int32_t cd_create_timeline(void* instance, void* device, uint64_t initial, uint64_t* out) {
 	cdCreateSemaphore fn = (cdCreateSemaphore)dev_proc(instance, device, "vkCreateSemaphore");
-	cdSemaphoreType t = {1000207002u, NULL, 1u, initial};
-	cdSemaphoreInfo ci = {9u, &t, 0};
+	cdSemaphoreType t = {GS_ST_SEMAPHORE_TYPE_CREATE_INFO, NULL, 1u, initial};
+	cdSemaphoreInfo ci = {9u /* VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO */, &t, 0};
 	return fn(device, &ci, NULL, out);
 }
 
@@ -200,69 +165,26 @@ int32_t cd_value(void* instance, void* device, uint64_t sem, uint64_t* value) {
 	return fn(device, sem, value);
 }
 
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t waitSemaphoreValueCount;
-	const uint64_t* pWaitSemaphoreValues;
-	uint32_t signalSemaphoreValueCount;
-	const uint64_t* pSignalSemaphoreValues;
-} cdTimelineSubmit;
-
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t waitSemaphoreCount;
-	const uint64_t* pWaitSemaphores;
-	const uint32_t* pWaitDstStageMask;
-	uint32_t commandBufferCount;
-	void* const* pCommandBuffers;
-	uint32_t signalSemaphoreCount;
-	const uint64_t* pSignalSemaphores;
-} cdSubmitInfo;
-
-typedef int32_t (*cdQueueSubmit)(void* queue, uint32_t n, const cdSubmitInfo* s, uint64_t fence);
+typedef int32_t (*cdQueueSubmit)(void* queue, uint32_t n, const gsSubmitInfo* s, uint64_t fence);
 
 int32_t cd_submit_timeline(void* instance, void* queue, void* cmd, uint64_t wait, uint64_t waitValue,
 	uint64_t signal, uint64_t signalValue, uint64_t fence) {
 	cdQueueSubmit fn = (cdQueueSubmit)gipa(instance, "vkQueueSubmit");
 	uint32_t stage = 0x00010000u; // all commands
-	cdTimelineSubmit t = {1000207003u, NULL, wait ? 1u : 0u, &waitValue, signal ? 1u : 0u, &signalValue};
-	cdSubmitInfo si = {4u, &t, wait ? 1u : 0u, &wait, &stage, cmd ? 1u : 0u, &cmd, signal ? 1u : 0u, &signal};
+	gsTimelineSemaphoreSubmitInfo t = {GS_ST_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, wait ? 1u : 0u, &waitValue, signal ? 1u : 0u, &signalValue};
+	gsSubmitInfo si = {GS_ST_SUBMIT_INFO, &t, wait ? 1u : 0u, &wait, &stage, cmd ? 1u : 0u, &cmd, signal ? 1u : 0u, &signal};
 	return fn(queue, 1, &si, fence);
 }
 
 typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	uint32_t queueFamilyIndex;
-	uint32_t queueCount;
-	const float* pQueuePriorities;
-} cdQueueInfo;
-
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t flags;
-	uint32_t queueCreateInfoCount;
-	const cdQueueInfo* pQueueCreateInfos;
-	uint32_t enabledLayerCount;
-	const char* const* ppEnabledLayerNames;
-	uint32_t enabledExtensionCount;
-	const char* const* ppEnabledExtensionNames;
-	const void* pEnabledFeatures;
-} cdDeviceInfo;
-
-typedef struct {
-	cdDeviceInfo info;
-	cdQueueInfo queue;
+	gsDeviceCreateInfo info;
+	gsDeviceQueueCreateInfo queue;
 	float priority;
 	char** names;
 	uint32_t count;
 } cdCreate;
 
-typedef int32_t (*cdCreateDevice)(void* pd, const cdDeviceInfo* info, const void* alloc, void** out);
+typedef int32_t (*cdCreateDevice)(void* pd, const gsDeviceCreateInfo* info, const void* alloc, void** out);
 
 void* cd_create_device(void* instance, void* pd, uint32_t family, const void* pNext, uint32_t n, const char* const* exts, void** device, int32_t* result) {
 	cdCreate* c = (cdCreate*)calloc(1, sizeof(cdCreate));
@@ -276,11 +198,11 @@ void* cd_create_device(void* instance, void* pd, uint32_t family, const void* pN
 		c->names[i] = strdup(exts[i]);
 	}
 	c->priority = 1.0f;
-	c->queue.sType = 2u;
+	c->queue.sType = GS_ST_DEVICE_QUEUE_CREATE_INFO;
 	c->queue.queueFamilyIndex = family;
 	c->queue.queueCount = 1;
 	c->queue.pQueuePriorities = &c->priority;
-	c->info.sType = 3u;
+	c->info.sType = GS_ST_DEVICE_CREATE_INFO;
 	c->info.pNext = pNext;
 	c->info.queueCreateInfoCount = 1;
 	c->info.pQueueCreateInfos = &c->queue;

@@ -3,6 +3,7 @@
 package callerdev
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../vk
 #cgo linux LDFLAGS: -ldl
 #include <stdlib.h>
 #include "callerdev.h"

@@ -6,7 +6,7 @@
 // layer on request, a device with every feature it has, buffers, compute
 // pipelines with storage-buffer bindings and push constants, and barriers.
 // Nothing here is gpuscatter's: the applications hand what they make here
-// to package gpu.
+// to package gpu (Device.External describes the device as gpu takes it).
 package vkapp
 
 /*
@@ -24,6 +24,8 @@ import (
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
+
+	"github.com/gpuscatter/gpuscatter/gpu"
 )
 
 // Vulkan 1.2 names that vulkan-go, made from Vulkan 1.1 headers, lacks.
@@ -88,6 +90,20 @@ func Messages() []string {
 	messages.Lock()
 	defer messages.Unlock()
 	return append([]string(nil), messages.list...)
+}
+
+// CheckMessages prints the validation layer's warnings and errors so far
+// and fails if there are any.
+func CheckMessages() error {
+	msgs := Messages()
+	for _, m := range msgs {
+		fmt.Println("validation:", m)
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("%d validation messages", len(msgs))
+	}
+	fmt.Println("validation: no messages (synchronization validation on)")
+	return nil
 }
 
 // Instance is a VkInstance, with the validation layer's messenger when
@@ -288,6 +304,19 @@ func (d *Device) create(extensions []string) error {
 		d.memory.MemoryTypes[i].Deref()
 	}
 	return nil
+}
+
+// External is the device as package gpu adopts it, with the create info
+// it was made with; the application adds its submit hook.
+func (d *Device) External() gpu.External {
+	return gpu.External{
+		Instance:       unsafe.Pointer(d.Instance.Handle),
+		PhysicalDevice: unsafe.Pointer(d.Physical),
+		Device:         unsafe.Pointer(d.Handle),
+		QueueFamily:    d.Family,
+		APIVersion:     d.Instance.APIVersion,
+		CreateInfo:     d.CreateInfo,
+	}
 }
 
 // Destroy waits for the device to be idle and destroys it.
