@@ -45,6 +45,7 @@ var kitHeavyTests = []string{
 	"TestBenchKVDecodeGPU", "TestPlanIsTheDevicesPlan", "TestCheckMatchOperator", "TestCheckCatchesBrokenPaths",
 	"TestCheckReportsRefusedRows", "TestSubnormalSums", "TestReductionIndexErrors", "TestResidentValidationTable",
 	"TestNoShaderFloat64Knob", "TestSkipBadIndices", "TestBatchHonoursContext", "TestSplitBucketsBitIdentity",
+	"TestWatchdogSeesProgress", "TestStallKeepsObjects",
 }
 
 func TestKitRunsOutsideTheTree(t *testing.T) {
@@ -110,6 +111,9 @@ func TestKitRunsOutsideTheTree(t *testing.T) {
 	run.Dir = t.TempDir() // any directory
 	report, err := run.CombinedOutput()
 	t.Logf("run.sh:\n%s", report)
+	if err != nil {
+		logFailures(t, results)
+	}
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "RESULT: PASS")
 	for _, f := range []string{"devices.json", "check.json", "check.txt", "check-gpuav.txt", "check-gpuav.json", "vk.test.txt", "gpu.test.txt", "gpuscatter.test.txt",
@@ -241,5 +245,28 @@ func TestRunShArguments(t *testing.T) {
 	for _, p := range []string{"/summary.txt", "/check.json", "/work/summary.txt"} {
 		_, err := os.Stat(p)
 		assert.ErrorIs(t, err, fs.ErrNotExist, p)
+	}
+}
+
+// logFailures logs the output of each failed test of the kit's test
+// binaries (from its --- FAIL line back to its === RUN line), since the
+// results folder goes with the test's temporary directory.
+func logFailures(t *testing.T, results string) {
+	files, _ := filepath.Glob(filepath.Join(results, "*.test.txt"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(string(b), "\n")
+		start := 0
+		for i, l := range lines {
+			if strings.HasPrefix(l, "=== RUN") {
+				start = i
+			}
+			if strings.HasPrefix(l, "--- FAIL") {
+				t.Logf("%s:\n%s", filepath.Base(f), strings.Join(lines[start:i+1], "\n"))
+			}
+		}
 	}
 }
