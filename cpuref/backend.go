@@ -78,6 +78,10 @@ type grain struct {
 	// serialNoDirect keeps the serial fold to its decode-then-fold loop
 	// where the one-pass loop (serialDirect) would run.
 	serialNoDirect bool
+	// serialNoAsm keeps the serial fold's float32 sums to the Go loop
+	// where the assembly one (serialSumAsm) would run, as on processors
+	// other than amd64.
+	serialNoAsm bool
 	// sliceNoBuild keeps a fused SliceScatter with a step of 2 to a copy
 	// of each row and strided stores into it; sliceNoAsm builds its rows
 	// with the Go loop (interleave.go).
