@@ -117,7 +117,8 @@ func scatterSerial[E any, O offset](x *exec, out, upd []E) error {
 // serial fold rather than binned: as grain.fold forces, else, for a float
 // sum, sub, prod or mean (whose bits depend on the order, so that no
 // other split applies), where the machine's fold figures (Backend.Figures,
-// else foldFigures) estimate it faster.
+// else foldFigures, handed to Backend.Keep when measured now) estimate it
+// faster.
 func (x *exec) foldSerial() bool {
 	switch x.g.fold {
 	case foldForceSerial:
@@ -130,8 +131,12 @@ func (x *exec) foldSerial() bool {
 	}
 	fig := x.fig
 	if fig == nil || len(fig.Fold) == 0 {
-		if fig = foldFigures(x.ctx); fig == nil {
+		var fresh bool
+		if fig, fresh = foldFigures(x.ctx); fig == nil {
 			return false
+		}
+		if fresh && x.keep != nil {
+			x.keep(*fig)
 		}
 	}
 	return serialFaster(fig, x.p, x.out.Len(), x.w)

@@ -307,6 +307,33 @@ func TestFoldChooserFollowsFigures(t *testing.T) {
 		require.NoError(t, (&Backend{Workers: 2, grain: &g, Figures: f}).Execute(context.Background(), p, out))
 		require.Empty(t, opstest.DiffFor(p.Reduction, out, want))
 	}
+
+	// Given no figures, the first call that chooses measures them and
+	// hands them to Keep, once for the process; a Backend given figures
+	// never measures.
+	measuredFold.Lock()
+	saved := measuredFold.fig
+	measuredFold.fig = nil
+	measuredFold.Unlock()
+	defer func() {
+		measuredFold.Lock()
+		measuredFold.fig = saved
+		measuredFold.Unlock()
+	}()
+	var kept []cost.CPU
+	keep := func(c cost.CPU) { kept = append(kept, c) }
+	big, err := ops.Prepare(ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32Tensor([]int{mi}, 1),
+		Indices: int64s(mi / 4), Updates: f32Tensor([]int{mi / 4}, 2)})
+	require.NoError(t, err)
+	out, err := tensor.New(big.DType, big.Shape)
+	require.NoError(t, err)
+	require.NoError(t, (&Backend{Figures: serial, Keep: keep}).Execute(context.Background(), big, out))
+	require.Empty(t, kept, "given figures")
+	for range 2 {
+		require.NoError(t, (&Backend{Keep: keep}).Execute(context.Background(), big, out))
+	}
+	require.Len(t, kept, 1)
+	require.True(t, kept[0].Complete())
 }
 
 // int64s returns an int64 tensor of n zeros.
