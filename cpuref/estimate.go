@@ -457,7 +457,6 @@ var foldProbeBytes = [...]int{2 << 20, 4 << 20, 8 << 20}
 
 const foldProbeUpdates = 1 << 20
 
-
 // measureFold measures the fold figures on b's workers with the probes'
 // inputs in arena; copyGBps is the copy of data each call makes, which
 // each time is taken less (leaving at least probeFloor of it).
