@@ -191,8 +191,9 @@ const (
 // decode into a buffer and the second loop over it took half as long
 // again as the fold (16M float32 sums into 4 MiB on a 2-core EPYC:
 // 48 ms against 30). float32 sums at stride 1 run an assembly loop on
-// amd64 (serialSumAsm; grain.serialNoAsm keeps them to the Go loop). It returns the offset of the first bad unit, having
-// folded the ones before it, or -1; nil for other plans.
+// amd64 (serialSumAsm; grain.serialNoAsm keeps them to the Go loop). It
+// returns the offset of the first bad unit, having folded the ones before
+// it, or -1; nil for other plans.
 func serialDirect[E any](x *exec, out, upd []E) func(lo, hi int) int {
 	p := x.p
 	if x.g.serialNoDirect || p.Reduction != ops.Sum && p.Reduction != ops.Sub && p.Reduction != ops.Prod {
