@@ -972,6 +972,10 @@ func oneLine(s string) string {
 }
 
 // cpuModel returns the processor's name from /proc/cpuinfo, or GOARCH.
+// CPUModel returns the processor's model name as /proc/cpuinfo gives it,
+// or GOARCH where there is none: what a report names the machine by.
+func CPUModel() string { return cpuModel() }
+
 func cpuModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err == nil {

@@ -483,15 +483,36 @@ type CPUWork struct {
 	// Elements is the update elements a reduction-none call of single
 	// elements scatters; Reduced those a reduction folds.
 	Elements, Reduced uint64
+	// FoldUpdates is those of Reduced that the CPU backend folds serially
+	// or binned as its fold figures choose (CPU.Fold; cpuref.WorkOf says
+	// which calls), onto FoldOutLen elements of an out of FoldOutBytes
+	// bytes (the size the figures are read at); 0 where none is.
+	FoldUpdates, FoldOutLen, FoldOutBytes uint64
 }
 
-// Estimate estimates w on the CPU backend c.
+// Estimate estimates w on the CPU backend c: the copy, the moves, the
+// elements and the reduced elements at their rates, but for
+// w.FoldUpdates, which where c's fold figures speak for the out's size
+// (CPU.FoldMs) take the faster of the two folds' times, as the CPU
+// backend chooses on c.Threads workers ("fold serial" or "fold binned"),
+// and are otherwise reduced elements too.
 func (c *CPU) Estimate(w CPUWork) Estimate {
 	var e Estimate
 	e.add("copy", ms(float64(w.CopyBytes)/(c.CopyGBps*1e9)))
 	e.add("move", ms(float64(w.MoveBytes)/(c.MoveGBps*1e9)))
 	e.add("elements", float64(w.Elements)*c.ElementNs/1e6)
-	e.add("reduce", float64(w.Reduced)*c.ReduceNs/1e6)
+	reduced := w.Reduced
+	if w.FoldUpdates > 0 && w.FoldUpdates <= reduced {
+		if serial, binned, ok := c.FoldMs(w.FoldOutBytes, w.FoldOutLen, w.FoldUpdates); ok {
+			reduced -= w.FoldUpdates
+			if serial < binned {
+				e.add("fold serial", serial)
+			} else {
+				e.add("fold binned", binned)
+			}
+		}
+	}
+	e.add("reduce", float64(reduced)*c.ReduceNs/1e6)
 	return e
 }
 
@@ -513,8 +534,10 @@ func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	return r
 }
 
-// Repeat returns the work of n calls of w.
+// Repeat returns the work of n calls of w: the folds' updates and
+// elements n times over, onto an out of the same size.
 func (w CPUWork) Repeat(n int) CPUWork {
 	k := uint64(n)
-	return CPUWork{CopyBytes: w.CopyBytes * k, MoveBytes: w.MoveBytes * k, Elements: w.Elements * k, Reduced: w.Reduced * k}
+	return CPUWork{CopyBytes: w.CopyBytes * k, MoveBytes: w.MoveBytes * k, Elements: w.Elements * k, Reduced: w.Reduced * k,
+		FoldUpdates: w.FoldUpdates * k, FoldOutLen: w.FoldOutLen * k, FoldOutBytes: w.FoldOutBytes}
 }

@@ -79,7 +79,43 @@ func TestRepeat(t *testing.T) {
 	w := GPUWork{UploadBytes: 3, DownloadBytes: 2, Submits: 1, Dispatches: 2, Passes: []Pass{{Bytes: 5, Positions: 7, Atomics: 1}}}
 	assert.Equal(t, GPUWork{UploadBytes: 30, DownloadBytes: 20, Submits: 10, Dispatches: 20, Passes: []Pass{{Bytes: 50, Positions: 70, Atomics: 10}}}, w.Repeat(10, false))
 	assert.Equal(t, 1, w.Repeat(10, true).Submits)
-	assert.Equal(t, CPUWork{CopyBytes: 4, MoveBytes: 6, Elements: 8, Reduced: 10}, CPUWork{2, 3, 4, 5}.Repeat(2))
+	assert.Equal(t, CPUWork{CopyBytes: 4, MoveBytes: 6, Elements: 8, Reduced: 10}, CPUWork{CopyBytes: 2, MoveBytes: 3, Elements: 4, Reduced: 5}.Repeat(2))
+	// A fold's updates and elements repeat; the out it is read at does not.
+	assert.Equal(t, CPUWork{Reduced: 20, FoldUpdates: 20, FoldOutLen: 6, FoldOutBytes: 12},
+		CPUWork{Reduced: 10, FoldUpdates: 10, FoldOutLen: 3, FoldOutBytes: 12}.Repeat(2))
+}
+
+// TestCPUEstimateFold: the updates of a fold chosen by the figures take
+// the faster fold's time from CPU.FoldMs in place of ReduceNs; the other
+// reduced elements (a mean's second visit) stay at ReduceNs; where the
+// figures do not speak for out's size, or are absent, all of them are
+// reduced elements.
+func TestCPUEstimateFold(t *testing.T) {
+	c := CPU{Threads: 2, CopyGBps: 10, MoveGBps: 5, ElementNs: 2, ReduceNs: 4,
+		Fold: []FoldPoint{{OutBytes: 1 << 20, SerialNs: 1, SerialOutNs: 2, BinnedNs: 3, BinnedOutNs: 4},
+			{OutBytes: 4 << 20, SerialNs: 5, SerialOutNs: 6, BinnedNs: 2, BinnedOutNs: 2}}}
+	// 1M updates onto 256K elements of 1 MiB (the first point): serial
+	// 1M x 1 + 256K x 2 ns = 1.572864 ms, binned 1M x 3 + 256K x 4 =
+	// 4.194304 ms; the copy of 2 MiB at 10 GB/s is 0.2097152 ms.
+	w := CPUWork{CopyBytes: 2 << 20, Reduced: 1 << 20, FoldUpdates: 1 << 20, FoldOutLen: 1 << 18, FoldOutBytes: 1 << 20}
+	e := c.Estimate(w)
+	require.Len(t, e.Parts, 2)
+	assert.Equal(t, "copy", e.Parts[0].Name)
+	assert.InDelta(t, 0.2097152, e.Parts[0].Ms, 1e-12)
+	assert.Equal(t, Part{"fold serial", 1.572864}, e.Parts[1])
+	// At 2 MiB, halfway in the logarithm between the points: serial 3 +
+	// 4 ns, binned 2.5 + 3 ns; binned is faster.
+	w = CPUWork{Reduced: 2 << 20, FoldUpdates: 1 << 20, FoldOutLen: 1 << 19, FoldOutBytes: 2 << 20}
+	e = c.Estimate(w)
+	require.Len(t, e.Parts, 2)
+	assert.Equal(t, "fold binned", e.Parts[0].Name)
+	assert.InDelta(t, (float64(1<<20)*2.5+float64(1<<19)*3)/1e6, e.Parts[0].Ms, 1e-9)
+	assert.Equal(t, Part{"reduce", float64(1<<20) * 4 / 1e6}, e.Parts[1], "the mean's second visit at ReduceNs")
+	// Above the largest point, and without fold figures: ReduceNs.
+	for _, c := range []CPU{c, {Threads: 2, CopyGBps: 10, MoveGBps: 5, ElementNs: 2, ReduceNs: 4}} {
+		e = c.Estimate(CPUWork{Reduced: 1000, FoldUpdates: 1000, FoldOutLen: 1 << 21, FoldOutBytes: 8 << 20})
+		assert.Equal(t, []Part{{"reduce", 1000 * 4 / 1e6}}, e.Parts)
+	}
 }
 
 // TestCheck: every figure a measurement cannot give, not finite or

@@ -23,9 +23,15 @@ type Backend struct {
 	// fold a float sum, sub, prod or mean onto single elements of a large
 	// output: serially, in one goroutine, or binned on every worker (the
 	// same bits either way). Where they are nil or lack the fold figures
-	// (cost.CPU.Fold), the first call that must choose measures those
-	// once for the process (a fifth of a second on a 2-core machine).
+	// (cost.CPU.Fold), the first call that must choose measures this
+	// machine's figures (Measure, about half a second on a 2-core
+	// machine) once for the process.
 	Figures *cost.CPU
+	// Keep, when set, is called with the figures that the Backend
+	// measured for want of Figures, once, by the call that measured them,
+	// so that the caller can keep them for later processes (the
+	// gpuscatter command keeps them in its cache folder).
+	Keep func(cost.CPU)
 
 	// keepOverwritten makes ScatterUpdate-3 apply every update, including
 	// those a later update to the same slice overwrites. Benchmarks use it
@@ -78,6 +84,10 @@ type grain struct {
 	// serialNoDirect keeps the serial fold to its decode-then-fold loop
 	// where the one-pass loop (serialDirect) would run.
 	serialNoDirect bool
+	// serialNoAsm keeps the serial fold's float32 sums to the Go loop
+	// where the assembly one (serialSumAsm) would run, as on processors
+	// other than amd64.
+	serialNoAsm bool
 	// sliceNoBuild keeps a fused SliceScatter with a step of 2 to a copy
 	// of each row and strided stores into it; sliceNoAsm builds its rows
 	// with the Go loop (interleave.go).
@@ -141,6 +151,7 @@ func (b *Backend) execute(ctx context.Context, p *ops.Plan, out *tensor.Tensor) 
 		inPlace:         sameStorage(out, p.Data),
 		keepOverwritten: b.keepOverwritten,
 		fig:             b.Figures,
+		keep:            b.Keep,
 	}
 	return x.run()
 }
@@ -167,6 +178,7 @@ type exec struct {
 	inPlace         bool
 	keepOverwritten bool
 	fig             *cost.CPU
+	keep            func(cost.CPU)
 
 	// Set by planGroups for a grouped scatter: the keys (target elements,
 	// or rows of keyElems elements for ScatterND runs) lie in [0,

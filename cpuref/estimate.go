@@ -69,6 +69,13 @@ const runLineBytes = 64
 //     random place: every update of ScatterElements and of ScatterND of
 //     Inner 1, and the applied updates of ScatterUpdate-3 of Inner 1.
 //
+// A float sum, sub, prod or mean that Execute folds serially or binned as
+// the fold figures choose (one that would run binned: foldSerial) also
+// counts its updates, out's elements and out's bytes as FoldUpdates,
+// FoldOutLen and FoldOutBytes, which cost.CPU.Estimate times with the
+// faster fold's figures, as Execute chooses, in place of their share of
+// Reduced.
+//
 // With a reduction, Reduced is the update elements folded one by one;
 // mean counts each twice, since its division pass visits every target
 // again, and use_init_val false adds Elements = updates, the neutral
@@ -154,7 +161,18 @@ func workOf(p *ops.Plan, inPlace bool, w int) cost.CPUWork {
 		wk.CopyBytes = 4 * data
 		wk.Elements += n
 	}
+	if foldFollowsFigures(p, w) {
+		wk.FoldUpdates, wk.FoldOutLen, wk.FoldOutBytes = n, outLen, data
+	}
 	return wk
+}
+
+// foldFollowsFigures reports whether Execute on w workers folds p, a
+// ScatterElements or ScatterND plan of single elements, serially or
+// binned as the fold figures choose (foldSerial).
+func foldFollowsFigures(p *ops.Plan, w int) bool {
+	x := &exec{g: defaultGrain, p: p, out: &tensor.Tensor{DType: p.DType, Shape: p.Shape}, w: w}
+	return foldChosen(p) && x.planBins()
 }
 
 // ownedElements reports whether Execute on w workers folds p, a
@@ -439,9 +457,6 @@ var foldProbeBytes = [...]int{2 << 20, 4 << 20, 8 << 20}
 
 const foldProbeUpdates = 1 << 20
 
-// foldArenaBytes holds the largest fold probe.
-const foldArenaBytes = 32<<20 + 4<<10
-
 // measureFold measures the fold figures on b's workers with the probes'
 // inputs in arena; copyGBps is the copy of data each call makes, which
 // each time is taken less (leaving at least probeFloor of it).
@@ -501,34 +516,28 @@ func measureFold(ctx context.Context, b *Backend, arena []byte, copyGBps float64
 	return pts, nil
 }
 
-// measuredFold holds the fold figures foldFigures measured for the
-// process.
+// measuredFold holds the figures foldFigures measured for the process.
 var measuredFold struct {
 	sync.Mutex
 	fig *cost.CPU
 }
 
-// foldFigures returns the fold figures of this machine for a Backend
-// given none: measured the first time (the copy and the fold probes, on
-// runtime.GOMAXPROCS(0) workers), then kept for the process. It returns
-// nil when ctx stops the measurement, which the next call tries again.
-func foldFigures(ctx context.Context) *cost.CPU {
+// foldFigures returns this machine's figures for a Backend given none
+// with fold figures: Measure's, measured the first time (fresh is then
+// true), then kept for the process. It returns nil when ctx stops the
+// measurement, which the next call tries again.
+func foldFigures(ctx context.Context) (fig *cost.CPU, fresh bool) {
 	measuredFold.Lock()
 	defer measuredFold.Unlock()
 	if measuredFold.fig != nil {
-		return measuredFold.fig
+		return measuredFold.fig, false
 	}
-	c := cost.CPU{Threads: runtime.GOMAXPROCS(0)}
-	arena := make([]byte, max(foldArenaBytes, 2*probeCopyBytes))
-	gbps, err := measureCopy(ctx, c.Threads, arena)
+	c, err := Measure(ctx)
 	if err != nil {
-		return nil
-	}
-	if c.Fold, err = measureFold(ctx, New(), arena, gbps); err != nil {
-		return nil
+		return nil, false
 	}
 	measuredFold.fig = &c
-	return &c
+	return &c, true
 }
 
 // measureCopy measures copyParallel on w workers of probeCopyBytes from one

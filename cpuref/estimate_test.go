@@ -193,8 +193,8 @@ func TestWorkOf(t *testing.T) {
 // TestWorkOfOwned: a reduction of single elements that Execute folds owned
 // (2 to 4 workers, about as many updates as elements of out, out under 2
 // MiB) copies data twice, in place too, and walks every update on every
-// owner; binned (out of 2 MiB or more) or on other numbers of workers, it
-// copies once and only folds.
+// owner; binned (out of 2 MiB or more: a fold the figures choose) or on
+// other numbers of workers, it copies once and only folds.
 func TestWorkOfOwned(t *testing.T) {
 	plan := func(outLen, updates int) *ops.Plan {
 		p, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: shapeOnly(tensor.Float32, outLen),
@@ -213,7 +213,8 @@ func TestWorkOfOwned(t *testing.T) {
 		require.Equal(t, cost.CPUWork{Reduced: mi / 4}, workOf(owned, true, w), "%d workers, in place", w)
 	}
 	binned := plan(mi, mi/2) // out 4 MiB
-	require.Equal(t, cost.CPUWork{CopyBytes: 8 * mi, Reduced: mi / 2}, workOf(binned, false, 2))
+	require.Equal(t, cost.CPUWork{CopyBytes: 8 * mi, Reduced: mi / 2, FoldUpdates: mi / 2, FoldOutLen: mi, FoldOutBytes: 4 * mi}, workOf(binned, false, 2),
+		"folded as the figures choose")
 	// Eight updates per element: folded by o and k, not owned.
 	dup := plan(mi/4, 2*mi)
 	require.Equal(t, cost.CPUWork{CopyBytes: 2 * mi, Reduced: 2 * mi}, workOf(dup, false, 2))
@@ -250,12 +251,12 @@ func TestMeasure(t *testing.T) {
 	for i, f := range c.Fold {
 		require.Equal(t, uint64(foldProbeBytes[i]), f.OutBytes)
 	}
-	lazy := foldFigures(context.Background())
+	lazy, _ := foldFigures(context.Background())
 	require.NotNil(t, lazy)
-	require.Len(t, lazy.Fold, len(foldProbeBytes))
-	both := c
-	both.Fold = lazy.Fold
-	require.NoError(t, both.Check())
+	require.True(t, lazy.Complete())
+	again, fresh := foldFigures(context.Background())
+	require.False(t, fresh, "measured once for the process")
+	require.Same(t, lazy, again)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -309,4 +310,35 @@ func BenchmarkEstimate(b *testing.B) {
 			b.ReportMetric(est.Ms/per, "estimate/measured")
 		})
 	}
+}
+
+// TestWorkOfFold: a float sum, sub, prod or mean that Execute folds as
+// the fold figures choose counts its updates and out as a fold, and the
+// estimate follows the faster fold's figures; min and max, integer sums
+// and outputs too small to bin do not count one.
+func TestWorkOfFold(t *testing.T) {
+	const mi = 1 << 20
+	elems := func(dt tensor.DType, red string, out, n int) *ops.Plan {
+		p, err := ops.PrepareShapes(ops.Request{Op: "ScatterElements-18", Reduction: red, Data: shapeOnly(dt, out),
+			Indices: shapeOnly(tensor.Int64, n), Updates: shapeOnly(dt, n)})
+		require.NoError(t, err)
+		return p
+	}
+	w := WorkOf(elems(tensor.Float32, "add", mi, 16*mi), false)
+	require.Equal(t, cost.CPUWork{CopyBytes: 8 * mi, Reduced: 16 * mi, FoldUpdates: 16 * mi, FoldOutLen: mi, FoldOutBytes: 4 * mi}, w)
+	for _, p := range []*ops.Plan{elems(tensor.Float32, "max", mi, 16*mi), elems(tensor.Int32, "add", mi, 16*mi), elems(tensor.Float32, "add", 1024, 16*mi)} {
+		require.Zero(t, WorkOf(p, false).FoldUpdates, "%v %v into %v", p.DType, p.Reduction, p.Shape)
+	}
+	// The estimate: the copy, and the faster fold at 4 MiB.
+	c := cost.CPU{Threads: 2, CopyGBps: 8, MoveGBps: 1, ElementNs: 1, ReduceNs: 50,
+		Fold: []cost.FoldPoint{{OutBytes: 4 * mi, SerialNs: 2, SerialOutNs: 1, BinnedNs: 3, BinnedOutNs: 1}}}
+	e := c.Estimate(w)
+	require.Len(t, e.Parts, 2)
+	require.Equal(t, "copy", e.Parts[0].Name)
+	require.InDelta(t, 8*mi/8e9*1e3, e.Parts[0].Ms, 1e-9)
+	require.Equal(t, cost.Part{Name: "fold serial", Ms: (16*mi*2 + mi) / 1e6}, e.Parts[1])
+	// As Execute chooses: serial where these figures say so.
+	x := &exec{g: defaultGrain, ctx: context.Background(), p: elems(tensor.Float32, "add", mi, 16*mi), out: &tensor.Tensor{DType: tensor.Float32, Shape: []int{mi}}, w: 2, fig: &c}
+	require.True(t, x.planBins())
+	require.True(t, x.foldSerial())
 }

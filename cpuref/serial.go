@@ -1,6 +1,8 @@
 package cpuref
 
 import (
+	"unsafe"
+
 	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
@@ -115,7 +117,8 @@ func scatterSerial[E any, O offset](x *exec, out, upd []E) error {
 // serial fold rather than binned: as grain.fold forces, else, for a float
 // sum, sub, prod or mean (whose bits depend on the order, so that no
 // other split applies), where the machine's fold figures (Backend.Figures,
-// else foldFigures) estimate it faster.
+// else foldFigures, handed to Backend.Keep when measured now) estimate it
+// faster.
 func (x *exec) foldSerial() bool {
 	switch x.g.fold {
 	case foldForceSerial:
@@ -128,8 +131,12 @@ func (x *exec) foldSerial() bool {
 	}
 	fig := x.fig
 	if fig == nil || len(fig.Fold) == 0 {
-		if fig = foldFigures(x.ctx); fig == nil {
+		var fresh bool
+		if fig, fresh = foldFigures(x.ctx); fig == nil {
 			return false
+		}
+		if fresh && x.keep != nil {
+			x.keep(*fig)
 		}
 	}
 	return serialFaster(fig, x.p, x.out.Len(), x.w)
@@ -183,8 +190,10 @@ const (
 // update into out as it goes, in one pass over the raw indices: the
 // decode into a buffer and the second loop over it took half as long
 // again as the fold (16M float32 sums into 4 MiB on a 2-core EPYC:
-// 48 ms against 30). It returns the offset of the first bad unit, having
-// folded the ones before it, or -1; nil for other plans.
+// 48 ms against 30). float32 sums at stride 1 run an assembly loop on
+// amd64 (serialSumAsm; grain.serialNoAsm keeps them to the Go loop). It
+// returns the offset of the first bad unit, having folded the ones before
+// it, or -1; nil for other plans.
 func serialDirect[E any](x *exec, out, upd []E) func(lo, hi int) int {
 	p := x.p
 	if x.g.serialNoDirect || p.Reduction != ops.Sum && p.Reduction != ops.Sub && p.Reduction != ops.Prod {
@@ -224,6 +233,9 @@ func serialDirectAs[I int32 | int64, T float32 | float64](x *exec, out, upd []T)
 	raw := tensor.View[I](p.Indices)
 	neg := p.Op.NegativeIndices
 	r := p.Reduction
+	if f := serialSumAsm[I](x, out, upd, raw, s, st); f != nil {
+		return f
+	}
 	return func(lo, hi int) int {
 		switch r {
 		case ops.Sum:
@@ -232,6 +244,33 @@ func serialDirectAs[I int32 | int64, T float32 | float64](x *exec, out, upd []T)
 			return foldRawSub(out, raw[lo:hi], upd[lo:hi], s, neg, st)
 		}
 		return foldRawProd(out, raw[lo:hi], upd[lo:hi], s, neg, st)
+	}
+}
+
+// serialSumAsm returns, for a float32 sum at stride 1 where the assembly
+// loops run (haveSerialAsm, grain.serialNoAsm unset), serialDirect's
+// function through foldSumF32I64 or foldSumF32I32; nil otherwise.
+func serialSumAsm[I int32 | int64, T float32 | float64](x *exec, out, upd []T, raw []I, s int64, st int) func(lo, hi int) int {
+	if !haveSerialAsm || x.g.serialNoAsm || x.p.Reduction != ops.Sum || st != 1 || s > int64(len(out)) {
+		return nil
+	}
+	o, ok := any(out).([]float32)
+	if !ok || len(o) == 0 {
+		return nil
+	}
+	u := any(upd).([]float32)
+	m := int(negMask(x.p.Op.NegativeIndices, s))
+	var z I
+	wide := unsafe.Sizeof(z) == 8
+	return func(lo, hi int) int {
+		if lo >= hi {
+			return -1
+		}
+		r, v := unsafe.Pointer(&raw[lo:hi][0]), unsafe.Pointer(&u[lo:hi][0])
+		if wide {
+			return foldSumF32I64(unsafe.Pointer(&o[0]), int(s), r, v, hi-lo, m)
+		}
+		return foldSumF32I32(unsafe.Pointer(&o[0]), int(s), r, v, hi-lo, m)
 	}
 }
 

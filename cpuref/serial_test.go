@@ -3,6 +3,7 @@ package cpuref
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -16,21 +17,24 @@ import (
 
 // foldGrain bins every output of at least one update per four elements
 // (bins of 64 bytes, blocks of 64 entries) and forces the fold: serial,
-// serial without its one-pass loop, or binned.
-func foldGrain(fold int, noDirect bool) *grain {
+// serial without its one-pass loop, serial without its assembly loop, or
+// binned.
+func foldGrain(fold int, noDirect, noAsm bool) *grain {
 	return &grain{task: 2, run: 2, piece: 1, decode: 7, copy: 64, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 64, binBlock: 6,
-		fold: fold, serialNoDirect: noDirect}
+		fold: fold, serialNoDirect: noDirect, serialNoAsm: noAsm}
 }
 
-// foldPaths are the serial fold (one-pass and decode-then-fold) and the
-// binned fold, which must give the same bits.
+// foldPaths are the serial fold (one-pass, where it can with the
+// assembly loop, one-pass in Go, and decode-then-fold) and the binned
+// fold, which must give the same bits.
 var foldPaths = []struct {
 	name string
 	g    *grain
 }{
-	{"binned", foldGrain(foldForceBinned, false)},
-	{"serial", foldGrain(foldForceSerial, false)},
-	{"serial-decoded", foldGrain(foldForceSerial, true)},
+	{"binned", foldGrain(foldForceBinned, false, false)},
+	{"serial", foldGrain(foldForceSerial, false, false)},
+	{"serial-go", foldGrain(foldForceSerial, false, true)},
+	{"serial-decoded", foldGrain(foldForceSerial, true, false)},
 }
 
 // TestFoldPathsAgree runs plans that run binned with the fold forced
@@ -96,6 +100,15 @@ func TestFoldPathsAgree(t *testing.T) {
 				Op: "ScatterND-18", Reduction: "add", Data: orderTensor(rng, dt, []int{s}, true),
 				Indices: ixOf(it, []int{n, 1}, s, true), Updates: orderTensor(rng, dt, []int{n}, true)}})
 		}
+		if dt == tensor.Float32 {
+			// The assembly loop with int32 indices as well (float32
+			// takes int64 above), in groups of four and the tail.
+			for _, sn := range [][2]int{{61, 977}, {3, 7}, {700, serialStep + 3}} {
+				cases = append(cases, tc{fmt.Sprintf("SE18-%v-int32-add-%d-into-%d", dt, sn[1], sn[0]), ops.Request{
+					Op: "ScatterElements-18", Reduction: "add", Data: orderTensor(rng, dt, []int{sn[0]}, true),
+					Indices: ixOf(tensor.Int32, []int{sn[1]}, sn[0], true), Updates: orderTensor(rng, dt, []int{sn[1]}, true)}})
+			}
+		}
 		// The decoded loop: along axis 1, and ScatterND of pairs.
 		cases = append(cases, tc{fmt.Sprintf("SE18-axis1-%v-add", dt), ops.Request{
 			Op: "ScatterElements-18", Reduction: "add", Axis: tensor.Scalar(1), Data: orderTensor(rng, dt, []int{7, 30}, true),
@@ -153,7 +166,9 @@ func TestSerialFoldBadIndex(t *testing.T) {
 	const s, n = 300, 3*serialStep + 5
 	for _, red := range []string{"sum", "mean", "prod"} {
 		for _, init := range []bool{true, false} {
-			for _, at := range [][]int{{0}, {serialStep - 1}, {serialStep, n - 1}, {n - 1}, {2*serialStep + 3, serialStep + 7}} {
+			// Bad units at each place of a group of four (the assembly
+			// loop's), in the tail, and at the edges of a step.
+			for _, at := range [][]int{{0}, {1}, {6, 9}, {serialStep - 1}, {serialStep, n - 1}, {n - 1}, {2*serialStep + 3, serialStep + 7}} {
 				ix, err := tensor.New(tensor.Int64, []int{n})
 				require.NoError(t, err)
 				for i := range n {
@@ -269,9 +284,9 @@ func TestFoldChooserFollowsFigures(t *testing.T) {
 		require.True(t, chooses(p, serial, 2))
 	}
 	// The forced folds win over the figures.
-	x := &exec{g: *foldGrain(foldForceBinned, false), p: plan(tensor.Float32, ops.Sum, mi, 16*mi), fig: serial}
+	x := &exec{g: *foldGrain(foldForceBinned, false, false), p: plan(tensor.Float32, ops.Sum, mi, 16*mi), fig: serial}
 	require.False(t, x.foldSerial())
-	x = &exec{g: *foldGrain(foldForceSerial, false), p: plan(tensor.Float32, ops.Max, mi, 16*mi), fig: binned}
+	x = &exec{g: *foldGrain(foldForceSerial, false, false), p: plan(tensor.Float32, ops.Max, mi, 16*mi), fig: binned}
 	require.True(t, x.foldSerial())
 
 	// Execute goes by Backend.Figures: the same bits either way.
@@ -286,12 +301,39 @@ func TestFoldChooserFollowsFigures(t *testing.T) {
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
 	for _, f := range []*cost.CPU{serial, binned} {
-		g := *foldGrain(foldByFigures, false)
+		g := *foldGrain(foldByFigures, false, false)
 		out, err := tensor.New(p.DType, p.Shape)
 		require.NoError(t, err)
 		require.NoError(t, (&Backend{Workers: 2, grain: &g, Figures: f}).Execute(context.Background(), p, out))
 		require.Empty(t, opstest.DiffFor(p.Reduction, out, want))
 	}
+
+	// Given no figures, the first call that chooses measures them and
+	// hands them to Keep, once for the process; a Backend given figures
+	// never measures.
+	measuredFold.Lock()
+	saved := measuredFold.fig
+	measuredFold.fig = nil
+	measuredFold.Unlock()
+	defer func() {
+		measuredFold.Lock()
+		measuredFold.fig = saved
+		measuredFold.Unlock()
+	}()
+	var kept []cost.CPU
+	keep := func(c cost.CPU) { kept = append(kept, c) }
+	big, err := ops.Prepare(ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: f32Tensor([]int{mi}, 1),
+		Indices: int64s(mi / 4), Updates: f32Tensor([]int{mi / 4}, 2)})
+	require.NoError(t, err)
+	out, err := tensor.New(big.DType, big.Shape)
+	require.NoError(t, err)
+	require.NoError(t, (&Backend{Figures: serial, Keep: keep}).Execute(context.Background(), big, out))
+	require.Empty(t, kept, "given figures")
+	for range 2 {
+		require.NoError(t, (&Backend{Keep: keep}).Execute(context.Background(), big, out))
+	}
+	require.Len(t, kept, 1)
+	require.True(t, kept[0].Complete())
 }
 
 // int64s returns an int64 tensor of n zeros.
@@ -301,4 +343,52 @@ func int64s(n int) *tensor.Tensor {
 		panic(err)
 	}
 	return x
+}
+
+// TestSerialFoldOrderInGroups: the serial fold's float32 sums, which the
+// assembly loop takes four units at a time, keep position order inside a
+// group: every pair of a group's four units (and units of neighbouring
+// groups) lands on one element, each update a NaN of its own payload, so
+// that the element keeps the first one's (the out-first rule of x + y).
+// Every fold path, int32 and int64 indices, some of them negative.
+func TestSerialFoldOrderInGroups(t *testing.T) {
+	patterns := [][4]int{{0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0}, {0, 0, 0, 0}, {0, 1, 2, 2}}
+	const groups = 3 * serialStep / 4
+	s := 2 * groups
+	n := 4*groups + 3 // and a tail
+	for _, it := range []tensor.DType{tensor.Int32, tensor.Int64} {
+		ix, err := tensor.New(it, []int{n})
+		require.NoError(t, err)
+		upd, err := tensor.New(tensor.Float32, []int{n})
+		require.NoError(t, err)
+		for j := range n {
+			g := j / 4
+			// Group g's elements are 2g mod s and the next ones; the
+			// last element of a group is the first of the next
+			// group's pattern too, so order across groups counts.
+			v := int64((2*g + patterns[g%len(patterns)][j%4]) % s)
+			if j%7 == 3 {
+				v -= int64(s)
+			}
+			if it == tensor.Int32 {
+				tensor.View[int32](ix)[j] = int32(v)
+			} else {
+				tensor.View[int64](ix)[j] = v
+			}
+			tensor.View[float32](upd)[j] = math.Float32frombits(0x7f800000 | uint32(j+1)) // signalling: quieted by the fold
+		}
+		data, err := tensor.New(tensor.Float32, []int{s})
+		require.NoError(t, err)
+		req := ops.Request{Op: "ScatterElements-18", Reduction: "add", Data: data, Indices: ix, Updates: upd}
+		want, err := opstest.Naive(req)
+		require.NoError(t, err)
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		for _, fp := range foldPaths {
+			out, err := tensor.New(p.DType, p.Shape)
+			require.NoError(t, err)
+			require.NoError(t, (&Backend{Workers: 2, grain: fp.g}).Execute(context.Background(), p, out))
+			require.Empty(t, opstest.DiffExact(out, want), "%s, %v indices", fp.name, it)
+		}
+	}
 }

@@ -165,7 +165,7 @@ func checkBackendName(name string) error {
 func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) (b ops.Backend, notice string, err error) {
 	switch name {
 	case backendCPU:
-		return cpuref.New(), "", nil
+		return newCPUBackend(), "", nil
 	case backendGPU:
 		b, err := openGPU(ctx, s, oneCall)
 		if err != nil {
@@ -181,7 +181,7 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 			if isSelectorError(err) {
 				return nil, "", err
 			}
-			return cpuref.New(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
+			return newCPUBackend(), fmt.Sprintf("--backend auto: %v; using the CPU", oneLine(err.Error())), nil
 		}
 		if est := estimatorFor(b); est != nil {
 			info, _ := deviceOf(b)
@@ -193,7 +193,7 @@ func openBackend(ctx context.Context, s gpuSettings, name string, oneCall bool) 
 			if err := b.Close(); err != nil {
 				return nil, "", fmt.Errorf("backend %s: close: %w", b.Name(), err)
 			}
-			return cpuref.New(), fmt.Sprintf("--backend auto: the Vulkan device %q is of type %s, not a GPU; using the CPU (--backend gpu runs on it)",
+			return newCPUBackend(), fmt.Sprintf("--backend auto: the Vulkan device %q is of type %s, not a GPU; using the CPU (--backend gpu runs on it)",
 				info.name, info.typ), nil
 		}
 		return &autoBackend{gpu: b}, "", nil
@@ -299,7 +299,7 @@ func (a *autoBackend) Name() string {
 
 func (a *autoBackend) cpuBackend() *cpuref.Backend {
 	if a.cpu == nil {
-		a.cpu = cpuref.New()
+		a.cpu = newCPUBackend()
 	}
 	return a.cpu
 }

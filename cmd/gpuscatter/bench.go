@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/bench"
-	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/internal/chart"
 	"github.com/gpuscatter/gpuscatter/internal/suggest"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -474,7 +473,7 @@ func (f *benchFlags) builtins() ([]*bench.Workload, error) {
 // those show as unsupported in the table rather than as CPU times in the
 // GPU's row.
 func openTargets(ctx context.Context, s gpuSettings, name string) (targets []bench.Target, notice string, err error) {
-	targets = []bench.Target{{Label: backendCPU, Backend: cpuref.New()}}
+	targets = []bench.Target{{Label: backendCPU, Backend: newCPUBackend()}}
 	switch name {
 	case backendCPU:
 		return targets, "", nil

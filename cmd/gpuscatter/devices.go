@@ -109,6 +109,13 @@ func measured(ctx context.Context, c *cli, index int, remeasure bool) (vk.Measur
 		return vk.Measured{}, err
 	}
 	m, err := gpubench.Of(b).Figures(ctx, remeasure)
+	if err == nil && m.CPU != nil {
+		// The CPU backend's kept figures (cpufigures.go) follow a new
+		// measurement, and are kept where there are none.
+		if path := cpuFiguresPath(); remeasure || keptCPUFigures(path) == nil {
+			_ = keepCPUFigures(path, *m.CPU)
+		}
+	}
 	return m, errors.Join(err, b.Close())
 }
 
