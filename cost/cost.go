@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Device holds a Vulkan device's figures: vk.Device.Measure measures the
@@ -540,4 +541,19 @@ func (w CPUWork) Repeat(n int) CPUWork {
 	k := uint64(n)
 	return CPUWork{CopyBytes: w.CopyBytes * k, MoveBytes: w.MoveBytes * k, Elements: w.Elements * k, Reduced: w.Reduced * k,
 		FoldUpdates: w.FoldUpdates * k, FoldOutLen: w.FoldOutLen * k, FoldOutBytes: w.FoldOutBytes}
+}
+
+// Clone returns a copy of d that shares no memory with it (its pass and
+// CPU figures copied too).
+func (d Device) Clone() Device {
+	if d.Passes != nil {
+		p := *d.Passes
+		d.Passes = &p
+	}
+	if d.CPU != nil {
+		c := *d.CPU
+		c.Fold = slices.Clone(c.Fold)
+		d.CPU = &c
+	}
+	return d
 }

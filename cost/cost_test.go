@@ -294,3 +294,19 @@ func TestCPUFoldCheck(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, *good(), back)
 }
+
+// TestDeviceClone: a clone shares no memory with its original.
+func TestDeviceClone(t *testing.T) {
+	d := device()
+	d.Passes = &PassFigures{Fold: PassFigure{PositionNs: 1}}
+	d.CPU.Fold = []FoldPoint{{OutBytes: 1 << 20, SerialNs: 2, BinnedNs: 3}}
+	c := d.Clone()
+	assert.Equal(t, *d, c)
+	c.Passes.Fold.PositionNs = 5
+	c.CPU.Fold[0].SerialNs = 7
+	c.CPU.Threads++
+	assert.Equal(t, 1.0, d.Passes.Fold.PositionNs)
+	assert.Equal(t, 2.0, d.CPU.Fold[0].SerialNs)
+	assert.NotEqual(t, d.CPU.Threads, c.CPU.Threads)
+	assert.Equal(t, Device{}, Device{}.Clone())
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/internal/vkfault"
 	"github.com/gpuscatter/gpuscatter/ops"
@@ -116,12 +117,17 @@ const (
 // Backend runs ops plans on a Vulkan device (ops.Backend). Execute calls are
 // serialised; a Backend may be shared by several goroutines.
 type Backend struct {
-	mu        sync.Mutex
-	dev       *vk.Device
-	name      string
-	shift     uint // log2 of the chunk size of tensors
-	maxShift  uint // log2 of the largest buffer
-	maxGroups [3]uint32
+	mu sync.Mutex
+	// figures are the figures Figures last gave, nil before; figuresMore
+	// says whether a more function added to them.
+	figuresMu   sync.Mutex
+	figures     *cost.Device
+	figuresMore bool
+	dev         *vk.Device
+	name        string
+	shift       uint // log2 of the chunk size of tensors
+	maxShift    uint // log2 of the largest buffer
+	maxGroups   [3]uint32
 	// run is the number of consecutive positions one invocation handles:
 	// cpuRun on CPU devices, 1 on GPUs.
 	run   uint32

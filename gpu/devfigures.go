@@ -83,10 +83,39 @@ const probeElements = 1 << 21
 //
 // more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
 // before they are kept.
+//
+// Where there is no cache folder (PipelineCacheDir "off") the Backend
+// keeps the figures itself: a later call gives those it gave before,
+// unless it asks to remeasure, or for more and the earlier one did not.
 func (b *Backend) Figures(ctx context.Context, remeasure bool, more func(*cost.Device) error) (cost.Device, error) {
 	if b == nil {
 		return cost.Device{}, ErrClosed
 	}
+	b.mu.Lock()
+	closed, dev := b.closed, b.dev
+	b.mu.Unlock()
+	if closed {
+		return cost.Device{}, ErrClosed
+	}
+	if dev.PipelineCachePath() != "" {
+		return b.measureFigures(ctx, remeasure, more)
+	}
+	b.figuresMu.Lock()
+	defer b.figuresMu.Unlock()
+	if b.figures != nil && !remeasure && (more == nil || b.figuresMore) {
+		return b.figures.Clone(), nil
+	}
+	m, err := b.measureFigures(ctx, remeasure, more)
+	if err == nil {
+		c := m.Clone()
+		b.figures, b.figuresMore = &c, more != nil
+	}
+	return m, err
+}
+
+// measureFigures is Figures without the Backend's copy: the kept file's
+// figures, or those measured now.
+func (b *Backend) measureFigures(ctx context.Context, remeasure bool, more func(*cost.Device) error) (cost.Device, error) {
 	b.mu.Lock()
 	closed, dev := b.closed, b.dev
 	b.mu.Unlock()

@@ -68,6 +68,41 @@ func TestFigures(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// TestFiguresWithoutCacheFolder: with no cache folder the Backend keeps
+// its figures itself: a second call measures nothing and gives the same
+// figures, a copy of them; one asking for more than the first measures
+// again, as does remeasure.
+func TestFiguresWithoutCacheFolder(t *testing.T) {
+	b := openTest(t, Options{PipelineCacheDir: "off"})
+	ctx := context.Background()
+	calls := 0
+	more := func(m *cost.Device) error {
+		calls++
+		m.CPU = &cost.CPU{Threads: 1, CopyGBps: 1, MoveGBps: 2, ElementNs: 3, ReduceNs: 4}
+		return nil
+	}
+	plain, err := b.Figures(ctx, false, nil)
+	require.NoError(t, err)
+	assert.Nil(t, plain.CPU)
+	m, err := b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls, "more than the first call asked for: measured")
+	m.CPU.Threads = 99 // the caller's copy
+	again, err := b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls, "kept by the Backend")
+	assert.Equal(t, 1, again.CPU.Threads)
+	lesser, err := b.Figures(ctx, false, nil)
+	require.NoError(t, err)
+	assert.Equal(t, again, lesser)
+	_, err = b.Figures(ctx, true, more)
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls, "remeasure measures")
+	require.NoError(t, b.Close())
+	_, err = b.Figures(ctx, false, nil)
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
 // TestEstimateWork: the work an estimate reads is the plan's: its
 // transfers split into upload and download, its submission, dispatches,
 // and each pass's bytes, positions and atomics (an atomic reduction's
