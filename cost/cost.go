@@ -370,18 +370,29 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 	e.add("download", ms(float64(w.DownloadBytes)/(d.DownloadGBps*1e9)))
 	var passes float64
 	for _, p := range w.Passes {
-		mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
-		work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
-		if f := d.Passes.of(p.Kind); f != nil {
-			work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
-		}
-		passes += max(mem, work)
+		passes += d.PassMs(p)
 	}
-	e.add("passes", ms(passes))
+	e.add("passes", passes)
 	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
 	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
 	e.add("compile", float64(w.Compiles)*d.CompileMs)
 	return e
+}
+
+// PassMs returns the estimated device time of the pass p, in
+// milliseconds, as Estimate's "passes" part adds it up: the longer of
+// its bytes at CopyGBps and its positions and atomics at ElementNs and
+// AtomicNs, or, for a kind of pass with a figure of its own
+// (Device.Passes), its positions and invocations at that figure's. What
+// each dispatch adds (DispatchUs) is left out: it is the time of the
+// device's timestamps around the pass that PassMs estimates.
+func (d *Device) PassMs(p Pass) float64 {
+	mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
+	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
+	if f := d.Passes.of(p.Kind); f != nil {
+		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
+	}
+	return ms(max(mem, work))
 }
 
 // CPUWork is a call's work on the CPU backend (cpuref.WorkOf).
