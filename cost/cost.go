@@ -40,14 +40,27 @@ type Device struct {
 	// beyond its work (recording, the barrier after it, the launch), in
 	// microseconds.
 	DispatchUs float64 `json:"dispatch_us,omitempty"`
+	// ExecuteUs is what a host call (an Execute of host tensors) adds
+	// beyond its transfers at the measured rates, its submission and its
+	// passes: the call's device buffers, descriptors and parameters, and
+	// the small copies' own cost, in microseconds (on lavapipe about 100
+	// to 200). 0 where it was not measured.
+	ExecuteUs float64 `json:"execute_us,omitempty"`
 	// ElementNs is the device time per position a kernel handles
 	// (moving one element or unit), at full occupancy, in nanoseconds;
 	// a pass takes the longer of its positions at this rate and its
 	// bytes at CopyGBps.
 	ElementNs float64 `json:"element_ns,omitempty"`
 	// AtomicNs is what one global atomic on a distinct address adds to a
-	// position, in nanoseconds.
+	// position whose invocation's neighbours target unrelated addresses
+	// (one index per atomic), in nanoseconds.
 	AtomicNs float64 `json:"atomic_ns,omitempty"`
+	// RunAtomicNs is what one global atomic adds to a position where
+	// each invocation's atomics fall on the consecutive units of a row
+	// (Pass.RunAtomics), in nanoseconds: on lavapipe about a fifth of
+	// AtomicNs. 0 where it was not measured (an older measurement); those
+	// atomics then take AtomicNs.
+	RunAtomicNs float64 `json:"run_atomic_ns,omitempty"`
 	// CompileMs is what compiling one pipeline adds to the first call
 	// that uses it, in milliseconds: creating it and, on a device that
 	// compiles at the first dispatch (lavapipe), that dispatch's extra
@@ -184,9 +197,9 @@ const (
 //   - upload_gbps, download_gbps, copy_gbps: 1e-3 to 1e5 GB/s (1 MB/s
 //     to 100 TB/s);
 //   - submit_wait_us: 1e-3 to 1e7 µs (1 ns to 10 s);
-//   - dispatch_us: 0 (not measured) or 1e-3 to 1e7 µs;
-//   - element_ns, atomic_ns: 0 (not measured) or 1e-4 to 1e6 ns (0.1 ps
-//     to 1 ms);
+//   - dispatch_us, execute_us: 0 (not measured) or 1e-3 to 1e7 µs;
+//   - element_ns, atomic_ns, run_atomic_ns: 0 (not measured) or 1e-4
+//     to 1e6 ns (0.1 ps to 1 ms);
 //   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
 //     minutes);
 //   - passes, when present: each kind's position_ns and invocation_ns 0
@@ -210,8 +223,10 @@ func (d *Device) Check() error {
 		{"copy_gbps", d.CopyGBps, false, MinGBps, MaxGBps},
 		{"submit_wait_us", d.SubmitWaitUs, false, MinUs, MaxUs},
 		{"dispatch_us", d.DispatchUs, true, MinUs, MaxUs},
+		{"execute_us", d.ExecuteUs, true, MinUs, MaxUs},
 		{"element_ns", d.ElementNs, true, MinElementNs, MaxElementNs},
 		{"atomic_ns", d.AtomicNs, true, MinElementNs, MaxElementNs},
+		{"run_atomic_ns", d.RunAtomicNs, true, MinElementNs, MaxElementNs},
 		{"compile_ms", d.CompileMs, true, MinCompileMs, MaxCompileMs},
 	} {
 		if err := checkFigure(f.name, f.v, f.zero, f.lo, f.hi); err != nil {
@@ -241,9 +256,11 @@ func (d *Device) Check() error {
 }
 
 // Complete reports whether d holds every figure a measurement of this
-// version gives: the kernel figures and the CPU's too.
+// version gives: the kernel figures (the host call's and the run
+// atomics' among them) and
+// the CPU's too.
 func (d *Device) Complete() bool {
-	return d.Check() == nil && d.DispatchUs > 0 && d.ElementNs > 0 && d.CPU != nil
+	return d.Check() == nil && d.DispatchUs > 0 && d.ExecuteUs > 0 && d.ElementNs > 0 && d.RunAtomicNs > 0 && d.CPU != nil
 }
 
 // Check reports the first figure of c that a measurement cannot give,
@@ -336,8 +353,10 @@ type Pass struct {
 	// Bytes is the device memory the pass reads and writes.
 	Bytes uint64
 	// Positions is the positions its kernel handles (0 for copy and fill
-	// commands); Atomics the global atomics it issues, at most.
-	Positions, Atomics uint64
+	// commands); Atomics the global atomics it issues, at most, of which
+	// RunAtomics fall on the consecutive units of a row, an invocation's
+	// next atomic on the next word (Device.RunAtomicNs).
+	Positions, Atomics, RunAtomics uint64
 	// Invocations is the invocations that have positions to handle;
 	// Kind the kind of pass, which a figure of its own may time
 	// (Device.Passes).
@@ -351,9 +370,10 @@ type GPUWork struct {
 	// 0 for a call on resident tensors).
 	UploadBytes, DownloadBytes uint64
 	// Submits is the submissions and waits; Dispatches the compute
-	// dispatches over all passes.
-	Submits, Dispatches int
-	Passes              []Pass
+	// dispatches over all passes; HostCalls the host calls (Execute of
+	// host tensors: 0 for calls on resident tensors), each ExecuteUs.
+	Submits, Dispatches, HostCalls int
+	Passes                         []Pass
 	// Compiles is the pipelines the call compiles first.
 	Compiles int
 }
@@ -374,6 +394,7 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 	}
 	e.add("passes", passes)
 	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
+	e.add("host calls", float64(w.HostCalls)*d.ExecuteUs/1e3)
 	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
 	e.add("compile", float64(w.Compiles)*d.CompileMs)
 	return e
@@ -382,13 +403,18 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 // PassMs returns the estimated device time of the pass p, in
 // milliseconds, as Estimate's "passes" part adds it up: the longer of
 // its bytes at CopyGBps and its positions and atomics at ElementNs and
-// AtomicNs, or, for a kind of pass with a figure of its own
+// AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with a figure of its own
 // (Device.Passes), its positions and invocations at that figure's. What
 // each dispatch adds (DispatchUs) is left out: it is the time of the
 // device's timestamps around the pass that PassMs estimates.
 func (d *Device) PassMs(p Pass) float64 {
 	mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
-	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
+	run := d.RunAtomicNs
+	if run == 0 {
+		run = d.AtomicNs
+	}
+	runs := min(p.RunAtomics, p.Atomics)
+	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics-runs)*d.AtomicNs + float64(runs)*run) * 1e-9
 	if f := d.Passes.of(p.Kind); f != nil {
 		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
 	}
@@ -427,13 +453,13 @@ func ms(s float64) float64 { return s * 1e3 }
 // compiles what w compiles.
 func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	r := GPUWork{UploadBytes: w.UploadBytes * uint64(n), DownloadBytes: w.DownloadBytes * uint64(n),
-		Submits: w.Submits * n, Dispatches: w.Dispatches * n, Compiles: w.Compiles}
+		Submits: w.Submits * n, Dispatches: w.Dispatches * n, HostCalls: w.HostCalls * n, Compiles: w.Compiles}
 	if batched {
 		r.Submits = min(w.Submits, 1)
 	}
 	for _, p := range w.Passes {
 		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
-			Invocations: p.Invocations * uint64(n), Kind: p.Kind})
+			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Kind: p.Kind})
 	}
 	return r
 }

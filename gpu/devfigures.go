@@ -21,9 +21,12 @@ import (
 func (n PlanNeeds) Work() cost.GPUWork {
 	w := cost.GPUWork{UploadBytes: n.HostBytes - n.DownloadBytes, DownloadBytes: n.DownloadBytes,
 		Submits: n.Submits, Dispatches: n.Dispatches}
+	if n.HostBytes > 0 {
+		w.HostCalls = 1
+	}
 	for _, ps := range n.Passes {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
-			Invocations: ps.Invocations, Kind: ps.Kind})
+			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Kind: ps.Kind})
 	}
 	return w
 }
@@ -70,12 +73,15 @@ const probeElements = 1 << 21
 //
 //   - DispatchUs: a batch of 32 small SliceScatter calls against a batch
 //     of one, per dispatch;
-//   - ElementNs: a SliceScatter of 2M float32 elements in place, its
-//     pass's device time (timestamps; else its wall time less a
-//     submission) per element;
+//   - ExecuteUs: an Execute of the small call on host tensors over the
+//     batch of one;
+//   - ElementNs: a SliceScatter of 2M float32 elements in place (every
+//     other one), its pass's device time (timestamps; else its wall
+//     time less a submission) per position;
 //   - AtomicNs: a ScatterND-18 max of 2M int32 updates on distinct
-//     targets in place, its scatter pass's time less its elements at
-//     ElementNs, per update;
+//     targets in place, its scatter pass's time per position less
+//     ElementNs;
+//   - RunAtomicNs: the same of 128K rows of 16 int32 on distinct rows;
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
 //     device and driver: vk.Device.PipelineKnown); 0 when there were none;
@@ -206,6 +212,14 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	for i, v := range perm {
 		idx[i] = int64(v)
 	}
+	rows := n / 16
+	rowsTarget := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
+	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
+	rowIdx := make([]int64, rows)
+	for i, v := range rand.New(rand.NewSource(2)).Perm(rows) {
+		rowIdx[i] = int64(v)
+	}
+	rowsIndices := upload(tensor.MustFromSlice([]int{rows, 1}, rowIdx))
 	target := upload(mustNew(tensor.Int32, n))
 	indices := upload(tensor.MustFromSlice([]int{n, 1}, idx))
 	values := upload(mustNew(tensor.Int32, n))
@@ -228,31 +242,95 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	}
 	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), cost.MinUs)
 
-	// Elements: one streaming pass.
-	wall, dev, _, err := timed(7, "scatter", slice(data, upd, n))
+	// A host call: the same small call as an Execute of host tensors,
+	// over the resident one (its transfers of a few hundred bytes left
+	// out).
+	hostCall, err := ops.Prepare(ops.Request{Op: "SliceScatter-15", Data: mustNew(tensor.Float32, 64), Updates: mustNew(tensor.Float32, 32),
+		Start: tensor.Ints(0), Stop: tensor.Ints(64), Step: tensor.Ints(2), Axes: tensor.Ints(0)})
 	if err != nil {
 		return err
 	}
-	if dev == 0 {
-		dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
+	hostOut := mustNew(tensor.Float32, 64)
+	execs := make([]time.Duration, 7)
+	for i := -1; i < len(execs); i++ {
+		t0 := time.Now()
+		if err := b.Execute(ctx, hostCall, hostOut); err != nil {
+			return err
+		}
+		if i >= 0 {
+			execs[i] = time.Since(t0)
+		}
 	}
-	m.ElementNs = max(float64(dev)/float64(n), cost.MinElementNs)
+	m.ExecuteUs = max(float64(fastest(execs)-one)/1e3, cost.MinUs)
 
-	// Atomics: one per update, on distinct targets.
-	awall, adev, _, err := timed(7, "scatter", Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"})
+	// Elements: one streaming pass.
+	perPosition := func(c Call, wall, dev time.Duration) (float64, error) {
+		pos, err := b.passPositions(c, "scatter")
+		if err != nil {
+			return 0, err
+		}
+		if dev == 0 {
+			dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
+		}
+		return float64(dev) / float64(max(pos, 1)), nil
+	}
+	elements := slice(data, upd, n)
+	wall, dev, _, err := timed(7, "scatter", elements)
 	if err != nil {
 		return err
 	}
-	if adev == 0 {
-		adev = max(awall-wall, time.Nanosecond)
-	} else {
-		adev -= time.Duration(float64(n) * m.ElementNs)
+	elementNs, err := perPosition(elements, wall, dev)
+	if err != nil {
+		return err
 	}
-	m.AtomicNs = max(float64(adev)/float64(n), cost.MinElementNs)
+	m.ElementNs = max(elementNs, cost.MinElementNs)
+
+	// Atomics: one per update on distinct targets, each with an index of
+	// its own, and one per unit of rows of 16 on distinct rows.
+	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"}
+	awall, adev, _, err := timed(7, "scatter", atomic)
+	if err != nil {
+		return err
+	}
+	atomicNs, err := perPosition(atomic, awall, adev)
+	if err != nil {
+		return err
+	}
+	m.AtomicNs = max(atomicNs-m.ElementNs, cost.MinElementNs)
+	runs := Call{Op: "ScatterND-18", Data: rowsTarget, Indices: rowsIndices, Updates: rowsValues, Out: rowsTarget, Reduction: "max"}
+	rwall, rdev, _, err := timed(7, "scatter", runs)
+	if err != nil {
+		return err
+	}
+	runNs, err := perPosition(runs, rwall, rdev)
+	if err != nil {
+		return err
+	}
+	m.RunAtomicNs = max(runNs-m.ElementNs, cost.MinElementNs)
 	if compiles > 0 {
 		m.CompileMs = max(float64(compileTime)/1e6/float64(compiles), cost.MinCompileMs)
 	}
 	return nil
+}
+
+// passPositions returns the positions of c's passes labelled label, as
+// its plan in place on resident tensors counts them.
+func (b *Backend) passPositions(c Call, label string) (uint64, error) {
+	p, err := b.prepareCall(c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := b.NeedsInPlace(p)
+	if err != nil {
+		return 0, err
+	}
+	var pos uint64
+	for _, ps := range n.Passes {
+		if ps.Name == label {
+			pos += ps.Positions
+		}
+	}
+	return pos, nil
 }
 
 // mustNew returns a zeroed 1-D tensor of n elements of dt.
