@@ -37,9 +37,15 @@ type Device struct {
 	// for its fence, in microseconds.
 	SubmitWaitUs float64 `json:"submit_wait_us"`
 	// DispatchUs is what each compute dispatch adds to a submission
-	// beyond its work (recording, the barrier after it, the launch), in
-	// microseconds.
+	// beyond its work and its launch (recording, the barrier after it),
+	// in microseconds.
 	DispatchUs float64 `json:"dispatch_us,omitempty"`
+	// LaunchUs is the device time of a dispatch with almost no work, in
+	// microseconds: what the device's timestamps around a pass hold
+	// beyond the pass's work for each of its dispatches (starting the
+	// invocations and waiting for the last; on lavapipe about 0.1 ms, on
+	// SwiftShader about 0.4). 0 where it was not measured.
+	LaunchUs float64 `json:"launch_us,omitempty"`
 	// ExecuteUs is what a host call (an Execute of host tensors) adds
 	// beyond its transfers at the measured rates, its submission and its
 	// passes: the call's device buffers, descriptors and parameters, and
@@ -197,7 +203,8 @@ const (
 //   - upload_gbps, download_gbps, copy_gbps: 1e-3 to 1e5 GB/s (1 MB/s
 //     to 100 TB/s);
 //   - submit_wait_us: 1e-3 to 1e7 µs (1 ns to 10 s);
-//   - dispatch_us, execute_us: 0 (not measured) or 1e-3 to 1e7 µs;
+//   - dispatch_us, execute_us, launch_us: 0 (not measured) or 1e-3 to
+//     1e7 µs;
 //   - element_ns, atomic_ns, run_atomic_ns: 0 (not measured) or 1e-4
 //     to 1e6 ns (0.1 ps to 1 ms);
 //   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
@@ -224,6 +231,7 @@ func (d *Device) Check() error {
 		{"submit_wait_us", d.SubmitWaitUs, false, MinUs, MaxUs},
 		{"dispatch_us", d.DispatchUs, true, MinUs, MaxUs},
 		{"execute_us", d.ExecuteUs, true, MinUs, MaxUs},
+		{"launch_us", d.LaunchUs, true, MinUs, MaxUs},
 		{"element_ns", d.ElementNs, true, MinElementNs, MaxElementNs},
 		{"atomic_ns", d.AtomicNs, true, MinElementNs, MaxElementNs},
 		{"run_atomic_ns", d.RunAtomicNs, true, MinElementNs, MaxElementNs},
@@ -358,9 +366,11 @@ type Pass struct {
 	// next atomic on the next word (Device.RunAtomicNs).
 	Positions, Atomics, RunAtomics uint64
 	// Invocations is the invocations that have positions to handle;
-	// Kind the kind of pass, which a figure of its own may time
+	// Dispatches the compute dispatches it records, each LaunchUs; Kind
+	// the kind of pass, which a figure of its own may time
 	// (Device.Passes).
 	Invocations uint64
+	Dispatches  int
 	Kind        PassKind
 }
 
@@ -383,7 +393,8 @@ type GPUWork struct {
 // positions and atomics at the element and atomic rates (a pass is bound
 // by memory or by its invocations), or, for a kind of pass with a
 // figure of its own (Device.Passes), its positions and invocations at
-// that figure's; each dispatch and each submission at theirs.
+// that figure's, each dispatch adding its launch (LaunchUs); each
+// dispatch, each submission and each host call at theirs.
 func (d *Device) Estimate(w GPUWork) Estimate {
 	var e Estimate
 	e.add("upload", ms(float64(w.UploadBytes)/(d.UploadGBps*1e9)))
@@ -404,9 +415,10 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 // milliseconds, as Estimate's "passes" part adds it up: the longer of
 // its bytes at CopyGBps and its positions and atomics at ElementNs and
 // AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with a figure of its own
-// (Device.Passes), its positions and invocations at that figure's. What
-// each dispatch adds (DispatchUs) is left out: it is the time of the
-// device's timestamps around the pass that PassMs estimates.
+// (Device.Passes), its positions and invocations at that figure's; and
+// LaunchUs for each of its dispatches. What each dispatch adds to the
+// submission beyond that (DispatchUs) is left out: PassMs is the time
+// the device's timestamps around the pass hold.
 func (d *Device) PassMs(p Pass) float64 {
 	mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
 	run := d.RunAtomicNs
@@ -418,7 +430,7 @@ func (d *Device) PassMs(p Pass) float64 {
 	if f := d.Passes.of(p.Kind); f != nil {
 		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
 	}
-	return ms(max(mem, work))
+	return ms(max(mem, work)) + float64(p.Dispatches)*d.LaunchUs/1e3
 }
 
 // CPUWork is a call's work on the CPU backend (cpuref.WorkOf).
@@ -459,7 +471,7 @@ func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	}
 	for _, p := range w.Passes {
 		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
-			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Kind: p.Kind})
+			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Dispatches: p.Dispatches * n, Kind: p.Kind})
 	}
 	return r
 }

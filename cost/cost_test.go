@@ -209,3 +209,22 @@ func TestRunAtomicsAndHostCalls(t *testing.T) {
 	d.ExecuteUs, d.RunAtomicNs = 150, -1
 	assert.ErrorIs(t, d.Check(), ErrFigures)
 }
+
+// TestLaunch: each dispatch of a pass adds LaunchUs to the pass's time
+// (PassMs, and Estimate's "passes" part), on top of its work; Repeat
+// scales the dispatches.
+func TestLaunch(t *testing.T) {
+	d := device()
+	d.LaunchUs = 100
+	p := Pass{Positions: 1e6, Dispatches: 3} // 2 ms of work
+	assert.InDelta(t, 2.3, d.PassMs(p), 1e-9)
+	w := GPUWork{Submits: 1, Dispatches: 3, Passes: []Pass{p}}.Repeat(2, true)
+	assert.Equal(t, 6, w.Passes[0].Dispatches)
+	e := d.Estimate(w)
+	require.Len(t, e.Parts, 3)
+	assert.Equal(t, "passes", e.Parts[0].Name)
+	assert.InDelta(t, 4.6, e.Parts[0].Ms, 1e-9)
+	assert.InDelta(t, 4.6+6*0.005+0.05, e.Ms, 1e-9)
+	d.LaunchUs = -1
+	assert.ErrorIs(t, d.Check(), ErrFigures)
+}

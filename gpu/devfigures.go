@@ -26,7 +26,7 @@ func (n PlanNeeds) Work() cost.GPUWork {
 	}
 	for _, ps := range n.Passes {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
-			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Kind: ps.Kind})
+			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Dispatches: ps.Dispatches, Kind: ps.Kind})
 	}
 	return w
 }
@@ -71,8 +71,9 @@ const probeElements = 1 << 21
 // after a first (other work on the machine only slows a run, so the
 // fastest is the device's own time, not the load of the moment):
 //
-//   - DispatchUs: a batch of 32 small SliceScatter calls against a batch
-//     of one, per dispatch;
+//   - LaunchUs: the device time of a small SliceScatter call's pass;
+//   - DispatchUs: a batch of 32 of those calls against a batch of one,
+//     per dispatch, less LaunchUs;
 //   - ExecuteUs: an Execute of the small call on host tensors over the
 //     batch of one;
 //   - ElementNs: a SliceScatter of 2M float32 elements in place (every
@@ -232,7 +233,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	for range 32 {
 		batch = append(batch, slice(small, smallUpd, 32))
 	}
-	one, _, _, err := timed(7, "", batch[0])
+	one, launch, _, err := timed(7, "scatter", batch[0])
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,13 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	if err != nil {
 		return err
 	}
-	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), cost.MinUs)
+	// The small call's pass on the device is a dispatch with almost no
+	// work: its launch (cost.Device.LaunchUs), which the dispatches of the
+	// batch each took too.
+	if launch > 0 {
+		m.LaunchUs = max(float64(launch)/1e3, cost.MinUs)
+	}
+	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1))-m.LaunchUs, cost.MinUs)
 
 	// A host call: the same small call as an Execute of host tensors,
 	// over the resident one (its transfers of a few hundred bytes left
@@ -272,6 +279,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		if dev == 0 {
 			dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
 		}
+		dev = max(dev-time.Duration(m.LaunchUs*1e3), time.Nanosecond)
 		return float64(dev) / float64(max(pos, 1)), nil
 	}
 	elements := slice(data, upd, n)

@@ -16,6 +16,9 @@ import (
 type passPoint struct {
 	inv, pos float64
 	ns       float64
+	// dispatches is the passes' dispatches, whose launches
+	// (cost.Device.LaunchUs) the figure leaves out.
+	dispatches int
 }
 
 // measurePasses sets m.Passes (Figures): the in-order fold's kinds of
@@ -132,6 +135,7 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			}
 			pt.inv += float64(ps.Invocations)
 			pt.pos += float64(ps.Positions)
+			pt.dispatches += ps.Dispatches
 			if !seen[ps.Name] {
 				seen[ps.Name] = true
 				if ts := times[ps.Name]; len(ts) == reps {
@@ -140,6 +144,7 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			}
 		}
 		for k, pt := range kinds {
+			pt.ns = max(pt.ns-float64(pt.dispatches)*m.LaunchUs*1e3, 0)
 			if pt.ns > 0 {
 				points[k] = append(points[k], *pt)
 			}
