@@ -57,15 +57,17 @@ type Device struct {
 	// a pass takes the longer of its positions at this rate and its
 	// bytes at CopyGBps.
 	ElementNs float64 `json:"element_ns,omitempty"`
-	// AtomicNs is what one global atomic on a distinct address adds to a
-	// position whose invocation's neighbours target unrelated addresses
-	// (one index per atomic), in nanoseconds.
+	// AtomicNs is what one global atomic adds to a position whose
+	// invocation's neighbours target unrelated addresses (one index per
+	// atomic), in nanoseconds, measured with 16 updates on each target
+	// as a reduction folds duplicates.
 	AtomicNs float64 `json:"atomic_ns,omitempty"`
 	// RunAtomicNs is what one global atomic adds to a position where
 	// each invocation's atomics fall on the consecutive units of a row
-	// (Pass.RunAtomics), in nanoseconds: on lavapipe about a fifth of
-	// AtomicNs. 0 where it was not measured (an older measurement); those
-	// atomics then take AtomicNs.
+	// (Pass.RunAtomics), in nanoseconds, measured as AtomicNs is (on
+	// lavapipe, on distinct targets, 15-18 ns per position against 29-36
+	// where each atomic has an index of its own). 0 where it was not
+	// measured (an older measurement); those atomics then take AtomicNs.
 	RunAtomicNs float64 `json:"run_atomic_ns,omitempty"`
 	// CompileMs is what compiling one pipeline adds to the first call
 	// that uses it, in milliseconds: creating it and, on a device that

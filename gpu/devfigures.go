@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"sort"
@@ -76,13 +77,19 @@ const probeElements = 1 << 21
 //     per dispatch, less LaunchUs;
 //   - ExecuteUs: an Execute of the small call on host tensors over the
 //     batch of one;
-//   - ElementNs: a SliceScatter of 2M float32 elements in place (every
-//     other one), its pass's device time (timestamps; else its wall
-//     time less a submission) per position;
-//   - AtomicNs: a ScatterND-18 max of 2M int32 updates on distinct
-//     targets in place, its scatter pass's time per position less
-//     ElementNs;
-//   - RunAtomicNs: the same of 128K rows of 16 int32 on distinct rows;
+//   - ElementNs: two SliceScatter calls in place, of 2M float32 elements
+//     (every other one: 4-byte positions) and of 128K rows of 16 (every
+//     other row: wider positions), the geometric mean of their passes'
+//     device times (timestamps; else the wall time less a submission)
+//     per position: a position's time varies with its width and its
+//     kernel (on lavapipe 10-24 ns, and the narrow probe at 10 or at 20
+//     from one process to the next; on SwiftShader 33-111), and the mean
+//     of the two keeps the passes of every bench workload nearer;
+//   - AtomicNs: a ScatterND-18 add of 2M float32 updates in place, 16
+//     on each target on average (a reduction folds duplicates, and how
+//     many meet one address decides what its atomics cost), its scatter
+//     pass's time per position less ElementNs;
+//   - RunAtomicNs: the same of 128K rows of 16 floats, 16 on each row;
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
 //     device and driver: vk.Device.PipelineKnown); 0 when there were none;
@@ -208,22 +215,29 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	upd := upload(mustNew(tensor.Float32, n))
 	small := upload(mustNew(tensor.Float32, 64))
 	smallUpd := upload(mustNew(tensor.Float32, 32))
-	perm := rand.New(rand.NewSource(1)).Perm(n)
+	// The atomic probes fold 16 updates into each target on average, at
+	// random: a reduction folds duplicates, and how many meet one address
+	// decides what its atomics cost (on SwiftShader 2-3 times the cost on
+	// distinct targets).
+	const dups = 16
+	rng := rand.New(rand.NewSource(1))
 	idx := make([]int64, n)
-	for i, v := range perm {
-		idx[i] = int64(v)
+	for i := range idx {
+		idx[i] = int64(rng.Intn(n / dups))
 	}
 	rows := n / 16
-	rowsTarget := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
-	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
+	rowsTarget := upload(tensor.MustFromSlice([]int{rows / dups, 16}, make([]float32, n/dups)))
+	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]float32, n)))
 	rowIdx := make([]int64, rows)
-	for i, v := range rand.New(rand.NewSource(2)).Perm(rows) {
-		rowIdx[i] = int64(v)
+	for i := range rowIdx {
+		rowIdx[i] = int64(rng.Intn(rows / dups))
 	}
 	rowsIndices := upload(tensor.MustFromSlice([]int{rows, 1}, rowIdx))
-	target := upload(mustNew(tensor.Int32, n))
+	wideData := upload(tensor.MustFromSlice([]int{2 * rows, 16}, make([]float32, 2*n)))
+	wideUpd := upload(tensor.MustFromSlice([]int{rows, 16}, make([]float32, n)))
+	target := upload(mustNew(tensor.Float32, n/dups))
 	indices := upload(tensor.MustFromSlice([]int{n, 1}, idx))
-	values := upload(mustNew(tensor.Int32, n))
+	values := upload(mustNew(tensor.Float32, n))
 	if err != nil {
 		return err
 	}
@@ -287,15 +301,25 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	if err != nil {
 		return err
 	}
-	elementNs, err := perPosition(elements, wall, dev)
+	narrowNs, err := perPosition(elements, wall, dev)
 	if err != nil {
 		return err
 	}
-	m.ElementNs = max(elementNs, cost.MinElementNs)
+	wide := Call{Op: "SliceScatter-15", Data: wideData, Updates: wideUpd, Out: wideData,
+		Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * rows)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
+	wwall, wdev, _, err := timed(7, "scatter", wide)
+	if err != nil {
+		return err
+	}
+	wideNs, err := perPosition(wide, wwall, wdev)
+	if err != nil {
+		return err
+	}
+	m.ElementNs = max(math.Sqrt(narrowNs*wideNs), cost.MinElementNs)
 
-	// Atomics: one per update on distinct targets, each with an index of
-	// its own, and one per unit of rows of 16 on distinct rows.
-	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"}
+	// Atomics: one per update, each with an index of its own, and one
+	// per unit of rows of 16.
+	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "add"}
 	awall, adev, _, err := timed(7, "scatter", atomic)
 	if err != nil {
 		return err
@@ -305,7 +329,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		return err
 	}
 	m.AtomicNs = max(atomicNs-m.ElementNs, cost.MinElementNs)
-	runs := Call{Op: "ScatterND-18", Data: rowsTarget, Indices: rowsIndices, Updates: rowsValues, Out: rowsTarget, Reduction: "max"}
+	runs := Call{Op: "ScatterND-18", Data: rowsTarget, Indices: rowsIndices, Updates: rowsValues, Out: rowsTarget, Reduction: "add"}
 	rwall, rdev, _, err := timed(7, "scatter", runs)
 	if err != nil {
 		return err
