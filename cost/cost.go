@@ -7,8 +7,11 @@
 // the estimate is lower.
 //
 // The estimates are for choosing and for reading a plan, not promises:
-// on lavapipe they fall within 3x of the measured time for every bench
-// workload, and a device that runs other work at the same time is slower.
+// on lavapipe and SwiftShader most bench workloads at the quick size fall
+// within 2x of the measured time, the smallest calls (a few hundred
+// positions, whose passes are mostly the device's launch) and skewed keys
+// (a hot target's atomics queue) below it; a device that runs other work
+// at the same time is slower.
 package cost
 
 import (
@@ -55,7 +58,9 @@ type Device struct {
 	// ElementNs is the device time per position a kernel handles
 	// (moving one element or unit), at full occupancy, in nanoseconds;
 	// a pass takes the longer of its positions at this rate and its
-	// bytes at CopyGBps.
+	// bytes at CopyGBps. A position's time varies with its width and
+	// its kernel (gpu.Backend.Figures measures a narrow and a wide pass
+	// and takes their geometric mean).
 	ElementNs float64 `json:"element_ns,omitempty"`
 	// AtomicNs is what one global atomic adds to a position whose
 	// invocation's neighbours target unrelated addresses (one index per
