@@ -121,13 +121,14 @@ type Estimator interface {
 }
 
 // PhaseEstimator is implemented by device backends that also estimate
-// each pass of the host calls from the same figures (internal/gpubench's
-// EstimatePhases): the device time of each pass label of calls calls of
-// p, summed over them, what a DeviceTimer's phases measure. Run reports
-// them beside the measured phases (Result.PhaseEstimates), so that an
-// estimate off the measured time shows which pass it misjudges.
+// each pass of the host calls from the figures m (Estimator's
+// DeviceFigures; internal/gpubench's EstimatePhases): the device time of
+// each pass label of calls calls of p, summed over them, what a
+// DeviceTimer's phases measure. Run reports them beside the measured
+// phases (Result.PhaseEstimates), so that an estimate off the measured
+// time shows which pass it misjudges.
 type PhaseEstimator interface {
-	EstimatePhases(ctx context.Context, p *ops.Plan, calls int) ([]Phase, error)
+	EstimatePhases(m *cost.Device, p *ops.Plan, calls int) ([]Phase, error)
 }
 
 // Target is a backend to benchmark, under a short label such as "cpu" or
@@ -429,6 +430,7 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 			}
 		}
 	}
+	r.figures = rep.Figures
 	for i, w := range workloads {
 		r.w, r.index, r.count = w, i+1, len(workloads)
 		res, err := r.workload()
@@ -448,6 +450,8 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 
 // runner is one Run call.
 type runner struct {
+	// figures holds the Estimators' figures by target label.
+	figures map[string]*cost.Device
 	ctx     context.Context
 	targets []Target
 	opt     Options
@@ -555,8 +559,8 @@ func (r *runner) workload() ([]Result, error) {
 				res.Estimated, res.Estimate, res.CPUEstimate, res.AutoChoice = true, dev, cpu, choice
 			}
 		}
-		if pe, ok := t.Backend.(PhaseEstimator); ok && !w.Decode {
-			if ph, err := pe.EstimatePhases(r.ctx, p, r.w.calls()); err == nil {
+		if pe, ok := t.Backend.(PhaseEstimator); ok && !w.Decode && r.figures[t.Label] != nil {
+			if ph, err := pe.EstimatePhases(r.figures[t.Label], p, r.w.calls()); err == nil {
 				res.PhaseEstimates = ph
 			}
 		}

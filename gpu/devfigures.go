@@ -85,11 +85,12 @@ const probeElements = 1 << 21
 //     kernel (on lavapipe 10-24 ns, and the narrow probe at 10 or at 20
 //     from one process to the next; on SwiftShader 33-111), and the mean
 //     of the two keeps the passes of every bench workload nearer;
-//   - AtomicNs: a ScatterND-18 add of 2M float32 updates in place, 16
-//     on each target on average (a reduction folds duplicates, and how
-//     many meet one address decides what its atomics cost), its scatter
-//     pass's time per position less ElementNs;
-//   - RunAtomicNs: the same of 128K rows of 16 floats, 16 on each row;
+//   - AtomicNs: a ScatterND-18 add of 2M int32 updates in place, 16 on
+//     each target on average (a reduction folds duplicates, and how many
+//     meet one address decides what its atomics cost; int32, whose sum
+//     takes the atomics in deterministic mode too), its scatter pass's
+//     time per position less ElementNs;
+//   - RunAtomicNs: the same of 128K rows of 16 int32, 16 on each row;
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
 //     device and driver: vk.Device.PipelineKnown); 0 when there were none;
@@ -226,8 +227,8 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		idx[i] = int64(rng.Intn(n / dups))
 	}
 	rows := n / 16
-	rowsTarget := upload(tensor.MustFromSlice([]int{rows / dups, 16}, make([]float32, n/dups)))
-	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]float32, n)))
+	rowsTarget := upload(tensor.MustFromSlice([]int{rows / dups, 16}, make([]int32, n/dups)))
+	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
 	rowIdx := make([]int64, rows)
 	for i := range rowIdx {
 		rowIdx[i] = int64(rng.Intn(rows / dups))
@@ -235,9 +236,9 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	rowsIndices := upload(tensor.MustFromSlice([]int{rows, 1}, rowIdx))
 	wideData := upload(tensor.MustFromSlice([]int{2 * rows, 16}, make([]float32, 2*n)))
 	wideUpd := upload(tensor.MustFromSlice([]int{rows, 16}, make([]float32, n)))
-	target := upload(mustNew(tensor.Float32, n/dups))
+	target := upload(mustNew(tensor.Int32, n/dups))
 	indices := upload(tensor.MustFromSlice([]int{n, 1}, idx))
-	values := upload(mustNew(tensor.Float32, n))
+	values := upload(mustNew(tensor.Int32, n))
 	if err != nil {
 		return err
 	}

@@ -95,19 +95,15 @@ func (b Backend) DeviceFigures(ctx context.Context) (*cost.Device, error) {
 var _ bench.PhaseEstimator = Backend{}
 
 // EstimatePhases returns the estimated device time of each pass label of
-// calls host calls of p, summed over them, from the device's figures
-// (Figures) as cost.Device.PassMs gives each pass: what the bench's
-// device phases measure (it is bench.PhaseEstimator).
-func (b Backend) EstimatePhases(ctx context.Context, p *ops.Plan, calls int) ([]bench.Phase, error) {
-	m, err := b.Figures(ctx, false)
-	if err != nil {
-		return nil, err
-	}
+// calls host calls of p, summed over them, from the figures m (Figures)
+// as cost.Device.PassMs gives each pass: what the bench's device phases
+// measure (it is bench.PhaseEstimator).
+func (b Backend) EstimatePhases(m *cost.Device, p *ops.Plan, calls int) ([]bench.Phase, error) {
 	n, err := b.Needs(p)
 	if err != nil {
 		return nil, err
 	}
-	return PhaseEstimates(&m, n, calls), nil
+	return PhaseEstimates(m, n, calls), nil
 }
 
 // PhaseEstimates returns the estimated device time of each label of the
