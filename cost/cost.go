@@ -7,11 +7,11 @@
 // the estimate is lower.
 //
 // The estimates are for choosing and for reading a plan, not promises:
-// on lavapipe and SwiftShader most bench workloads at the quick size fall
-// within 2x of the measured time, the smallest calls (a few hundred
-// positions, whose passes are mostly the device's launch) and skewed keys
-// (a hot target's atomics queue) below it; a device that runs other work
-// at the same time is slower.
+// on lavapipe nearly every bench workload at the quick size falls within
+// 2x of the measured time (skewed keys, whose hot target's atomics queue,
+// below it); on SwiftShader the smallest calls and those whose resolve
+// pass dominates come out at 0.2-0.5 of it; and a device that runs other
+// work at the same time is slower.
 package cost
 
 import (
@@ -46,8 +46,11 @@ type Device struct {
 	// LaunchUs is the device time of a dispatch with almost no work, in
 	// microseconds: what the device's timestamps around a pass hold
 	// beyond the pass's work for each of its dispatches (starting the
-	// invocations and waiting for the last; on lavapipe about 0.1 ms, on
-	// SwiftShader about 0.4). 0 where it was not measured.
+	// invocations and waiting for the last; measured on a small
+	// SliceScatter: on lavapipe 14-45 µs, on SwiftShader 48-74, while the
+	// small calls' resolve and scatter passes take 0.1-0.2 ms and 0.45
+	// ms there, which this figure does not yet predict). 0 where it was
+	// not measured.
 	LaunchUs float64 `json:"launch_us,omitempty"`
 	// ExecuteUs is what a host call (an Execute of host tensors) adds
 	// beyond its transfers at the measured rates, its submission and its
