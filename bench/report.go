@@ -313,6 +313,7 @@ type jsonResult struct {
 	TimesMS            []float64   `json:"times_ms"`
 	DeviceMS           float64     `json:"device_ms"`
 	Phases             []jsonPhase `json:"phases"`
+	PhaseEstimates     []jsonPhase `json:"phase_estimates,omitempty"`
 	DeviceCopyMS       float64     `json:"device_copy_ms,omitempty"`
 	DeviceOverCopy     float64     `json:"device_over_copy,omitempty"`
 	ResidentMS         float64     `json:"resident_ms,omitempty"`
@@ -502,6 +503,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		}
 		for _, ph := range x.Phases {
 			j.Phases = append(j.Phases, jsonPhase{Name: ph.Name, MS: msOf(ph.Duration)})
+		}
+		for _, ph := range x.PhaseEstimates {
+			j.PhaseEstimates = append(j.PhaseEstimates, jsonPhase{Name: ph.Name, MS: msOf(ph.Duration)})
 		}
 		if d := x.Comparison.MaxAbsDiff; !math.IsInf(d, 0) && !math.IsNaN(d) {
 			j.MaxAbsDiff = &d

@@ -123,3 +123,35 @@ func TestEstimateAgainstMeasured(t *testing.T) {
 		assert.Equal(t, want.off, r.Off, r.Workload)
 	}
 }
+
+// TestPhaseEstimatesJSON: a row's estimate of each pass label goes into
+// the JSON beside the measured phases, and is left out where there is
+// none.
+func TestPhaseEstimatesJSON(t *testing.T) {
+	rep := &Report{Repeats: 1, Results: []Result{
+		{Workload: "with", Backend: "gpu", Median: time.Millisecond, Verified: true,
+			Phases:         []Phase{{"resolve", 300 * time.Microsecond}, {"scatter", 600 * time.Microsecond}},
+			PhaseEstimates: []Phase{{"resolve", 250 * time.Microsecond}, {"scatter", 900 * time.Microsecond}}},
+		{Workload: "without", Backend: "gpu", Median: time.Millisecond, Verified: true,
+			Phases: []Phase{{"scatter", 600 * time.Microsecond}}},
+	}}
+	js, err := rep.MarshalJSON()
+	require.NoError(t, err)
+	var got struct {
+		Results []struct {
+			Estimates []struct {
+				Name string  `json:"name"`
+				MS   float64 `json:"ms"`
+			} `json:"phase_estimates"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(js, &got))
+	require.Len(t, got.Results, 2)
+	require.Len(t, got.Results[0].Estimates, 2)
+	assert.Equal(t, "resolve", got.Results[0].Estimates[0].Name)
+	assert.InDelta(t, 0.25, got.Results[0].Estimates[0].MS, 1e-9)
+	assert.Equal(t, "scatter", got.Results[0].Estimates[1].Name)
+	assert.InDelta(t, 0.9, got.Results[0].Estimates[1].MS, 1e-9)
+	assert.Nil(t, got.Results[1].Estimates)
+	assert.NotContains(t, string(js), `"phase_estimates":null`)
+}

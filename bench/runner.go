@@ -120,6 +120,17 @@ type Estimator interface {
 	DeviceFigures(ctx context.Context) (*cost.Device, error)
 }
 
+// PhaseEstimator is implemented by device backends that also estimate
+// each pass of the host calls from the figures m (Estimator's
+// DeviceFigures; internal/gpubench's EstimatePhases): the device time of
+// each pass label of calls calls of p, summed over them, what a
+// DeviceTimer's phases measure. Run reports them beside the measured
+// phases (Result.PhaseEstimates), so that an estimate off the measured
+// time shows which pass it misjudges.
+type PhaseEstimator interface {
+	EstimatePhases(m *cost.Device, p *ops.Plan, calls int) ([]Phase, error)
+}
+
 // Target is a backend to benchmark, under a short label such as "cpu" or
 // "gpu".
 type Target struct {
@@ -263,6 +274,9 @@ type Result struct {
 	// place on resident tensors), set with ResidentTime on a backend that
 	// estimates; 0 where it has none.
 	ResidentEstimate time.Duration
+	// PhaseEstimates is the device's estimate of each pass of the host
+	// calls, by label as Phases (PhaseEstimator); nil where it has none.
+	PhaseEstimates []Phase
 	// HottestUpdates is the most updates that meet one output element in
 	// one call, where each index names one target (hottestUpdates); 0
 	// elsewhere.
@@ -416,6 +430,7 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 			}
 		}
 	}
+	r.figures = rep.Figures
 	for i, w := range workloads {
 		r.w, r.index, r.count = w, i+1, len(workloads)
 		res, err := r.workload()
@@ -435,6 +450,8 @@ func Run(ctx context.Context, targets []Target, workloads []*Workload, opt Optio
 
 // runner is one Run call.
 type runner struct {
+	// figures holds the Estimators' figures by target label.
+	figures map[string]*cost.Device
 	ctx     context.Context
 	targets []Target
 	opt     Options
@@ -540,6 +557,11 @@ func (r *runner) workload() ([]Result, error) {
 			calls := r.w.calls()
 			if dev, cpu, choice, err := es.Estimate(r.ctx, p, calls, w.Decode); err == nil {
 				res.Estimated, res.Estimate, res.CPUEstimate, res.AutoChoice = true, dev, cpu, choice
+			}
+		}
+		if pe, ok := t.Backend.(PhaseEstimator); ok && !w.Decode && r.figures[t.Label] != nil {
+			if ph, err := pe.EstimatePhases(r.figures[t.Label], p, r.w.calls()); err == nil {
+				res.PhaseEstimates = ph
 			}
 		}
 		if ti > 0 && r.tolerant() {

@@ -7,8 +7,11 @@
 // the estimate is lower.
 //
 // The estimates are for choosing and for reading a plan, not promises:
-// on lavapipe they fall within 3x of the measured time for every bench
-// workload, and a device that runs other work at the same time is slower.
+// on lavapipe nearly every bench workload at the quick size falls within
+// 2x of the measured time (skewed keys, whose hot target's atomics queue,
+// below it); on SwiftShader the smallest calls and those whose resolve
+// pass dominates come out at 0.2-0.5 of it; and a device that runs other
+// work at the same time is slower.
 package cost
 
 import (
@@ -38,17 +41,43 @@ type Device struct {
 	// for its fence, in microseconds.
 	SubmitWaitUs float64 `json:"submit_wait_us"`
 	// DispatchUs is what each compute dispatch adds to a submission
-	// beyond its work (recording, the barrier after it, the launch), in
-	// microseconds.
+	// beyond its work and its launch (recording, the barrier after it),
+	// in microseconds.
 	DispatchUs float64 `json:"dispatch_us,omitempty"`
+	// LaunchUs is the device time of a dispatch with almost no work, in
+	// microseconds: what the device's timestamps around a pass hold
+	// beyond the pass's work for each of its dispatches (starting the
+	// invocations and waiting for the last; measured on a small
+	// SliceScatter: on lavapipe 14-45 µs, on SwiftShader 48-74, while the
+	// small calls' resolve and scatter passes take 0.1-0.2 ms and 0.45
+	// ms there, which this figure does not yet predict). 0 where it was
+	// not measured.
+	LaunchUs float64 `json:"launch_us,omitempty"`
+	// ExecuteUs is what a host call (an Execute of host tensors) adds
+	// beyond its transfers at the measured rates, its submission and its
+	// passes: the call's device buffers, descriptors and parameters, and
+	// the small copies' own cost, in microseconds (on lavapipe about 100
+	// to 200). 0 where it was not measured.
+	ExecuteUs float64 `json:"execute_us,omitempty"`
 	// ElementNs is the device time per position a kernel handles
 	// (moving one element or unit), at full occupancy, in nanoseconds;
 	// a pass takes the longer of its positions at this rate and its
-	// bytes at CopyGBps.
+	// bytes at CopyGBps. A position's time varies with its width and
+	// its kernel (gpu.Backend.Figures measures a narrow and a wide pass
+	// and takes their geometric mean).
 	ElementNs float64 `json:"element_ns,omitempty"`
-	// AtomicNs is what one global atomic on a distinct address adds to a
-	// position, in nanoseconds.
+	// AtomicNs is what one global atomic adds to a position whose
+	// invocation's neighbours target unrelated addresses (one index per
+	// atomic), in nanoseconds, measured with 16 updates on each target
+	// as a reduction folds duplicates.
 	AtomicNs float64 `json:"atomic_ns,omitempty"`
+	// RunAtomicNs is what one global atomic adds to a position where
+	// each invocation's atomics fall on the consecutive units of a row
+	// (Pass.RunAtomics), in nanoseconds, measured as AtomicNs is (on
+	// lavapipe, on distinct targets, 15-18 ns per position against 29-36
+	// where each atomic has an index of its own). 0 where it was not
+	// measured (an older measurement); those atomics then take AtomicNs.
+	RunAtomicNs float64 `json:"run_atomic_ns,omitempty"`
 	// CompileMs is what compiling one pipeline adds to the first call
 	// that uses it, in milliseconds: creating it and, on a device that
 	// compiles at the first dispatch (lavapipe), that dispatch's extra
@@ -240,9 +269,10 @@ const (
 //   - upload_gbps, download_gbps, copy_gbps: 1e-3 to 1e5 GB/s (1 MB/s
 //     to 100 TB/s);
 //   - submit_wait_us: 1e-3 to 1e7 µs (1 ns to 10 s);
-//   - dispatch_us: 0 (not measured) or 1e-3 to 1e7 µs;
-//   - element_ns, atomic_ns: 0 (not measured) or 1e-4 to 1e6 ns (0.1 ps
-//     to 1 ms);
+//   - dispatch_us, execute_us, launch_us: 0 (not measured) or 1e-3 to
+//     1e7 µs;
+//   - element_ns, atomic_ns, run_atomic_ns: 0 (not measured) or 1e-4
+//     to 1e6 ns (0.1 ps to 1 ms);
 //   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
 //     minutes);
 //   - passes, when present: each kind's position_ns and invocation_ns 0
@@ -267,8 +297,11 @@ func (d *Device) Check() error {
 		{"copy_gbps", d.CopyGBps, false, MinGBps, MaxGBps},
 		{"submit_wait_us", d.SubmitWaitUs, false, MinUs, MaxUs},
 		{"dispatch_us", d.DispatchUs, true, MinUs, MaxUs},
+		{"execute_us", d.ExecuteUs, true, MinUs, MaxUs},
+		{"launch_us", d.LaunchUs, true, MinUs, MaxUs},
 		{"element_ns", d.ElementNs, true, MinElementNs, MaxElementNs},
 		{"atomic_ns", d.AtomicNs, true, MinElementNs, MaxElementNs},
+		{"run_atomic_ns", d.RunAtomicNs, true, MinElementNs, MaxElementNs},
 		{"compile_ms", d.CompileMs, true, MinCompileMs, MaxCompileMs},
 	} {
 		if err := checkFigure(f.name, f.v, f.zero, f.lo, f.hi); err != nil {
@@ -298,9 +331,11 @@ func (d *Device) Check() error {
 }
 
 // Complete reports whether d holds every figure a measurement of this
-// version gives: the kernel figures and the CPU's too.
+// version gives: the kernel figures (the host call's and the run
+// atomics' among them) and
+// the CPU's too.
 func (d *Device) Complete() bool {
-	return d.Check() == nil && d.DispatchUs > 0 && d.ElementNs > 0 && d.CPU != nil
+	return d.Check() == nil && d.DispatchUs > 0 && d.ExecuteUs > 0 && d.ElementNs > 0 && d.RunAtomicNs > 0 && d.CPU != nil
 }
 
 // Check reports the first figure of c that a measurement cannot give,
@@ -423,12 +458,16 @@ type Pass struct {
 	// Bytes is the device memory the pass reads and writes.
 	Bytes uint64
 	// Positions is the positions its kernel handles (0 for copy and fill
-	// commands); Atomics the global atomics it issues, at most.
-	Positions, Atomics uint64
+	// commands); Atomics the global atomics it issues, at most, of which
+	// RunAtomics fall on the consecutive units of a row, an invocation's
+	// next atomic on the next word (Device.RunAtomicNs).
+	Positions, Atomics, RunAtomics uint64
 	// Invocations is the invocations that have positions to handle;
-	// Kind the kind of pass, which a figure of its own may time
+	// Dispatches the compute dispatches it records, each LaunchUs; Kind
+	// the kind of pass, which a figure of its own may time
 	// (Device.Passes).
 	Invocations uint64
+	Dispatches  int
 	Kind        PassKind
 }
 
@@ -438,9 +477,10 @@ type GPUWork struct {
 	// 0 for a call on resident tensors).
 	UploadBytes, DownloadBytes uint64
 	// Submits is the submissions and waits; Dispatches the compute
-	// dispatches over all passes.
-	Submits, Dispatches int
-	Passes              []Pass
+	// dispatches over all passes; HostCalls the host calls (Execute of
+	// host tensors: 0 for calls on resident tensors), each ExecuteUs.
+	Submits, Dispatches, HostCalls int
+	Passes                         []Pass
 	// Compiles is the pipelines the call compiles first.
 	Compiles int
 }
@@ -450,25 +490,44 @@ type GPUWork struct {
 // positions and atomics at the element and atomic rates (a pass is bound
 // by memory or by its invocations), or, for a kind of pass with a
 // figure of its own (Device.Passes), its positions and invocations at
-// that figure's; each dispatch and each submission at theirs.
+// that figure's, each dispatch adding its launch (LaunchUs); each
+// dispatch, each submission and each host call at theirs.
 func (d *Device) Estimate(w GPUWork) Estimate {
 	var e Estimate
 	e.add("upload", ms(float64(w.UploadBytes)/(d.UploadGBps*1e9)))
 	e.add("download", ms(float64(w.DownloadBytes)/(d.DownloadGBps*1e9)))
 	var passes float64
 	for _, p := range w.Passes {
-		mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
-		work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics)*d.AtomicNs) * 1e-9
-		if f := d.Passes.of(p.Kind); f != nil {
-			work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
-		}
-		passes += max(mem, work)
+		passes += d.PassMs(p)
 	}
-	e.add("passes", ms(passes))
+	e.add("passes", passes)
 	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
+	e.add("host calls", float64(w.HostCalls)*d.ExecuteUs/1e3)
 	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
 	e.add("compile", float64(w.Compiles)*d.CompileMs)
 	return e
+}
+
+// PassMs returns the estimated device time of the pass p, in
+// milliseconds, as Estimate's "passes" part adds it up: the longer of
+// its bytes at CopyGBps and its positions and atomics at ElementNs and
+// AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with a figure of its own
+// (Device.Passes), its positions and invocations at that figure's; and
+// LaunchUs for each of its dispatches. What each dispatch adds to the
+// submission beyond that (DispatchUs) is left out: PassMs is the time
+// the device's timestamps around the pass hold.
+func (d *Device) PassMs(p Pass) float64 {
+	mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
+	run := d.RunAtomicNs
+	if run == 0 {
+		run = d.AtomicNs
+	}
+	runs := min(p.RunAtomics, p.Atomics)
+	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics-runs)*d.AtomicNs + float64(runs)*run) * 1e-9
+	if f := d.Passes.of(p.Kind); f != nil {
+		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
+	}
+	return ms(max(mem, work)) + float64(p.Dispatches)*d.LaunchUs/1e3
 }
 
 // CPUWork is a call's work on the CPU backend (cpuref.WorkOf).
@@ -524,13 +583,13 @@ func ms(s float64) float64 { return s * 1e3 }
 // compiles what w compiles.
 func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	r := GPUWork{UploadBytes: w.UploadBytes * uint64(n), DownloadBytes: w.DownloadBytes * uint64(n),
-		Submits: w.Submits * n, Dispatches: w.Dispatches * n, Compiles: w.Compiles}
+		Submits: w.Submits * n, Dispatches: w.Dispatches * n, HostCalls: w.HostCalls * n, Compiles: w.Compiles}
 	if batched {
 		r.Submits = min(w.Submits, 1)
 	}
 	for _, p := range w.Passes {
 		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
-			Invocations: p.Invocations * uint64(n), Kind: p.Kind})
+			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Dispatches: p.Dispatches * n, Kind: p.Kind})
 	}
 	return r
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func device() *Device {
-	return &Device{UploadGBps: 10, DownloadGBps: 20, CopyGBps: 100, SubmitWaitUs: 50, DispatchUs: 5, ElementNs: 2, AtomicNs: 8, ProbeBytes: 1,
+	return &Device{UploadGBps: 10, DownloadGBps: 20, CopyGBps: 100, SubmitWaitUs: 50, DispatchUs: 5, ExecuteUs: 100, ElementNs: 2, AtomicNs: 8, RunAtomicNs: 4, ProbeBytes: 1,
 		CPU: &CPU{Threads: 2, CopyGBps: 40, MoveGBps: 20, ElementNs: 3, ReduceNs: 6}}
 }
 
@@ -161,6 +161,12 @@ func TestCheck(t *testing.T) {
 	d.DispatchUs, d.ElementNs, d.AtomicNs, d.CPU = 0, 0, 0, nil
 	require.NoError(t, d.Check(), "an older measurement")
 	assert.False(t, d.Complete())
+	d = device()
+	d.RunAtomicNs = 0
+	assert.False(t, d.Complete(), "measured before the atomics along rows were")
+	d = device()
+	d.ExecuteUs = 0
+	assert.False(t, d.Complete(), "measured before the host call was")
 
 	// The bounds themselves are figures a measurement can give.
 	d = &Device{UploadGBps: MinGBps, DownloadGBps: MaxGBps, CopyGBps: MaxGBps, SubmitWaitUs: MinUs, DispatchUs: MaxUs,
@@ -173,7 +179,7 @@ func TestCheck(t *testing.T) {
 func TestJSON(t *testing.T) {
 	b, err := json.Marshal(device())
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"upload_gbps":10,"download_gbps":20,"copy_gbps":100,"submit_wait_us":50,"dispatch_us":5,"element_ns":2,"atomic_ns":8,"probe_bytes":1,
+	assert.JSONEq(t, `{"upload_gbps":10,"download_gbps":20,"copy_gbps":100,"submit_wait_us":50,"dispatch_us":5,"execute_us":100,"element_ns":2,"atomic_ns":8,"run_atomic_ns":4,"probe_bytes":1,
 		"cpu":{"threads":2,"copy_gbps":40,"move_gbps":20,"element_ns":3,"reduce_ns":6}}`, string(b))
 }
 
@@ -309,4 +315,57 @@ func TestDeviceClone(t *testing.T) {
 	assert.Equal(t, 2.0, d.CPU.Fold[0].SerialNs)
 	assert.NotEqual(t, d.CPU.Threads, c.CPU.Threads)
 	assert.Equal(t, Device{}, Device{}.Clone())
+}
+
+// TestRunAtomicsAndHostCalls: a pass's atomics along rows take
+// RunAtomicNs and the rest AtomicNs (both AtomicNs where RunAtomicNs was
+// not measured); each host call adds ExecuteUs; PassMs is one pass of
+// the "passes" part; Repeat scales both counts.
+func TestRunAtomicsAndHostCalls(t *testing.T) {
+	d := device()
+	d.RunAtomicNs, d.ExecuteUs = 1, 150
+	p := Pass{Positions: 1e6, Atomics: 1e6, RunAtomics: 6e5}
+	assert.InDelta(t, 2+0.4*8+0.6*1, d.PassMs(p), 1e-9)
+	w := GPUWork{HostCalls: 1, Passes: []Pass{p}}
+	e := d.Estimate(w)
+	require.Len(t, e.Parts, 2)
+	assert.Equal(t, "passes", e.Parts[0].Name)
+	assert.InDelta(t, 2+3.2+0.6, e.Parts[0].Ms, 1e-9)
+	assert.Equal(t, Part{"host calls", 0.15}, e.Parts[1])
+	r := w.Repeat(4, false)
+	assert.Equal(t, 4, r.HostCalls)
+	assert.Equal(t, uint64(24e5), r.Passes[0].RunAtomics)
+	assert.InDelta(t, 4*(5.8+0.15), d.Estimate(r).Ms, 1e-9)
+
+	// Not measured: every atomic at AtomicNs.
+	d.RunAtomicNs = 0
+	assert.InDelta(t, 2+8, d.PassMs(p), 1e-9)
+	// More run atomics than atomics (a malformed pass) count no more
+	// than the atomics.
+	d.RunAtomicNs = 1
+	assert.InDelta(t, 2+1, d.PassMs(Pass{Positions: 1e6, Atomics: 1e6, RunAtomics: 5e6}), 1e-9)
+
+	d.ExecuteUs = math.Inf(1)
+	assert.ErrorIs(t, d.Check(), ErrFigures)
+	d.ExecuteUs, d.RunAtomicNs = 150, -1
+	assert.ErrorIs(t, d.Check(), ErrFigures)
+}
+
+// TestLaunch: each dispatch of a pass adds LaunchUs to the pass's time
+// (PassMs, and Estimate's "passes" part), on top of its work; Repeat
+// scales the dispatches.
+func TestLaunch(t *testing.T) {
+	d := device()
+	d.LaunchUs = 100
+	p := Pass{Positions: 1e6, Dispatches: 3} // 2 ms of work
+	assert.InDelta(t, 2.3, d.PassMs(p), 1e-9)
+	w := GPUWork{Submits: 1, Dispatches: 3, Passes: []Pass{p}}.Repeat(2, true)
+	assert.Equal(t, 6, w.Passes[0].Dispatches)
+	e := d.Estimate(w)
+	require.Len(t, e.Parts, 3)
+	assert.Equal(t, "passes", e.Parts[0].Name)
+	assert.InDelta(t, 4.6, e.Parts[0].Ms, 1e-9)
+	assert.InDelta(t, 4.6+6*0.005+0.05, e.Ms, 1e-9)
+	d.LaunchUs = -1
+	assert.ErrorIs(t, d.Check(), ErrFigures)
 }

@@ -5,7 +5,9 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,9 +22,12 @@ import (
 func (n PlanNeeds) Work() cost.GPUWork {
 	w := cost.GPUWork{UploadBytes: n.HostBytes - n.DownloadBytes, DownloadBytes: n.DownloadBytes,
 		Submits: n.Submits, Dispatches: n.Dispatches}
+	if n.HostBytes > 0 {
+		w.HostCalls = 1
+	}
 	for _, ps := range n.Passes {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
-			Invocations: ps.Invocations, Kind: ps.Kind})
+			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Dispatches: ps.Dispatches, Kind: ps.Kind})
 	}
 	return w
 }
@@ -62,17 +67,30 @@ const probeElements = 1 << 21
 // driver, or, when there are none or remeasure is set, new ones, which it
 // keeps there. A new measurement takes the transfers, the device copy and
 // the submission from vk.Device.Measure, then times the backend's own
-// kernels on resident tensors (about 2M elements; on lavapipe about 0.3 s
-// once the pipelines are compiled):
+// kernels on resident tensors (about 2M elements; on lavapipe about 0.5 s
+// once the pipelines are compiled), each timing the fastest of seven runs
+// after a first (other work on the machine only slows a run, so the
+// fastest is the device's own time, not the load of the moment):
 //
-//   - DispatchUs: a batch of 32 small SliceScatter calls against a batch
-//     of one, per dispatch;
-//   - ElementNs: a SliceScatter of 2M float32 elements in place, its
-//     pass's device time (timestamps; else its wall time less a
-//     submission) per element;
-//   - AtomicNs: a ScatterND-18 max of 2M int32 updates on distinct
-//     targets in place, its scatter pass's time less its elements at
-//     ElementNs, per update;
+//   - LaunchUs: the device time of a small SliceScatter call's pass;
+//   - DispatchUs: a batch of 32 of those calls against a batch of one,
+//     per dispatch, less LaunchUs;
+//   - ExecuteUs: an Execute of the small call on host tensors over the
+//     batch of one;
+//   - ElementNs: two SliceScatter calls in place, of 2M float32 elements
+//     (every other one: 4-byte positions) and of 128K rows of 16 (every
+//     other row: wider positions), the geometric mean of their passes'
+//     device times (timestamps; else the wall time less a submission)
+//     per position: a position's time varies with its width and its
+//     kernel (on lavapipe 10-24 ns, and the narrow probe at 10 or at 20
+//     from one process to the next; on SwiftShader 33-111), and the mean
+//     of the two keeps the passes of every bench workload nearer;
+//   - AtomicNs: a ScatterND-18 add of 2M int32 updates in place, 16 on
+//     each target on average (a reduction folds duplicates, and how many
+//     meet one address decides what its atomics cost; int32, whose sum
+//     takes the atomics in deterministic mode too), its scatter pass's
+//     time per position less ElementNs;
+//   - RunAtomicNs: the same of 128K rows of 16 int32, 16 on each row;
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
 //     device and driver: vk.Device.PipelineKnown); 0 when there were none;
@@ -160,9 +178,11 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		}
 		return t
 	}
-	// timed runs calls once, then reps times, and returns the median wall
-	// time and the median device time of the last call's pass named pass
-	// (0 without timestamps).
+	// timed runs calls once, then reps times, and returns the least wall
+	// time and the least device time of the last call's pass named pass
+	// (0 without timestamps): the least (fastest), so that a moment of
+	// other work on the machine, which only slows runs, stays out of the
+	// figure.
 	// The first run's extra time over the median compiles the pipelines
 	// the calls use that were not compiled before (compiles of them).
 	var compiles int
@@ -214,7 +234,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 			compiles += fresh
 			compileTime += max(first-median(walls), 0)
 		}
-		return median(walls), median(devs), dispatches, nil
+		return fastest(walls), fastest(devs), dispatches, nil
 	}
 	n := probeElements
 	slice := func(data, upd *Tensor, n int) Call {
@@ -225,12 +245,27 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	upd := upload(mustNew(tensor.Float32, n))
 	small := upload(mustNew(tensor.Float32, 64))
 	smallUpd := upload(mustNew(tensor.Float32, 32))
-	perm := rand.New(rand.NewSource(1)).Perm(n)
+	// The atomic probes fold 16 updates into each target on average, at
+	// random: a reduction folds duplicates, and how many meet one address
+	// decides what its atomics cost (on SwiftShader 2-3 times the cost on
+	// distinct targets).
+	const dups = 16
+	rng := rand.New(rand.NewSource(1))
 	idx := make([]int64, n)
-	for i, v := range perm {
-		idx[i] = int64(v)
+	for i := range idx {
+		idx[i] = int64(rng.Intn(n / dups))
 	}
-	target := upload(mustNew(tensor.Int32, n))
+	rows := n / 16
+	rowsTarget := upload(tensor.MustFromSlice([]int{rows / dups, 16}, make([]int32, n/dups)))
+	rowsValues := upload(tensor.MustFromSlice([]int{rows, 16}, make([]int32, n)))
+	rowIdx := make([]int64, rows)
+	for i := range rowIdx {
+		rowIdx[i] = int64(rng.Intn(rows / dups))
+	}
+	rowsIndices := upload(tensor.MustFromSlice([]int{rows, 1}, rowIdx))
+	wideData := upload(tensor.MustFromSlice([]int{2 * rows, 16}, make([]float32, 2*n)))
+	wideUpd := upload(tensor.MustFromSlice([]int{rows, 16}, make([]float32, n)))
+	target := upload(mustNew(tensor.Int32, n/dups))
 	indices := upload(tensor.MustFromSlice([]int{n, 1}, idx))
 	values := upload(mustNew(tensor.Int32, n))
 	if err != nil {
@@ -242,41 +277,122 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	for range 32 {
 		batch = append(batch, slice(small, smallUpd, 32))
 	}
-	one, _, _, err := timed(5, "", batch[0])
+	one, launch, _, err := timed(7, "scatter", batch[0])
 	if err != nil {
 		return err
 	}
-	many, _, d, err := timed(5, "", batch...)
+	many, _, d, err := timed(7, "", batch...)
 	if err != nil {
 		return err
 	}
-	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1)), cost.MinUs)
+	// The small call's pass on the device is a dispatch with almost no
+	// work: its launch (cost.Device.LaunchUs), which the dispatches of the
+	// batch each took too.
+	if launch > 0 {
+		m.LaunchUs = max(float64(launch)/1e3, cost.MinUs)
+	}
+	m.DispatchUs = max(float64(many-one)/1e3/float64(max(d-d/32, 1))-m.LaunchUs, cost.MinUs)
+
+	// A host call: the same small call as an Execute of host tensors,
+	// over the resident one (its transfers of a few hundred bytes left
+	// out).
+	hostCall, err := ops.Prepare(ops.Request{Op: "SliceScatter-15", Data: mustNew(tensor.Float32, 64), Updates: mustNew(tensor.Float32, 32),
+		Start: tensor.Ints(0), Stop: tensor.Ints(64), Step: tensor.Ints(2), Axes: tensor.Ints(0)})
+	if err != nil {
+		return err
+	}
+	hostOut := mustNew(tensor.Float32, 64)
+	execs := make([]time.Duration, 7)
+	for i := -1; i < len(execs); i++ {
+		t0 := time.Now()
+		if err := b.Execute(ctx, hostCall, hostOut); err != nil {
+			return err
+		}
+		if i >= 0 {
+			execs[i] = time.Since(t0)
+		}
+	}
+	m.ExecuteUs = max(float64(fastest(execs)-one)/1e3, cost.MinUs)
 
 	// Elements: one streaming pass.
-	wall, dev, _, err := timed(3, "scatter", slice(data, upd, n))
+	perPosition := func(c Call, wall, dev time.Duration) (float64, error) {
+		pos, err := b.passPositions(c, "scatter")
+		if err != nil {
+			return 0, err
+		}
+		if dev == 0 {
+			dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
+		}
+		dev = max(dev-time.Duration(m.LaunchUs*1e3), time.Nanosecond)
+		return float64(dev) / float64(max(pos, 1)), nil
+	}
+	elements := slice(data, upd, n)
+	wall, dev, _, err := timed(7, "scatter", elements)
 	if err != nil {
 		return err
 	}
-	if dev == 0 {
-		dev = max(wall-time.Duration(m.SubmitWaitUs*1e3), time.Nanosecond)
+	narrowNs, err := perPosition(elements, wall, dev)
+	if err != nil {
+		return err
 	}
-	m.ElementNs = max(float64(dev)/float64(n), cost.MinElementNs)
+	wide := Call{Op: "SliceScatter-15", Data: wideData, Updates: wideUpd, Out: wideData,
+		Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * rows)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
+	wwall, wdev, _, err := timed(7, "scatter", wide)
+	if err != nil {
+		return err
+	}
+	wideNs, err := perPosition(wide, wwall, wdev)
+	if err != nil {
+		return err
+	}
+	m.ElementNs = max(math.Sqrt(narrowNs*wideNs), cost.MinElementNs)
 
-	// Atomics: one per update, on distinct targets.
-	awall, adev, _, err := timed(3, "scatter", Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "max"})
+	// Atomics: one per update, each with an index of its own, and one
+	// per unit of rows of 16.
+	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "add"}
+	awall, adev, _, err := timed(7, "scatter", atomic)
 	if err != nil {
 		return err
 	}
-	if adev == 0 {
-		adev = max(awall-wall, time.Nanosecond)
-	} else {
-		adev -= time.Duration(float64(n) * m.ElementNs)
+	atomicNs, err := perPosition(atomic, awall, adev)
+	if err != nil {
+		return err
 	}
-	m.AtomicNs = max(float64(adev)/float64(n), cost.MinElementNs)
+	m.AtomicNs = max(atomicNs-m.ElementNs, cost.MinElementNs)
+	runs := Call{Op: "ScatterND-18", Data: rowsTarget, Indices: rowsIndices, Updates: rowsValues, Out: rowsTarget, Reduction: "add"}
+	rwall, rdev, _, err := timed(7, "scatter", runs)
+	if err != nil {
+		return err
+	}
+	runNs, err := perPosition(runs, rwall, rdev)
+	if err != nil {
+		return err
+	}
+	m.RunAtomicNs = max(runNs-m.ElementNs, cost.MinElementNs)
 	if compiles > 0 {
 		m.CompileMs = max(float64(compileTime)/1e6/float64(compiles), cost.MinCompileMs)
 	}
 	return nil
+}
+
+// passPositions returns the positions of c's passes labelled label, as
+// its plan in place on resident tensors counts them.
+func (b *Backend) passPositions(c Call, label string) (uint64, error) {
+	p, err := b.prepareCall(c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := b.NeedsInPlace(p)
+	if err != nil {
+		return 0, err
+	}
+	var pos uint64
+	for _, ps := range n.Passes {
+		if ps.Name == label {
+			pos += ps.Positions
+		}
+	}
+	return pos, nil
 }
 
 // mustNew returns a zeroed 1-D tensor of n elements of dt.
@@ -292,4 +408,12 @@ func mustNew(dt tensor.DType, n int) *tensor.Tensor {
 func median(ds []time.Duration) time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2]
+}
+
+// fastest returns the least of ds: what a figure takes of its repeats.
+// Other work on the machine only ever slows a run, so the fastest of
+// several short runs is the device's own time, where a median of a few
+// follows a loaded moment into every estimate made from the figure.
+func fastest(ds []time.Duration) time.Duration {
+	return slices.Min(ds)
 }

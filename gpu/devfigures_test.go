@@ -138,6 +138,64 @@ func TestEstimateWork(t *testing.T) {
 	assert.Zero(t, wi.UploadBytes+wi.DownloadBytes, "in place: no host transfers")
 }
 
+// TestRunAtomicsWork: the atomics of a ScatterND scatter over rows of
+// several units fall along the rows (cost.Pass.RunAtomics), those of rows
+// of one unit and of a ScatterElements scatter do not; a host call counts
+// one host call, a call in place on resident tensors none.
+func TestRunAtomicsWork(t *testing.T) {
+	b := openTest(t, Options{})
+	rows := func(width int) ops.Request {
+		// The bench's SND-sum-dup: 64K updates into 4096 rows, large
+		// enough for the atomics rather than the in-order fold.
+		const n, m = 4096, 65536
+		shape := []int{n}
+		if width > 1 {
+			shape = []int{n, width}
+		}
+		data, _ := tensor.New(tensor.Float32, shape)
+		count := m / width
+		updShape := append([]int{count}, shape[1:]...)
+		upd, _ := tensor.New(tensor.Float32, updShape)
+		idx, _ := tensor.New(tensor.Int64, []int{count, 1})
+		for i := range count {
+			tensor.View[int64](idx)[i] = int64(i*7919) % n
+		}
+		return ops.Request{Op: "ScatterND-18", Reduction: "add", Data: data, Indices: idx, Updates: upd}
+	}
+	for _, c := range []struct {
+		name string
+		req  ops.Request
+		runs bool
+	}{
+		{"ScatterND rows of 16", rows(16), true},
+		{"ScatterND rows of 1", rows(1), false},
+		{"ScatterElements", dupRequest("ScatterElements-18", "add", tensor.Float32, 16384), false},
+	} {
+		p, err := ops.Prepare(c.req)
+		require.NoError(t, err, c.name)
+		n, err := b.Needs(p)
+		require.NoError(t, err, c.name)
+		w := n.Work()
+		assert.Equal(t, 1, w.HostCalls, c.name)
+		var atomics, runs uint64
+		for _, ps := range w.Passes {
+			atomics += ps.Atomics
+			runs += ps.RunAtomics
+		}
+		t.Logf("%s: path %s, %d atomics, %d along rows", c.name, n.Path, atomics, runs)
+		require.Contains(t, []string{"native", "cas"}, n.Path, "%s: the atomics' path (native float add, or compare-and-swap)", c.name)
+		require.Equal(t, uint64(p.NumUpdates()), atomics, c.name)
+		if c.runs {
+			assert.Equal(t, atomics, runs, c.name)
+		} else {
+			assert.Zero(t, runs, c.name)
+		}
+		in, err := b.NeedsInPlace(p)
+		require.NoError(t, err, c.name)
+		assert.Zero(t, in.Work().HostCalls, c.name)
+	}
+}
+
 // TestUncompiledPipelines: a plan's pipelines count as uncompiled until
 // a call (or Warm) creates them, in this process or in an earlier one
 // that kept the pipeline cache; the estimate's work carries them.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/ops"
+	"github.com/gpuscatter/gpuscatter/shaders"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
 
@@ -88,8 +89,10 @@ type PassNeed struct {
 	Read, Written uint64
 	// Positions is the positions its kernels handle (elements or units
 	// moved, folded or resolved); Atomics the atomics it issues at most,
-	// in device or workgroup memory.
-	Positions, Atomics uint64
+	// in device or workgroup memory, of which RunAtomics fall on the
+	// consecutive units of a row (a Block plan's scatter with rows of
+	// several units: cost.Device.RunAtomicNs).
+	Positions, Atomics, RunAtomics uint64
 	// Kind is the kind of pass whose figure times it (cost.PassKind):
 	// the in-order fold's radix passes, its fold, or the bucketed fold;
 	// cost.PassPlain for the others.
@@ -147,6 +150,17 @@ func (b *Backend) Uncompiled(n PlanNeeds) int {
 		}
 	}
 	return count
+}
+
+// runAtomics reports whether the atomics of ps fall on the consecutive
+// units of rows: a Block plan's scatter whose index tuples each name a
+// row of several units, an invocation's units one after another. The
+// atomics of an Element plan's scatter, and of rows of one unit, each
+// have an index of their own and an address unrelated to the next.
+func (pl *callPlan) runAtomics(ps *pass) bool {
+	j := pl.j
+	return ps.kind == passDispatch && ps.key.Family == shaders.Scatter && j.kind == shaders.Block && !j.gather &&
+		j.resolve > 0 && j.updates >= 2*j.resolve
 }
 
 // callNeeds plans p for a device with facts f, as Execute records it or,
@@ -252,6 +266,9 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		pending.Written += ps.written
 		pending.Positions += ps.positions(pl.j.updates)
 		pending.Atomics += ps.atomics
+		if pl.runAtomics(ps) {
+			pending.RunAtomics += ps.atomics
+		}
 		if ps.label == "" {
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/cost"
@@ -30,8 +30,12 @@ type Measured = cost.Device
 const probeBytes = 32 << 20
 
 // Measure measures the device's figures (Measured): each transfer the
-// median of three, the submission the median of fifteen. It takes well
-// under a second on lavapipe.
+// least of five runs, the submission the least of fifteen. The least
+// rather than the median, so that the figures are the device's own: a
+// moment when other work holds the machine makes some runs slower, never
+// one faster, and a median of a few runs follows the load of the moment
+// measured into every later estimate. It takes well under a second on
+// lavapipe.
 func (d *Device) Measure(ctx context.Context) (m Measured, err error) {
 	n := min(uint64(probeBytes), d.limits.MaxAllocationBytes)
 	m.ProbeBytes = n
@@ -61,14 +65,13 @@ func (d *Device) Measure(ctx context.Context) (m Measured, err error) {
 			}
 			ts[i] = time.Since(t0)
 		}
-		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-		return max(ts[reps/2], time.Nanosecond), nil
+		return max(slices.Min(ts), time.Nanosecond), nil
 	}
-	up, err := timed(3, func() error { return src.Upload(0, host) })
+	up, err := timed(5, func() error { return src.Upload(0, host) })
 	if err != nil {
 		return m, err
 	}
-	down, err := timed(3, func() error { return src.Download(0, host) })
+	down, err := timed(5, func() error { return src.Download(0, host) })
 	if err != nil {
 		return m, err
 	}
@@ -88,7 +91,7 @@ func (d *Device) Measure(ctx context.Context) (m Measured, err error) {
 			return seq.Submit(ctx)
 		}
 	}
-	cp, err := timed(3, record(func() error { return seq.Copy(src, 0, dst, 0, n) }))
+	cp, err := timed(5, record(func() error { return seq.Copy(src, 0, dst, 0, n) }))
 	if err != nil {
 		return m, err
 	}

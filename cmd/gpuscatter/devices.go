@@ -151,7 +151,8 @@ func describeDevice(b *strings.Builder, d vk.DeviceInfo) {
 		if m.CompileMs > 0 {
 			compile = fmt.Sprintf("%.3g ms per pipeline compiled", m.CompileMs)
 		}
-		line("kernels", "%.3g µs per dispatch, %.3g ns per element, %.3g ns per atomic, %s", m.DispatchUs, m.ElementNs, m.AtomicNs, compile)
+		line("kernels", "%.3g µs per dispatch, %.3g µs per host call, %.3g ns per element, %.3g ns per atomic (%.3g along a row), %s",
+			m.DispatchUs, m.ExecuteUs, m.ElementNs, m.AtomicNs, m.RunAtomicNs, compile)
 		if c := m.CPU; c != nil {
 			line("cpu backend", "%d threads: copy %.3g GB/s, rows %.3g GB/s, %.3g ns per element, %.3g ns per reduced element",
 				c.Threads, c.CopyGBps, c.MoveGBps, c.ElementNs, c.ReduceNs)

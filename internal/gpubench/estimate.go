@@ -9,6 +9,7 @@ import (
 	"github.com/gpuscatter/gpuscatter/bench"
 	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
+	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/ops"
 )
 
@@ -89,4 +90,37 @@ func (b Backend) DeviceFigures(ctx context.Context) (*cost.Device, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+var _ bench.PhaseEstimator = Backend{}
+
+// EstimatePhases returns the estimated device time of each pass label of
+// calls host calls of p, summed over them, from the figures m (Figures)
+// as cost.Device.PassMs gives each pass: what the bench's device phases
+// measure (it is bench.PhaseEstimator).
+func (b Backend) EstimatePhases(m *cost.Device, p *ops.Plan, calls int) ([]bench.Phase, error) {
+	n, err := b.Needs(p)
+	if err != nil {
+		return nil, err
+	}
+	return PhaseEstimates(m, n, calls), nil
+}
+
+// PhaseEstimates returns the estimated device time of each label of the
+// passes of n (gpu.PlanNeeds.Passes), calls times, from the figures m, in
+// the order the labels first appear.
+func PhaseEstimates(m *cost.Device, n gpu.PlanNeeds, calls int) []bench.Phase {
+	var out []bench.Phase
+	at := map[string]int{}
+	for i, ps := range n.Work().Passes {
+		name := n.Passes[i].Name
+		d := duration(m.PassMs(ps) * float64(calls))
+		if j, ok := at[name]; ok {
+			out[j].Duration += d
+			continue
+		}
+		at[name] = len(out)
+		out = append(out, bench.Phase{Name: name, Duration: d})
+	}
+	return out
 }

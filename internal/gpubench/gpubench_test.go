@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/cpuref"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/testdevice"
@@ -167,4 +168,22 @@ func TestClosed(t *testing.T) {
 			assert.NotPanics(t, func() { b.LastRoundTrips() })
 		})
 	}
+}
+
+// TestPhaseEstimates: each pass label's estimate is its passes' times
+// from the figures (cost.Device.PassMs), passes of one label summed, in
+// the order the labels first appear, times the calls.
+func TestPhaseEstimates(t *testing.T) {
+	m := &cost.Device{CopyGBps: 100, ElementNs: 2, AtomicNs: 8, LaunchUs: 10}
+	n := gpu.PlanNeeds{Passes: []gpu.PassNeed{
+		{Name: "resolve", Dispatches: 1, Positions: 1e5},               // 0.2 ms + 0.01
+		{Name: "scatter", Dispatches: 1, Positions: 1e5, Atomics: 1e5}, // 1.0 ms + 0.01
+		{Name: "resolve", Dispatches: 2, Read: 1e8, Written: 1e8},      // 2 ms of bytes + 0.02
+	}}
+	got := PhaseEstimates(m, n, 3)
+	require.Len(t, got, 2)
+	assert.Equal(t, "resolve", got[0].Name)
+	assert.InDelta(t, 3*(0.21+2.02), float64(got[0].Duration)/1e6, 1e-6)
+	assert.Equal(t, "scatter", got[1].Name)
+	assert.InDelta(t, 3*1.01, float64(got[1].Duration)/1e6, 1e-6)
 }
