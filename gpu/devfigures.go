@@ -153,7 +153,7 @@ func (b *Backend) measureFigures(ctx context.Context, remeasure bool, more func(
 		return nil
 	}
 	m, err := dev.MeasuredFigures(ctx, remeasure, measure)
-	if err == nil && m.Passes == nil && !remeasure {
+	if err == nil && (m.Passes == nil || m.ExecuteUs == 0 || m.RunAtomicNs == 0) && !remeasure {
 		// Kept by an older version, without the pass figures.
 		m, err = dev.MeasuredFigures(ctx, true, measure)
 	}
