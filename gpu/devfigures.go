@@ -162,22 +162,8 @@ func (b *Backend) measureFigures(ctx context.Context, remeasure bool, more func(
 
 // measureKernels sets m's DispatchUs, ElementNs and AtomicNs (Figures).
 func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error) {
-	var closers []*Tensor
-	defer func() {
-		for _, t := range closers {
-			t.Close()
-		}
-	}()
-	upload := func(src *tensor.Tensor) *Tensor {
-		if err != nil {
-			return nil
-		}
-		var t *Tensor
-		if t, err = b.Upload(ctx, src); err == nil {
-			closers = append(closers, t)
-		}
-		return t
-	}
+	upload, closeAll := b.probeUploads(ctx, &err)
+	defer closeAll()
 	// timed runs calls once, then reps times, and returns the least wall
 	// time and the least device time of the last call's pass named pass
 	// (0 without timestamps): the least (fastest), so that a moment of
@@ -416,4 +402,29 @@ func median(ds []time.Duration) time.Duration {
 // follows a loaded moment into every estimate made from the figure.
 func fastest(ds []time.Duration) time.Duration {
 	return slices.Min(ds)
+}
+
+// probeUploads returns upload, which uploads a probe call's tensor unless
+// *err is set (and sets *err when the upload fails), and closeAll, which
+// closes every tensor upload made.
+func (b *Backend) probeUploads(ctx context.Context, err *error) (upload func(*tensor.Tensor) *Tensor, closeAll func()) {
+	var open []*Tensor
+	upload = func(src *tensor.Tensor) *Tensor {
+		if *err != nil {
+			return nil
+		}
+		t, e := b.Upload(ctx, src)
+		if e != nil {
+			*err = e
+			return nil
+		}
+		open = append(open, t)
+		return t
+	}
+	closeAll = func() {
+		for _, t := range open {
+			t.Close()
+		}
+	}
+	return upload, closeAll
 }

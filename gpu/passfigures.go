@@ -43,22 +43,8 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 		b.deterministic = was
 		b.mu.Unlock()
 	}()
-	var closers []*Tensor
-	defer func() {
-		for _, t := range closers {
-			t.Close()
-		}
-	}()
-	upload := func(src *tensor.Tensor) *Tensor {
-		if err != nil {
-			return nil
-		}
-		var t *Tensor
-		if t, err = b.Upload(ctx, src); err == nil {
-			closers = append(closers, t)
-		}
-		return t
-	}
+	upload, closeAll := b.probeUploads(ctx, &err)
+	defer closeAll()
 	rng := rand.New(rand.NewSource(1))
 	indices := func(n, dim int, shape []int) *tensor.Tensor {
 		idx := make([]int64, n)
