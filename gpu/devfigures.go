@@ -62,6 +62,22 @@ func (b *Backend) Work(p *ops.Plan) (cost.GPUWork, error) {
 // GPU, small enough to take well under a second on lavapipe.
 const probeElements = 1 << 21
 
+// probeReps is how many timed runs each probe takes after its first.
+const probeReps = 7
+
+// With knobs.QuickFigures the probes are quickProbeDiv times smaller
+// and each takes quickProbeReps timed runs.
+const quickProbeDiv, quickProbeReps = 64, 2
+
+// probeScale returns the divisor of the probes' sizes and the timed runs
+// of each: 1 and reps, or as knobs.QuickFigures makes them.
+func (b *Backend) probeScale(reps int) (div, runs int) {
+	if b.quickFigures {
+		return quickProbeDiv, quickProbeReps
+	}
+	return 1, reps
+}
+
 // Figures returns the device's figures (cost.Device): those kept beside
 // the pipeline cache from an earlier measurement of the same device and
 // driver, or, when there are none or remeasure is set, new ones, which it
@@ -222,7 +238,8 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		}
 		return fastest(walls), fastest(devs), dispatches, nil
 	}
-	n := probeElements
+	div, reps := b.probeScale(probeReps)
+	n := probeElements / div
 	slice := func(data, upd *Tensor, n int) Call {
 		return Call{Op: "SliceScatter-15", Data: data, Updates: upd, Out: data,
 			Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * n)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
@@ -263,11 +280,11 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	for range 32 {
 		batch = append(batch, slice(small, smallUpd, 32))
 	}
-	one, launch, _, err := timed(7, "scatter", batch[0])
+	one, launch, _, err := timed(reps, "scatter", batch[0])
 	if err != nil {
 		return err
 	}
-	many, _, d, err := timed(7, "", batch...)
+	many, _, d, err := timed(reps, "", batch...)
 	if err != nil {
 		return err
 	}
@@ -288,7 +305,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		return err
 	}
 	hostOut := mustNew(tensor.Float32, 64)
-	execs := make([]time.Duration, 7)
+	execs := make([]time.Duration, reps)
 	for i := -1; i < len(execs); i++ {
 		t0 := time.Now()
 		if err := b.Execute(ctx, hostCall, hostOut); err != nil {
@@ -313,7 +330,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		return float64(dev) / float64(max(pos, 1)), nil
 	}
 	elements := slice(data, upd, n)
-	wall, dev, _, err := timed(7, "scatter", elements)
+	wall, dev, _, err := timed(reps, "scatter", elements)
 	if err != nil {
 		return err
 	}
@@ -323,7 +340,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	}
 	wide := Call{Op: "SliceScatter-15", Data: wideData, Updates: wideUpd, Out: wideData,
 		Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * rows)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
-	wwall, wdev, _, err := timed(7, "scatter", wide)
+	wwall, wdev, _, err := timed(reps, "scatter", wide)
 	if err != nil {
 		return err
 	}
@@ -336,7 +353,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	// Atomics: one per update, each with an index of its own, and one
 	// per unit of rows of 16.
 	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "add"}
-	awall, adev, _, err := timed(7, "scatter", atomic)
+	awall, adev, _, err := timed(reps, "scatter", atomic)
 	if err != nil {
 		return err
 	}
@@ -346,7 +363,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	}
 	m.AtomicNs = max(atomicNs-m.ElementNs, cost.MinElementNs)
 	runs := Call{Op: "ScatterND-18", Data: rowsTarget, Indices: rowsIndices, Updates: rowsValues, Out: rowsTarget, Reduction: "add"}
-	rwall, rdev, _, err := timed(7, "scatter", runs)
+	rwall, rdev, _, err := timed(reps, "scatter", runs)
 	if err != nil {
 		return err
 	}

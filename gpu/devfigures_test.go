@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
@@ -23,7 +24,9 @@ import (
 // kernel figures (an older file) are measured again.
 func TestFigures(t *testing.T) {
 	dir := t.TempDir()
-	b := openTest(t, Options{PipelineCacheDir: dir})
+	// Small probes (knobs.QuickFigures): the test is of how figures are
+	// kept, found and remeasured, not of what they are.
+	b := openTest(t, Options{PipelineCacheDir: dir}, knobs.Knobs{QuickFigures: true})
 	ctx := context.Background()
 	cpu := &cost.CPU{Threads: 1, CopyGBps: 1, MoveGBps: 2, ElementNs: 3, ReduceNs: 4}
 	calls := 0
@@ -73,7 +76,7 @@ func TestFigures(t *testing.T) {
 // figures, a copy of them, as does one asking for less; remeasure
 // measures again.
 func TestFiguresWithoutCacheFolder(t *testing.T) {
-	b := openTest(t, Options{PipelineCacheDir: "off"})
+	b := openTest(t, Options{PipelineCacheDir: "off"}, knobs.Knobs{QuickFigures: true})
 	ctx := context.Background()
 	calls := 0
 	more := func(m *cost.Device) error {

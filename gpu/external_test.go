@@ -686,6 +686,7 @@ func TestExternalCacheWarmFigures(t *testing.T) {
 	d := openCaller(t, Requirements().Features, false)
 	b, err := OpenExternal(externalOf(d), Options{PipelineCacheDir: dir})
 	require.NoError(t, err)
+	b.quickFigures = true // small probes: the figures' keeping is the subject
 	st, err := b.Warm(ctx, p)
 	require.NoError(t, err)
 	assert.Positive(t, st.Compiled)

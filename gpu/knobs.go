@@ -98,6 +98,9 @@ type tuning struct {
 	streamMin uint64
 	// freedEarly counts the output chunks download freed as it read them.
 	freedEarly int
+	// quickFigures is knobs.QuickFigures: Figures probes at
+	// 1/quickProbeDiv of their size, quickProbeReps runs each.
+	quickFigures bool
 	// onBuild, when set, is called as a batch's call k (from 0) starts
 	// acquiring its buffers and pipelines, and with k = n when all n
 	// have: the fault tests aim there.
@@ -150,4 +153,5 @@ func (b *Backend) force(k knobs.Knobs) {
 	b.noShaderFloat64 = k.NoShaderFloat64
 	b.noShaderInt64 = k.NoShaderInt64
 	b.fault = k.Fault
+	b.quickFigures = k.QuickFigures
 }

@@ -65,13 +65,15 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 		return tensor.MustFromSlice(shape, v)
 	}
 	const slots = 4096
+	// The timed runs of each call, after a first.
+	div, reps := b.probeScale(5)
 	var calls []Call
-	for _, n := range []int{1 << 16, 1 << 20} {
+	for _, n := range []int{1 << 16 / div, 1 << 20 / div} {
 		data := upload(mustNew(tensor.Float32, slots))
 		calls = append(calls, Call{Op: "ScatterElements-18", Reduction: "add", Data: data, Out: data,
 			Indices: upload(indices(n, slots, []int{n})), Updates: upload(values([]int{n}))})
 	}
-	for _, rows := range []int{1 << 12, 1 << 16} {
+	for _, rows := range []int{1 << 12 / div, 1 << 16 / div} {
 		data := upload(values([]int{slots, 16}))
 		calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: data, Out: data,
 			Indices: upload(indices(rows, slots, []int{rows, 1})), Updates: upload(values([]int{rows, 16}))})
@@ -89,9 +91,8 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 		if err != nil {
 			return err
 		}
-		// The device time by label, the fastest of 5 runs after one
+		// The device time by label, the fastest of reps runs after one
 		// (fastest: a loaded moment stays out of the figure).
-		const reps = 5
 		times := map[string][]time.Duration{}
 		for i := -1; i < reps; i++ {
 			if err := b.Run(ctx, c); err != nil {

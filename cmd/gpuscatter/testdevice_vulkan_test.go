@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 			return b, selectorOf(s, err)
 		}
 	}
+	// The commands' backends measure their figures with small probes:
+	// the tests are of how figures are measured, kept, shown and used,
+	// never of how close an estimate comes (a measurement at full size
+	// takes about 15 s on lavapipe).
+	gpuKnobs.QuickFigures = true
 	// Each backend a test opens takes over the device and pipelines the
 	// last one closed (gpu.KeepDevices), as check's paths do; they are
 	// destroyed at the end, the validation layer silent.

@@ -117,6 +117,13 @@ type Knobs struct {
 	// Faults makes chosen Vulkan calls of the backend's device fail as a
 	// failing device's do (vkfault.Install): the fault tests.
 	Faults *vkfault.Plan
+	// QuickFigures makes the device figures (gpu.Backend.Figures) come
+	// from probes a sixty-fourth of their size, each timed twice: figures
+	// of the right form and order, in a fraction of the time (on
+	// SwiftShader a measurement takes about a minute), for the tests of
+	// how figures are measured, kept, found and remeasured, which need
+	// figures, not good ones. Estimates made from them are rougher.
+	QuickFigures bool
 }
 
 // Fault is a deliberate error Knobs.Fault injects into results.
