@@ -45,20 +45,18 @@ func TestMain(m *testing.M) {
 	// last one closed (gpu.KeepDevices), as check's paths do; they are
 	// destroyed at the end, the validation layer silent.
 	gpu.KeepDevices(true)
-	// Run where there is no user cache folder (the kit runs its test
-	// binaries under env -i), the commands would warn of the fallback
-	// folder on every run: give them a cache folder of their own.
+	// The commands get a cache folder of their own: the figures their
+	// small probes measure must never be kept in the user's cache folder,
+	// where a later gpuscatter would read them as the device's; and where
+	// there is no user cache folder (the kit runs its test binaries under
+	// env -i) the commands would warn of the fallback folder on every run.
 	// TestBinaryHostileCacheFolder sets its own environment.
-	cacheDir := ""
-	if _, err := os.UserCacheDir(); err != nil {
-		dir, err := os.MkdirTemp("", "gpuscatter-test-cache-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		cacheDir = dir
-		os.Setenv("XDG_CACHE_HOME", dir)
+	cacheDir, err := os.MkdirTemp("", "gpuscatter-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
+	os.Setenv("XDG_CACHE_HOME", cacheDir)
 	code := m.Run()
 	if err := gpu.ReleaseInstances(); err != nil {
 		fmt.Fprintln(os.Stderr, "ReleaseInstances:", err)
@@ -66,9 +64,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	if cacheDir != "" {
-		os.RemoveAll(cacheDir)
-	}
+	os.RemoveAll(cacheDir)
 	os.Exit(code)
 }
 
