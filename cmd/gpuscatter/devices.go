@@ -104,7 +104,7 @@ func devicesFlags(asJSON, remeasure *bool) []flagSpec {
 
 // measured returns the figures of device index: kept, or measured now.
 func measured(ctx context.Context, c *cli, index int, remeasure bool) (vk.Measured, error) {
-	b, err := openVulkanKnobs(gpu.Options{Device: strconv.Itoa(index), Warn: c.gpu.warn, MaxPoolBytes: -1})
+	b, err := gpu.Open(gpu.Options{Device: strconv.Itoa(index), Warn: c.gpu.warn, MaxPoolBytes: -1})
 	if err != nil {
 		return vk.Measured{}, err
 	}

@@ -36,27 +36,24 @@ func TestMain(m *testing.M) {
 			return b, selectorOf(s, err)
 		}
 	}
-	// The commands' backends measure their figures with small probes:
-	// the tests are of how figures are measured, kept, shown and used,
-	// never of how close an estimate comes (a measurement at full size
-	// takes about 15 s on lavapipe).
-	gpuKnobs.QuickFigures = true
 	// Each backend a test opens takes over the device and pipelines the
 	// last one closed (gpu.KeepDevices), as check's paths do; they are
 	// destroyed at the end, the validation layer silent.
 	gpu.KeepDevices(true)
-	// The commands get a cache folder of their own: the figures their
-	// small probes measure must never be kept in the user's cache folder,
-	// where a later gpuscatter would read them as the device's; and where
-	// there is no user cache folder (the kit runs its test binaries under
-	// env -i) the commands would warn of the fallback folder on every run.
+	// Run where there is no user cache folder (the kit runs its test
+	// binaries under env -i), the commands would warn of the fallback
+	// folder on every run: give them a cache folder of their own.
 	// TestBinaryHostileCacheFolder sets its own environment.
-	cacheDir, err := os.MkdirTemp("", "gpuscatter-test-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	cacheDir := ""
+	if _, err := os.UserCacheDir(); err != nil {
+		dir, err := os.MkdirTemp("", "gpuscatter-test-cache-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		cacheDir = dir
+		os.Setenv("XDG_CACHE_HOME", dir)
 	}
-	os.Setenv("XDG_CACHE_HOME", cacheDir)
 	code := m.Run()
 	if err := gpu.ReleaseInstances(); err != nil {
 		fmt.Fprintln(os.Stderr, "ReleaseInstances:", err)
@@ -64,7 +61,9 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	os.RemoveAll(cacheDir)
+	if cacheDir != "" {
+		os.RemoveAll(cacheDir)
+	}
 	os.Exit(code)
 }
 

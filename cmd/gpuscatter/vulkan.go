@@ -12,7 +12,6 @@ import (
 	"github.com/gpuscatter/gpuscatter/cost"
 	"github.com/gpuscatter/gpuscatter/gpu"
 	"github.com/gpuscatter/gpuscatter/internal/gpubench"
-	"github.com/gpuscatter/gpuscatter/internal/knobs"
 	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/vk"
 )
@@ -59,24 +58,11 @@ func gpuOptions(s gpuSettings, oneCall bool) gpu.Options {
 // openVulkan opens the GPU backend with opts; on failure the backend is a nil
 // interface, not a nil *gpu.Backend.
 func openVulkan(opts gpu.Options) (ops.Backend, error) {
-	b, err := openVulkanKnobs(opts)
+	b, err := gpu.Open(opts)
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// gpuKnobs are the knobs (package internal/knobs) every GPU backend the
-// commands open takes besides its options: none, except in the tests,
-// whose TestMain asks for the small figure probes (knobs.QuickFigures).
-var gpuKnobs knobs.Knobs
-
-// openVulkanKnobs opens the GPU backend with opts and gpuKnobs.
-func openVulkanKnobs(opts gpu.Options) (*gpu.Backend, error) {
-	if gpuKnobs == (knobs.Knobs{}) {
-		return gpu.Open(opts)
-	}
-	return knobs.Open[gpu.Options, *gpu.Backend](opts, gpuKnobs)
 }
 
 // isGPU reports whether --backend auto runs on a device of type t.
