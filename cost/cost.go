@@ -186,7 +186,8 @@ type CPU struct {
 // sum onto an out of OutBytes bytes, each a call's time less its copy of
 // data: Ns per update plus OutNs per element of out (what reaching each
 // element costs once: its first miss, and for the binned fold the copy
-// of its bin). The serial fold walks the updates in order in one thread,
+// of its bin). The serial fold walks the updates in order in one thread
+// (or, where the CPU backend can, in two, each folding a half of out),
 // each straight into out; the binned fold partitions them by range of
 // out on every thread and then folds range by range. Both give the same
 // bits; which is faster depends on whether out's random accesses stay in

@@ -88,6 +88,11 @@ type grain struct {
 	// where the assembly one (serialSumAsm) would run, as on processors
 	// other than amd64.
 	serialNoAsm bool
+	// serialNoBand keeps the serial fold's float32 sums to one worker
+	// where the banded loops (serialBanded) would run; serialBandUnits is
+	// the fewest units that run banded.
+	serialNoBand    bool
+	serialBandUnits int
 	// sliceNoBuild keeps a fused SliceScatter with a step of 2 to a copy
 	// of each row and strided stores into it; sliceNoAsm builds its rows
 	// with the Go loop (interleave.go).
@@ -95,7 +100,8 @@ type grain struct {
 }
 
 var defaultGrain = grain{task: 1 << 15, run: 1 << 10, piece: 256, decode: 1 << 14, copy: 1 << 20, bigOut: 8 << 20, bucket: 64 << 10, owned: 4,
-	binOut: 2 << 20, bin: 512 << 10, binBlock: 12, binWC: 32, binRound: 0, binRoundOut: 8 << 20, binRoundBin: 1 << 20}
+	binOut: 2 << 20, bin: 512 << 10, binBlock: 12, binWC: 32, binRound: 0, binRoundOut: 8 << 20, binRoundBin: 1 << 20,
+	serialBandUnits: 1 << 16}
 
 var _ ops.Backend = (*Backend)(nil)
 

@@ -242,3 +242,24 @@ func BenchmarkSliceScatterEverySecond(b *testing.B) {
 	b.Run("copy-then-store", func(b *testing.B) { benchScatter(b, &Backend{grain: &g}, req) })
 	b.Run("memcpy", func(b *testing.B) { benchMemcpy(b, traffic(req)) })
 }
+
+// BenchmarkSerialFold: the serial fold of SE-sum-dup (16M float32 sums
+// with int64 indices into 1M elements) banded on the workers and on one,
+// and the binned fold, each forced; the bits are the same.
+func BenchmarkSerialFold(b *testing.B) {
+	rng := rand.New(rand.NewSource(7))
+	const mi = 1 << 20
+	req := ops.Request{Op: "ScatterElements-18", Reduction: "add",
+		Data:    f32Tensor([]int{mi}, 1),
+		Indices: randIndices(rng, []int{16 * mi}, func(int) int { return mi }),
+		Updates: f32Tensor([]int{16 * mi}, 2)}
+	for _, c := range []struct {
+		name string
+		fold int
+		one  bool
+	}{{"banded", foldForceSerial, false}, {"one-worker", foldForceSerial, true}, {"binned", foldForceBinned, false}} {
+		g := defaultGrain
+		g.fold, g.serialNoBand = c.fold, c.one
+		b.Run(c.name, func(b *testing.B) { benchScatter(b, &Backend{grain: &g}, req) })
+	}
+}

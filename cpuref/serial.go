@@ -62,6 +62,15 @@ func scatterSerial[E any, O offset](x *exec, out, upd []E) error {
 		}
 		return nil
 	}
+	if band := serialBanded(x, acc, upd); band != nil && k.neutral == nil && k.finish == nil {
+		switch b := band(done); {
+		case b >= 0:
+			return x.badIndex(int64(b))
+		case b == bandStopped:
+			return x.ctx.Err()
+		}
+		return finish()
+	}
 	if direct := serialDirect(x, acc, upd); direct != nil && k.neutral == nil && k.finish == nil {
 		for s, i := 0, 0; s < units; s, i = s+serialStep, i+1 {
 			if i%64 == 63 && isClosed(done) {

@@ -16,25 +16,27 @@ import (
 )
 
 // foldGrain bins every output of at least one update per four elements
-// (bins of 64 bytes, blocks of 64 entries) and forces the fold: serial,
-// serial without its one-pass loop, serial without its assembly loop, or
-// binned.
-func foldGrain(fold int, noDirect, noAsm bool) *grain {
+// (bins of 64 bytes, blocks of 64 entries) and forces the fold: serial
+// (banded on every count of units), serial without its one-pass loop,
+// serial without its assembly loop, serial without bands, or binned.
+func foldGrain(fold int, noDirect, noAsm, noBand bool) *grain {
 	return &grain{task: 2, run: 2, piece: 1, decode: 7, copy: 64, bigOut: 1 << 40, owned: 4, binOut: 1, bin: 64, binBlock: 6,
-		fold: fold, serialNoDirect: noDirect, serialNoAsm: noAsm}
+		fold: fold, serialNoDirect: noDirect, serialNoAsm: noAsm, serialNoBand: noBand, serialBandUnits: 1}
 }
 
 // foldPaths are the serial fold (one-pass, where it can with the
-// assembly loop, one-pass in Go, and decode-then-fold) and the binned
-// fold, which must give the same bits.
+// assembly loop, banded on several workers where the processor has
+// AVX2; the same unbanded; one-pass in Go; and decode-then-fold) and the binned fold, which must give the
+// same bits.
 var foldPaths = []struct {
 	name string
 	g    *grain
 }{
-	{"binned", foldGrain(foldForceBinned, false, false)},
-	{"serial", foldGrain(foldForceSerial, false, false)},
-	{"serial-go", foldGrain(foldForceSerial, false, true)},
-	{"serial-decoded", foldGrain(foldForceSerial, true, false)},
+	{"binned", foldGrain(foldForceBinned, false, false, false)},
+	{"serial", foldGrain(foldForceSerial, false, false, false)},
+	{"serial-unbanded", foldGrain(foldForceSerial, false, false, true)},
+	{"serial-go", foldGrain(foldForceSerial, false, true, false)},
+	{"serial-decoded", foldGrain(foldForceSerial, true, false, false)},
 }
 
 // TestFoldPathsAgree runs plans that run binned with the fold forced
@@ -108,6 +110,19 @@ func TestFoldPathsAgree(t *testing.T) {
 					Op: "ScatterElements-18", Reduction: "add", Data: orderTensor(rng, dt, []int{sn[0]}, true),
 					Indices: ixOf(tensor.Int32, []int{sn[1]}, sn[0], true), Updates: orderTensor(rng, dt, []int{sn[1]}, true)}})
 			}
+			// The banded fold over several chunks (each folded while the
+			// next is kept), a chunk's edge and a tail short of 8, with
+			// int64 and int32 indices, and ScatterND.
+			for _, sn := range [][2]int{{5000, 3*bandChunk + 13}, {777, 2 * bandChunk}, {2, bandChunk + 1}} {
+				for _, ix := range []tensor.DType{tensor.Int64, tensor.Int32} {
+					cases = append(cases, tc{fmt.Sprintf("SE18-%v-%v-add-%d-into-%d", dt, ix, sn[1], sn[0]), ops.Request{
+						Op: "ScatterElements-18", Reduction: "add", Data: orderTensor(rng, dt, []int{sn[0]}, true),
+						Indices: ixOf(ix, []int{sn[1]}, sn[0], true), Updates: orderTensor(rng, dt, []int{sn[1]}, true)}})
+				}
+				cases = append(cases, tc{fmt.Sprintf("SND15-sum-%v-%d-into-%d", dt, sn[1], sn[0]), ops.Request{
+					Op: "ScatterNDUpdate-15", Reduction: "sum", Data: orderTensor(rng, dt, []int{sn[0]}, true),
+					Indices: ixOf(tensor.Int32, []int{sn[1], 1}, sn[0], true), Updates: orderTensor(rng, dt, []int{sn[1]}, true)}})
+			}
 		}
 		// The decoded loop: along axis 1, and ScatterND of pairs.
 		cases = append(cases, tc{fmt.Sprintf("SE18-axis1-%v-add", dt), ops.Request{
@@ -163,12 +178,13 @@ func TestSerialFoldBadIndex(t *testing.T) {
 	seed := int64(20261202)
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d", seed)
-	const s, n = 300, 3*serialStep + 5
+	const s, n = 300, bandChunk + 3*serialStep + 5
 	for _, red := range []string{"sum", "mean", "prod"} {
 		for _, init := range []bool{true, false} {
 			// Bad units at each place of a group of four (the assembly
-			// loop's), in the tail, and at the edges of a step.
-			for _, at := range [][]int{{0}, {1}, {6, 9}, {serialStep - 1}, {serialStep, n - 1}, {n - 1}, {2*serialStep + 3, serialStep + 7}} {
+			// loop's), in the tail, at the edges of a step, and in the
+			// banded fold's first and second chunks.
+			for _, at := range [][]int{{0}, {1}, {6, 9}, {serialStep - 1}, {serialStep, n - 1}, {n - 1}, {2*serialStep + 3, serialStep + 7}, {bandChunk - 1}, {bandChunk + 9, n - 2}} {
 				ix, err := tensor.New(tensor.Int64, []int{n})
 				require.NoError(t, err)
 				for i := range n {
@@ -284,9 +300,9 @@ func TestFoldChooserFollowsFigures(t *testing.T) {
 		require.True(t, chooses(p, serial, 2))
 	}
 	// The forced folds win over the figures.
-	x := &exec{g: *foldGrain(foldForceBinned, false, false), p: plan(tensor.Float32, ops.Sum, mi, 16*mi), fig: serial}
+	x := &exec{g: *foldGrain(foldForceBinned, false, false, false), p: plan(tensor.Float32, ops.Sum, mi, 16*mi), fig: serial}
 	require.False(t, x.foldSerial())
-	x = &exec{g: *foldGrain(foldForceSerial, false, false), p: plan(tensor.Float32, ops.Max, mi, 16*mi), fig: binned}
+	x = &exec{g: *foldGrain(foldForceSerial, false, false, false), p: plan(tensor.Float32, ops.Max, mi, 16*mi), fig: binned}
 	require.True(t, x.foldSerial())
 
 	// Execute goes by Backend.Figures: the same bits either way.
@@ -301,7 +317,7 @@ func TestFoldChooserFollowsFigures(t *testing.T) {
 	p, err := ops.Prepare(req)
 	require.NoError(t, err)
 	for _, f := range []*cost.CPU{serial, binned} {
-		g := *foldGrain(foldByFigures, false, false)
+		g := *foldGrain(foldByFigures, false, false, false)
 		out, err := tensor.New(p.DType, p.Shape)
 		require.NoError(t, err)
 		require.NoError(t, (&Backend{Workers: 2, grain: &g, Figures: f}).Execute(context.Background(), p, out))
