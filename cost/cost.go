@@ -48,10 +48,9 @@ type Device struct {
 	// microseconds: what the device's timestamps around a pass hold
 	// beyond the pass's work for each of its dispatches (starting the
 	// invocations and waiting for the last; measured on a small
-	// SliceScatter: on lavapipe 14-45 µs, on SwiftShader 48-74, while the
-	// small calls' resolve and scatter passes take 0.1-0.2 ms and 0.45
-	// ms there, which this figure does not yet predict). 0 where it was
-	// not measured.
+	// SliceScatter: on lavapipe 14-45 µs, on SwiftShader 48-74; what a
+	// small call's passes take beyond it is their kinds' figures and
+	// their occupancy). 0 where it was not measured.
 	LaunchUs float64 `json:"launch_us,omitempty"`
 	// ExecuteUs is what a host call (an Execute of host tensors) adds
 	// beyond its transfers at the measured rates, its submission and its
@@ -84,6 +83,15 @@ type Device struct {
 	// time. 0 where it was not measured (the probe's pipelines were
 	// compiled before); an estimate then leaves compilation out.
 	CompileMs float64 `json:"compile_ms,omitempty"`
+	// ConcurrentGroups is how many workgroups of a pass the device runs
+	// at once, as its time shows it: a dispatch of fewer workgroups
+	// leaves the rest of the device idle and takes as long as this many
+	// would (measured as the device time of a lone workgroup's
+	// SliceScatter against the same positions at full occupancy; on
+	// lavapipe and SwiftShader about their threads, on a discrete GPU
+	// its multiprocessors times the workgroups each holds, up to the
+	// probe's 512). 0 or 1: every pass is taken at full occupancy.
+	ConcurrentGroups float64 `json:"concurrent_groups,omitempty"`
 	// Passes holds the figures of the kinds of pass whose time the
 	// per-element and per-atomic figures do not predict (PassKind),
 	// measured with the backend's own kernels; nil where they were not
@@ -115,6 +123,22 @@ const (
 	// PassBucket is the bucketed fold: a workgroup per bucket of slots,
 	// folding in workgroup memory.
 	PassBucket
+	// PassResolve is a resolve pass that reads, checks and normalises
+	// the indices into positions (on SwiftShader 2-4 times a position of
+	// a SliceScatter).
+	PassResolve
+	// PassTable is the last-writer table's resolve: one workgroup that
+	// clears a table in workgroup memory and claims it across barriers.
+	PassTable
+	// PassHot is an atomic scatter that first counts each workgroup's
+	// hot targets in workgroup memory (the census) and folds them there.
+	PassHot
+	// PassIndexed is a scatter of reduction none whose every position
+	// reads its target from the resolved indices (ScatterND's rows,
+	// ScatterElements' elements, TensorScatter's cache lines), not a
+	// gather or a slice: on SwiftShader about 3 times a position of a
+	// SliceScatter.
+	PassIndexed
 )
 
 // PassFigures holds a figure per kind of pass (PassKind).
@@ -122,15 +146,30 @@ type PassFigures struct {
 	Radix  PassFigure `json:"radix"`
 	Fold   PassFigure `json:"fold"`
 	Bucket PassFigure `json:"bucket"`
+	// Resolve, Table and Hot may be zero: an older measurement (package
+	// gpu measures a kept set without Hot again); those passes then take
+	// the plain figures.
+	Resolve PassFigure `json:"resolve,omitempty"`
+	Table   PassFigure `json:"table,omitempty"`
+	Hot     PassFigure `json:"hot,omitempty"`
+	Indexed PassFigure `json:"indexed,omitempty"`
 }
 
 // PassFigure is the device time of a kind of pass: PositionNs per
-// position its kernel handles and InvocationNs per invocation that has
+// position its kernel handles, InvocationNs per invocation that has
 // work (each invocation's setup, its share of its workgroup's barriers
-// and of its workgroup memory), in nanoseconds. Both 0: not measured.
+// and of its workgroup memory) and DispatchNs per dispatch beyond its
+// launch (what a workgroup that clears and claims a table in workgroup
+// memory pays whatever its work: on SwiftShader about 0.45 ms), in
+// nanoseconds. All 0: not measured.
 type PassFigure struct {
 	PositionNs   float64 `json:"position_ns"`
 	InvocationNs float64 `json:"invocation_ns"`
+	DispatchNs   float64 `json:"dispatch_ns,omitempty"`
+	// KeyNs is what each update on a call's most frequent target
+	// (Pass.Hottest) adds, in nanoseconds: measured for the hot-target
+	// census with every update on one target.
+	KeyNs float64 `json:"key_ns,omitempty"`
 }
 
 // of returns the figure of kind k, nil where there is none.
@@ -146,10 +185,18 @@ func (f *PassFigures) of(k PassKind) *PassFigure {
 		p = &f.Fold
 	case PassBucket:
 		p = &f.Bucket
+	case PassResolve:
+		p = &f.Resolve
+	case PassTable:
+		p = &f.Table
+	case PassHot:
+		p = &f.Hot
+	case PassIndexed:
+		p = &f.Indexed
 	default:
 		return nil
 	}
-	if p.PositionNs == 0 && p.InvocationNs == 0 {
+	if p.PositionNs == 0 && p.InvocationNs == 0 && p.DispatchNs == 0 && p.KeyNs == 0 {
 		return nil
 	}
 	return p
@@ -259,6 +306,10 @@ const (
 	MinCompileMs, MaxCompileMs = 1e-3, 3e5
 	// MaxProbeBytes bounds ProbeBytes: 1 TiB (the probe is 32 MiB).
 	MaxProbeBytes = 1 << 40
+	// MaxConcurrentGroups bounds ConcurrentGroups (from 1): 2^20
+	// workgroups, beyond any device's multiprocessors times the
+	// workgroups each holds.
+	MaxConcurrentGroups = 1 << 20
 	// MaxThreads bounds CPU.Threads.
 	MaxThreads = 1 << 16
 )
@@ -276,8 +327,10 @@ const (
 //     to 1e6 ns (0.1 ps to 1 ms);
 //   - compile_ms: 0 (not measured) or 1e-3 to 3e5 ms (1 µs to 5
 //     minutes);
+//   - concurrent_groups: 0 (not measured) or 1 to 2^20;
 //   - passes, when present: each kind's position_ns and invocation_ns 0
-//     (not measured) or 1e-4 to 1e6 ns, as element_ns;
+//     (not measured) or 1e-4 to 1e6 ns, as element_ns, and its
+//     dispatch_ns 0 or 1e-4 ns to 10 s, its key_ns as element_ns;
 //   - probe_bytes: 1 to 2^40;
 //   - cpu, when present: as CPU.Check (its fold figures may be absent:
 //     an older measurement; the CPU backend then measures its own).
@@ -304,6 +357,7 @@ func (d *Device) Check() error {
 		{"atomic_ns", d.AtomicNs, true, MinElementNs, MaxElementNs},
 		{"run_atomic_ns", d.RunAtomicNs, true, MinElementNs, MaxElementNs},
 		{"compile_ms", d.CompileMs, true, MinCompileMs, MaxCompileMs},
+		{"concurrent_groups", d.ConcurrentGroups, true, 1, MaxConcurrentGroups},
 	} {
 		if err := checkFigure(f.name, f.v, f.zero, f.lo, f.hi); err != nil {
 			return err
@@ -313,11 +367,17 @@ func (d *Device) Check() error {
 		for _, k := range []struct {
 			name string
 			p    PassFigure
-		}{{"radix", f.Radix}, {"fold", f.Fold}, {"bucket", f.Bucket}} {
+		}{{"radix", f.Radix}, {"fold", f.Fold}, {"bucket", f.Bucket}, {"resolve", f.Resolve}, {"table", f.Table}, {"hot", f.Hot}, {"indexed", f.Indexed}} {
 			if err := checkFigure("passes."+k.name+".position_ns", k.p.PositionNs, true, MinElementNs, MaxElementNs); err != nil {
 				return err
 			}
 			if err := checkFigure("passes."+k.name+".invocation_ns", k.p.InvocationNs, true, MinElementNs, MaxElementNs); err != nil {
+				return err
+			}
+			if err := checkFigure("passes."+k.name+".dispatch_ns", k.p.DispatchNs, true, MinElementNs, MaxUs*1e3); err != nil {
+				return err
+			}
+			if err := checkFigure("passes."+k.name+".key_ns", k.p.KeyNs, true, MinElementNs, MaxElementNs); err != nil {
 				return err
 			}
 		}
@@ -464,13 +524,19 @@ type Pass struct {
 	// RunAtomics fall on the consecutive units of a row, an invocation's
 	// next atomic on the next word (Device.RunAtomicNs).
 	Positions, Atomics, RunAtomics uint64
-	// Invocations is the invocations that have positions to handle;
+	// Invocations is the invocations that have positions to handle, in
+	// Groups workgroups (0: not known, taken as a full device);
 	// Dispatches the compute dispatches it records, each LaunchUs; Kind
 	// the kind of pass, which a figure of its own may time
 	// (Device.Passes).
-	Invocations uint64
-	Dispatches  int
-	Kind        PassKind
+	Invocations, Groups uint64
+	Dispatches          int
+	Kind                PassKind
+	// Hottest is the updates that meet the call's most frequent target,
+	// where the plan knows it (a hot-target census's scatter of indices
+	// on the host), each PassFigure.KeyNs more: in workgroup memory they
+	// queue on one address. 0: not known.
+	Hottest uint64
 }
 
 // GPUWork is a call's work on the device (gpu.Backend's plan of it).
@@ -491,9 +557,10 @@ type GPUWork struct {
 // rates, each pass the longer of its bytes at the copy rate and its
 // positions and atomics at the element and atomic rates (a pass is bound
 // by memory or by its invocations), or, for a kind of pass with a
-// figure of its own (Device.Passes), its positions and invocations at
-// that figure's, each dispatch adding its launch (LaunchUs); each
-// dispatch, each submission and each host call at theirs.
+// figure of its own (Device.Passes), its positions, invocations and
+// dispatches at that figure's, either over its occupancy (Occupancy),
+// each dispatch adding its launch (LaunchUs); each dispatch, each
+// submission and each host call at theirs.
 func (d *Device) Estimate(w GPUWork) Estimate {
 	var e Estimate
 	e.add("upload", ms(float64(w.UploadBytes)/(d.UploadGBps*1e9)))
@@ -513,9 +580,10 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 // PassMs returns the estimated device time of the pass p, in
 // milliseconds, as Estimate's "passes" part adds it up: the longer of
 // its bytes at CopyGBps and its positions and atomics at ElementNs and
-// AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with a figure of its own
-// (Device.Passes), its positions and invocations at that figure's; and
-// LaunchUs for each of its dispatches. What each dispatch adds to the
+// AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with
+// a figure of its own (Device.Passes), its positions, invocations,
+// dispatches and hottest target's updates at that figure's; that times
+// its Occupancy; and LaunchUs for each of its dispatches. What each dispatch adds to the
 // submission beyond that (DispatchUs) is left out: PassMs is the time
 // the device's timestamps around the pass hold.
 func (d *Device) PassMs(p Pass) float64 {
@@ -527,9 +595,22 @@ func (d *Device) PassMs(p Pass) float64 {
 	runs := min(p.RunAtomics, p.Atomics)
 	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics-runs)*d.AtomicNs + float64(runs)*run) * 1e-9
 	if f := d.Passes.of(p.Kind); f != nil {
-		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs) * 1e-9
+		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs + float64(p.Dispatches)*f.DispatchNs +
+			float64(p.Hottest)*f.KeyNs) * 1e-9
 	}
-	return ms(max(mem, work)) + float64(p.Dispatches)*d.LaunchUs/1e3
+	return ms(max(mem, work)*d.Occupancy(p)) + float64(p.Dispatches)*d.LaunchUs/1e3
+}
+
+// Occupancy returns what a pass's work takes beyond its time at full
+// occupancy because its dispatches have fewer workgroups each than the
+// device runs at once (ConcurrentGroups over the workgroups per
+// dispatch), at least 1: the figures are times at full occupancy.
+func (d *Device) Occupancy(p Pass) float64 {
+	if d.ConcurrentGroups <= 1 || p.Groups == 0 || p.Dispatches <= 0 {
+		return 1
+	}
+	per := float64(p.Groups) / float64(p.Dispatches)
+	return max(d.ConcurrentGroups/per, 1)
 }
 
 // CPUWork is a call's work on the CPU backend (cpuref.WorkOf).
@@ -591,7 +672,8 @@ func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	}
 	for _, p := range w.Passes {
 		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
-			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Dispatches: p.Dispatches * n, Kind: p.Kind})
+			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Groups: p.Groups * uint64(n),
+			Dispatches: p.Dispatches * n, Kind: p.Kind, Hottest: p.Hottest * uint64(n)})
 	}
 	return r
 }

@@ -203,6 +203,9 @@ func TestPassKindFigures(t *testing.T) {
 		{Radix: PassFigure{PositionNs: math.NaN()}},
 		{Fold: PassFigure{InvocationNs: -1}},
 		{Bucket: PassFigure{PositionNs: 1e300}},
+		{Resolve: PassFigure{PositionNs: -1}},
+		{Table: PassFigure{InvocationNs: math.Inf(1)}},
+		{Hot: PassFigure{PositionNs: 1e7}},
 	} {
 		d.Passes = &bad
 		assert.ErrorIs(t, d.Check(), ErrFigures, "%+v", bad)
@@ -346,6 +349,76 @@ func TestRunAtomicsAndHostCalls(t *testing.T) {
 	assert.ErrorIs(t, d.Check(), ErrFigures)
 	d.ExecuteUs, d.RunAtomicNs = 150, -1
 	assert.ErrorIs(t, d.Check(), ErrFigures)
+}
+
+// TestPassKindsOfTheirOwn: the resolve, table and hot kinds each take
+// their own figure where it is measured, and the plain figures where it
+// is not (an older measurement).
+func TestPassKindsOfTheirOwn(t *testing.T) {
+	d := device()
+	ps := []Pass{
+		{Positions: 1e6, Invocations: 1e4, Kind: PassResolve},
+		{Positions: 1e3, Invocations: 256, Kind: PassTable},
+		{Positions: 1e6, Invocations: 1e4, Atomics: 1e6, Kind: PassHot},
+	}
+	plain := []float64{2, 2e-3, 10} // ElementNs 2, AtomicNs 8
+	d.Passes = &PassFigures{}
+	for i, p := range ps {
+		assert.InDelta(t, plain[i], d.PassMs(p), 1e-9, "kind %d without a figure", p.Kind)
+	}
+	d.Passes = &PassFigures{Resolve: PassFigure{PositionNs: 5}, Table: PassFigure{PositionNs: 40, InvocationNs: 400},
+		Hot: PassFigure{PositionNs: 30}}
+	for i, want := range []float64{5, 0.04 + 0.1024, 30} {
+		assert.InDelta(t, want, d.PassMs(ps[i]), 1e-9, "kind %d", ps[i].Kind)
+	}
+
+	// The table's fixed cost per dispatch, and the hottest target's
+	// updates at KeyNs; Repeat scales both.
+	d.Passes.Table.DispatchNs = 4e5
+	d.Passes.Hot.KeyNs = 100
+	table := Pass{Positions: 1e3, Invocations: 256, Dispatches: 1, Kind: PassTable}
+	assert.InDelta(t, 0.04+0.1024+0.4, d.PassMs(table), 1e-9)
+	hot := Pass{Positions: 1e6, Atomics: 1e6, Hottest: 1e5, Kind: PassHot}
+	assert.InDelta(t, 30+10, d.PassMs(hot), 1e-9)
+	r := GPUWork{Passes: []Pass{hot}}.Repeat(2, false)
+	assert.Equal(t, uint64(2e5), r.Passes[0].Hottest)
+	d.Passes = &PassFigures{Indexed: PassFigure{PositionNs: 7}}
+	assert.InDelta(t, 7, d.PassMs(Pass{Positions: 1e6, Kind: PassIndexed}), 1e-9)
+	d.Passes = &PassFigures{Table: PassFigure{DispatchNs: -1}}
+	assert.ErrorIs(t, d.Check(), ErrFigures)
+	d.Passes = &PassFigures{Hot: PassFigure{KeyNs: math.NaN()}}
+	assert.ErrorIs(t, d.Check(), ErrFigures)
+}
+
+// TestOccupancy: a pass whose dispatches hold fewer workgroups each
+// than the device runs at once takes its work that many times longer
+// (ConcurrentGroups over its workgroups per dispatch), its launches
+// aside; a full device, an unknown count of workgroups or an unmeasured
+// figure leave it alone; Repeat scales the workgroups with the
+// dispatches; Check bounds the figure.
+func TestOccupancy(t *testing.T) {
+	d := device()
+	d.LaunchUs = 100
+	p := Pass{Positions: 1e6, Groups: 2, Dispatches: 1} // 2 ms of work
+	assert.Equal(t, 1.0, d.Occupancy(p), "not measured")
+	d.ConcurrentGroups = 8
+	assert.Equal(t, 4.0, d.Occupancy(p))
+	assert.InDelta(t, 8.1, d.PassMs(p), 1e-9)
+	p.Groups, p.Dispatches = 4, 2
+	assert.Equal(t, 4.0, d.Occupancy(p), "two workgroups per dispatch")
+	p.Groups = 64
+	assert.Equal(t, 1.0, d.Occupancy(p), "a full device")
+	p.Groups = 0
+	assert.Equal(t, 1.0, d.Occupancy(p), "workgroups not known")
+	r := Pass{Positions: 10, Groups: 3, Dispatches: 1}
+	w := GPUWork{Passes: []Pass{r}}.Repeat(4, true)
+	assert.Equal(t, uint64(12), w.Passes[0].Groups)
+	assert.Equal(t, d.Occupancy(r), d.Occupancy(w.Passes[0]), "each call's dispatches as sparse as one's")
+	require.NoError(t, d.Check())
+	for _, bad := range []float64{0.5, -1, math.NaN(), 1 << 21} {
+		d.ConcurrentGroups = bad
+		assert.ErrorIs(t, d.Check(), ErrFigures, "%v", bad)
+	}
 }
 
 // TestLaunch: each dispatch of a pass adds LaunchUs to the pass's time

@@ -27,7 +27,7 @@ func (n PlanNeeds) Work() cost.GPUWork {
 	}
 	for _, ps := range n.Passes {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
-			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Dispatches: ps.Dispatches, Kind: ps.Kind})
+			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Groups: ps.Groups, Dispatches: ps.Dispatches, Hottest: ps.Hottest, Kind: ps.Kind})
 	}
 	return w
 }
@@ -104,16 +104,21 @@ func (b *Backend) probeScale(reps int) (div, runs int) {
 //   - AtomicNs: a ScatterND-18 add of 2M int32 updates in place, 16 on
 //     each target on average (a reduction folds duplicates, and how many
 //     meet one address decides what its atomics cost; int32, whose sum
-//     takes the atomics in deterministic mode too), its scatter pass's
-//     time per position less ElementNs;
+//     takes the atomics in deterministic mode too), without the
+//     hot-target census a resident call would plan (its figure is
+//     Passes.Hot), its scatter pass's time per position less ElementNs;
 //   - RunAtomicNs: the same of 128K rows of 16 int32, 16 on each row;
+//   - ConcurrentGroups: a SliceScatter of one workgroup's positions, its
+//     time per position over the narrow probe's (at most the narrow
+//     probe's workgroups);
 //   - CompileMs: the first run of each of these calls over its median,
 //     per pipeline it compiled (pipelines not compiled before on this
 //     device and driver: vk.Device.PipelineKnown); 0 when there were none;
 //   - Passes: the in-order fold's radix passes, its fold of rows and the
-//     bucketed fold, each fitted to its passes' device times in two
-//     sizes of a deterministic call that takes it (measurePasses; on
-//     lavapipe 2-4 s more, once).
+//     bucketed fold, the resolves, the last-writer table, the indexed
+//     scatter and the hot-target census, each fitted to its passes'
+//     device times in two sizes of a call that takes it (measurePasses;
+//     on lavapipe 2-4 s more, once).
 //
 // more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
 // before they are kept.
@@ -169,7 +174,7 @@ func (b *Backend) measureFigures(ctx context.Context, remeasure bool, more func(
 		return nil
 	}
 	m, err := dev.MeasuredFigures(ctx, remeasure, measure)
-	if err == nil && (m.Passes == nil || m.ExecuteUs == 0 || m.RunAtomicNs == 0) && !remeasure {
+	if err == nil && (m.Passes == nil || m.ExecuteUs == 0 || m.RunAtomicNs == 0 || m.ConcurrentGroups == 0) && !remeasure {
 		// Kept by an older version, without the pass figures.
 		m, err = dev.MeasuredFigures(ctx, true, measure)
 	}
@@ -247,6 +252,10 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	data := upload(mustNew(tensor.Float32, 2*n))
 	upd := upload(mustNew(tensor.Float32, n))
 	small := upload(mustNew(tensor.Float32, 64))
+	// One workgroup's positions of the slice kernel.
+	loneN := groupSize * int(max(b.run, 1))
+	loneData := upload(mustNew(tensor.Float32, 2*loneN))
+	loneUpd := upload(mustNew(tensor.Float32, loneN))
 	smallUpd := upload(mustNew(tensor.Float32, 32))
 	// The atomic probes fold 16 updates into each target on average, at
 	// random: a reduction folds duplicates, and how many meet one address
@@ -350,8 +359,39 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	}
 	m.ElementNs = max(math.Sqrt(narrowNs*wideNs), cost.MinElementNs)
 
+	// Occupancy: a SliceScatter of one workgroup's positions against the
+	// narrow probe's time per position at full occupancy.
+	lone := slice(loneData, loneUpd, loneN)
+	lwall, ldev, _, err := timed(reps, "scatter", lone)
+	if err != nil {
+		return err
+	}
+	loneNs, err := perPosition(lone, lwall, ldev)
+	if err != nil {
+		return err
+	}
+	loneGroups, err := b.passGroups(lone, "scatter")
+	if err != nil {
+		return err
+	}
+	fullGroups, err := b.passGroups(elements, "scatter")
+	if err != nil {
+		return err
+	}
+	m.ConcurrentGroups = min(max(loneNs/max(narrowNs, cost.MinElementNs)*float64(loneGroups), 1), float64(max(fullGroups, 1)))
+
 	// Atomics: one per update, each with an index of its own, and one
-	// per unit of rows of 16.
+	// per unit of rows of 16, without the hot-target census (a resident
+	// call's plan would take it: its figure is cost.PassHot's).
+	b.mu.Lock()
+	wasNoHot := b.noHot
+	b.noHot = true
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.noHot = wasNoHot
+		b.mu.Unlock()
+	}()
 	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "add"}
 	awall, adev, _, err := timed(reps, "scatter", atomic)
 	if err != nil {
@@ -396,6 +436,26 @@ func (b *Backend) passPositions(c Call, label string) (uint64, error) {
 		}
 	}
 	return pos, nil
+}
+
+// passGroups returns the workgroups with work of c's passes labelled
+// label, as its plan in place on resident tensors counts them.
+func (b *Backend) passGroups(c Call, label string) (uint64, error) {
+	p, err := b.prepareCall(c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := b.NeedsInPlace(p)
+	if err != nil {
+		return 0, err
+	}
+	var g uint64
+	for _, ps := range n.Passes {
+		if ps.Name == label {
+			g += ps.Groups
+		}
+	}
+	return g, nil
 }
 
 // mustNew returns a zeroed 1-D tensor of n elements of dt.

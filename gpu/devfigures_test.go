@@ -41,6 +41,13 @@ func TestFigures(t *testing.T) {
 	assert.True(t, m.Complete(), "%+v", m)
 	assert.Equal(t, 1, calls)
 	t.Logf("figures: %+v", m)
+	assert.GreaterOrEqual(t, m.ConcurrentGroups, 1.0, "the workgroups the device runs at once")
+	if b.device().Capabilities().Timestamps {
+		require.NotNil(t, m.Passes)
+		for name, f := range map[string]cost.PassFigure{"resolve": m.Passes.Resolve, "table": m.Passes.Table, "hot": m.Passes.Hot} {
+			assert.Positive(t, f.PositionNs, "the %s passes' figure", name)
+		}
+	}
 
 	again, err := b.Figures(ctx, false, more)
 	require.NoError(t, err)
@@ -59,11 +66,20 @@ func TestFigures(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, fresh.Complete())
 	assert.Equal(t, 2, calls, "figures without the kernel ones are measured again")
+	older := fresh
+	older.ConcurrentGroups = 0
+	js, err = json.Marshal(older)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(files[0], js, 0o644))
+	fresh, err = b.Figures(ctx, false, more)
+	require.NoError(t, err)
+	assert.Positive(t, fresh.ConcurrentGroups)
+	assert.Equal(t, 3, calls, "figures without the occupancy one (an older version's) are measured again")
 
 	assert.Positive(t, m.CompileMs, "a new cache folder: the probe's pipelines are compiled first")
 	re, err := b.Figures(ctx, true, more)
 	require.NoError(t, err)
-	assert.Equal(t, 3, calls, "remeasure measures")
+	assert.Equal(t, 4, calls, "remeasure measures")
 	assert.Equal(t, fresh.CompileMs, re.CompileMs, "pipelines compiled before: the kept compile figure stays")
 
 	require.NoError(t, b.Close())
@@ -196,6 +212,113 @@ func TestRunAtomicsWork(t *testing.T) {
 	}
 }
 
+// TestPassKindsAndGroups: the plan names the kinds of pass with figures
+// of their own (the last-writer table's resolve, the other resolves, the
+// hot-target census's scatter) and counts each pass's workgroups with
+// work; a call in place on resident tensors is planned as a Batch plans
+// it, from the shapes alone, so that a call whose indices on the host
+// look uniform takes the census there (a Batch cannot read them) and not
+// as a host call.
+func TestPassKindsAndGroups(t *testing.T) {
+	b := openTest(t, Options{})
+	kinds := func(n PlanNeeds) map[string]cost.PassKind {
+		k := map[string]cost.PassKind{}
+		for _, ps := range n.Passes {
+			k[ps.Name] = ps.Kind
+			wantGroups := (ps.Invocations + groupSize - 1) / groupSize
+			if ps.Dispatches == 0 {
+				wantGroups = 0
+			}
+			assert.Equal(t, wantGroups, ps.Groups, "%s: a workgroup per %d invocations with work", ps.Name, groupSize)
+		}
+		return k
+	}
+
+	// 128 rows patched (more than the later-writer scan takes): the
+	// table, then the indexed scatter.
+	data, _ := tensor.New(tensor.Float32, []int{8192, 16})
+	rowIdx := make([]int64, 128)
+	for i := range rowIdx {
+		rowIdx[i] = int64(i * 61 % 8192)
+	}
+	rowIdx[127] = rowIdx[0]
+	idx := tensor.MustFromSlice([]int{128, 1}, rowIdx)
+	upd, _ := tensor.New(tensor.Float32, []int{128, 16})
+	p, err := ops.Prepare(ops.Request{Op: "ScatterNDUpdate-15", Data: data, Indices: idx, Updates: upd})
+	require.NoError(t, err)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	assert.Contains(t, n.Plan, "table")
+	assert.Equal(t, cost.PassTable, kinds(n)["resolve"], n.Plan)
+	assert.Equal(t, cost.PassIndexed, kinds(n)["scatter"], n.Plan)
+
+	// Elements of reduction none: a resolve of its own kind.
+	p, err = ops.Prepare(dupRequest("ScatterElements-18", "none", tensor.Float32, 16384))
+	require.NoError(t, err)
+	n, err = b.NeedsInPlace(p)
+	require.NoError(t, err)
+	assert.Equal(t, cost.PassResolve, kinds(n)["resolve"], n.Plan)
+
+	// A uniform add: no census as a host call, the census in place.
+	req := dupRequest("ScatterElements-18", "add", tensor.Int32, 1<<17)
+	p, err = ops.Prepare(req)
+	require.NoError(t, err)
+	n, err = b.Needs(p)
+	require.NoError(t, err)
+	assert.Equal(t, cost.PassPlain, kinds(n)["scatter"], n.Plan)
+	in, err := b.NeedsInPlace(p)
+	require.NoError(t, err)
+	assert.Equal(t, cost.PassHot, kinds(in)["scatter"], in.Plan)
+	ctx := context.Background()
+	c := CallOf(req)
+	for _, x := range []struct {
+		host *tensor.Tensor
+		dev  **Tensor
+	}{{req.Data, &c.Data}, {req.Indices, &c.Indices}, {req.Updates, &c.Updates}} {
+		*x.dev, err = b.Upload(ctx, x.host)
+		require.NoError(t, err)
+		defer (*x.dev).Close()
+	}
+	c.Out = c.Data
+	require.NoError(t, b.Run(ctx, c))
+	assert.Equal(t, in.Plan, b.LastStats().Plan(), "NeedsInPlace plans what the resident call ran")
+	for _, ps := range in.Passes {
+		assert.Zero(t, ps.Hottest, "%s: in place, the index values are not known", ps.Name)
+	}
+
+	// A skewed add on the host: the census, with its hottest target's
+	// updates from the sample (a quarter of them on target 0).
+	skew := dupRequest("ScatterElements-18", "add", tensor.Int32, 1<<17)
+	for i := range skew.Indices.Len() {
+		if i%4 == 0 {
+			tensor.View[int64](skew.Indices)[i] = 0
+		}
+	}
+	p, err = ops.Prepare(skew)
+	require.NoError(t, err)
+	n, err = b.Needs(p)
+	require.NoError(t, err)
+	require.Equal(t, cost.PassHot, kinds(n)["scatter"], n.Plan)
+	for _, ps := range n.Passes {
+		if ps.Name == "scatter" {
+			assert.InDelta(t, float64(p.NumUpdates())/4, float64(ps.Hottest), float64(p.NumUpdates())/16)
+		}
+	}
+
+	// Rows of reduction none: the indexed scatter.
+	rows, _ := tensor.New(tensor.Float32, []int{8192, 16})
+	many := make([]int64, 4096)
+	for i := range many {
+		many[i] = int64(2 * i)
+	}
+	manyUpd, _ := tensor.New(tensor.Float32, []int{4096, 16})
+	p, err = ops.Prepare(ops.Request{Op: "ScatterND-18", Data: rows, Indices: tensor.MustFromSlice([]int{4096, 1}, many), Updates: manyUpd})
+	require.NoError(t, err)
+	n, err = b.NeedsInPlace(p)
+	require.NoError(t, err)
+	assert.Equal(t, cost.PassIndexed, kinds(n)["scatter"], n.Plan)
+}
+
 // TestUncompiledPipelines: a plan's pipelines count as uncompiled until
 // a call (or Warm) creates them, in this process or in an earlier one
 // that kept the pipeline cache; the estimate's work carries them.
@@ -231,4 +354,28 @@ func TestUncompiledPipelines(t *testing.T) {
 	in, err := later.NeedsInPlace(p)
 	require.NoError(t, err)
 	assert.Zero(t, later.Uncompiled(in), "Warm compiles the resident call's pipelines too")
+}
+
+// TestFitPass: two points of a kind give its figures exactly, per
+// invocation or, with perDispatch, per dispatch (the table's fixed
+// cost); points whose counts keep one ratio, or a negative fit, leave
+// the positions alone to carry the time; no points, no figure.
+func TestFitPass(t *testing.T) {
+	pts := []passPoint{{inv: 100, pos: 1000, ns: 100*50 + 1000*10}, {inv: 200, pos: 8000, ns: 200*50 + 8000*10}}
+	f := fitPass(pts, false)
+	assert.InDelta(t, 50, f.InvocationNs, 1e-6)
+	assert.InDelta(t, 10, f.PositionNs, 1e-6)
+	assert.Zero(t, f.DispatchNs)
+
+	table := []passPoint{{pos: 128, dispatches: 1, ns: 4.5e5 + 128*100}, {pos: 2048, dispatches: 1, ns: 4.5e5 + 2048*100}}
+	f = fitPass(table, true)
+	assert.InDelta(t, 4.5e5, f.DispatchNs, 1e-3)
+	assert.InDelta(t, 100, f.PositionNs, 1e-6)
+	assert.Zero(t, f.InvocationNs)
+
+	same := []passPoint{{inv: 10, pos: 100, ns: 1000}, {inv: 20, pos: 200, ns: 3000}}
+	f = fitPass(same, false)
+	assert.Zero(t, f.InvocationNs, "one ratio: no invocation figure")
+	assert.InDelta(t, 4000.0/300, f.PositionNs, 1e-9)
+	assert.Equal(t, cost.PassFigure{}, fitPass(nil, true))
 }

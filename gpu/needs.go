@@ -83,16 +83,22 @@ type TensorNeed struct {
 // work in them (its parallelism), and the device bytes it reads and
 // writes.
 type PassNeed struct {
-	Name          string
-	Dispatches    int
-	Invocations   uint64
-	Read, Written uint64
+	Name       string
+	Dispatches int
+	// Invocations is the invocations that have positions to handle, in
+	// Groups workgroups.
+	Invocations, Groups uint64
+	Read, Written       uint64
 	// Positions is the positions its kernels handle (elements or units
 	// moved, folded or resolved); Atomics the atomics it issues at most,
 	// in device or workgroup memory, of which RunAtomics fall on the
 	// consecutive units of a row (a Block plan's scatter with rows of
 	// several units: cost.Device.RunAtomicNs).
 	Positions, Atomics, RunAtomics uint64
+	// Hottest is the updates on the call's most frequent target, as a
+	// sample of the index values on the host shows it, for a pass of the
+	// hot-target census (cost.Pass.Hottest); 0 where they are not known.
+	Hottest uint64
 	// Kind is the kind of pass whose figure times it (cost.PassKind):
 	// the in-order fold's radix passes, its fold, or the bucketed fold;
 	// cost.PassPlain for the others.
@@ -184,8 +190,16 @@ func (f *facts) callFigures(p *ops.Plan, inPlace bool) (*callPlan, error) {
 }
 
 // planResident plans p as a Batch lays the call out over resident
-// tensors of its inputs' sizes, in place (no copy of data).
+// tensors of its inputs' sizes, in place (no copy of data): from the
+// shapes alone, as a Batch, which cannot read index values on the
+// device, plans it (skewedIndices).
 func (f *facts) planResident(p *ops.Plan) (*callPlan, error) {
+	if p.Indices != nil && len(p.Indices.Data) > 0 {
+		q, ix := *p, *p.Indices
+		ix.Data = nil
+		q.Indices = &ix
+		p = &q
+	}
 	pl, err := f.planCall(p)
 	if err != nil {
 		return nil, err
@@ -262,6 +276,7 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		}
 		pending.Dispatches += len(ps.dispatches)
 		pending.Invocations += ps.invocations()
+		pending.Groups += ps.groups()
 		pending.Read += ps.read
 		pending.Written += ps.written
 		pending.Positions += ps.positions(pl.j.updates)
@@ -274,6 +289,9 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		}
 		pending.Name = ps.label
 		pending.Kind = pl.passKind(ps.label)
+		if pending.Kind == cost.PassHot {
+			pending.Hottest = hottestUpdates(pl.p)
+		}
 		n.Passes = append(n.Passes, pending)
 		n.Dispatches += pending.Dispatches
 		pending = PassNeed{}
@@ -331,6 +349,14 @@ func (pl *callPlan) trafficBytes() uint64 {
 func (pl *callPlan) passKind(label string) cost.PassKind {
 	r := pl.j.red
 	switch {
+	case label == "resolve" && pl.j.flags&flagTable != 0:
+		return cost.PassTable
+	case label == "resolve":
+		return cost.PassResolve
+	case label == "scatter" && r != nil && r.hot:
+		return cost.PassHot
+	case label == "scatter" && r == nil && !pl.j.gather && !pl.j.copies && pl.j.kind != shaders.Slice:
+		return cost.PassIndexed
 	case r == nil || !r.ordered:
 		return cost.PassPlain
 	case label == "radix-count" || label == "radix-scatter":

@@ -146,6 +146,21 @@ func (ps *pass) invocations() uint64 {
 	return n
 }
 
+// groups returns the workgroups of the pass's dispatches that have
+// positions to handle (invocations, by workgroup).
+func (ps *pass) groups() uint64 {
+	per := uint64(max(ps.run, 1))
+	if ps.strided {
+		per = 1
+	}
+	var n uint64
+	for _, d := range ps.dispatches {
+		launched := uint64(d.groups[0]) * uint64(d.groups[1]) * uint64(d.groups[2])
+		n += min(launched, ceilDiv(ceilDiv(d.end-d.base, per), uint64(max(ps.local, 1))))
+	}
+	return n
+}
+
 // dispatch appends dispatch pass ps; a zero run means the backend's.
 func (pl *callPlan) dispatch(ps pass) {
 	ps.kind = passDispatch

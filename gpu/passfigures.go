@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuscatter/gpuscatter/cost"
+	"github.com/gpuscatter/gpuscatter/ops"
 	"github.com/gpuscatter/gpuscatter/tensor"
 )
 
@@ -16,22 +17,38 @@ import (
 type passPoint struct {
 	inv, pos float64
 	ns       float64
+	// groups is the passes' workgroups with work.
+	groups uint64
 	// dispatches is the passes' dispatches, whose launches
 	// (cost.Device.LaunchUs) the figure leaves out.
 	dispatches int
 }
 
-// measurePasses sets m.Passes (Figures): the in-order fold's kinds of
-// pass, timed with its own kernels on resident tensors, in place, from
-// the device's timestamps. Each kind's figure is fitted to the passes of
-// two sizes of a call that takes it: a ScatterElements-18 add of 64K and
-// of 1M float32 updates into 4096 elements (the bucketed fold), and a
-// ScatterND-18 add of 4K and 64K rows of 16 into 4096 rows (the in-order
-// fold of rows); the radix passes are fitted to all four. The probes run
-// in deterministic mode whatever the backend's: a call on another
-// goroutine during a new measurement may then fold in order too (the
-// same result, exact). m.Passes is left all zero (not measured) on a
-// device without timestamps. On lavapipe it takes 2-4 s, once.
+// measurePasses sets m.Passes (Figures): the kinds of pass with figures
+// of their own (cost.PassKind), timed with the backend's kernels on
+// resident tensors, in place, from the device's timestamps, each pass's
+// time less its launches and over its occupancy (cost.Device.Occupancy,
+// from m.ConcurrentGroups). Each kind's figure is fitted to the passes of
+// two sizes of a call that takes it:
+//
+//   - the in-order fold: a ScatterElements-18 add of 64K and of 1M
+//     float32 updates into 4096 elements (the bucketed fold), and a
+//     ScatterND-18 add of 4K and 64K rows of 16 into 4096 rows (the
+//     in-order fold of rows); the radix passes are fitted to all four;
+//   - resolve: a ScatterElements-18 of 64K and 1M updates into 256K
+//     elements, with the fold's resolves;
+//   - table: a ScatterNDUpdate-15 of 128 and 2048 rows of 16 into 8192,
+//     per dispatch and per position;
+//   - indexed: a ScatterND-18 of 4K and 64K distinct rows of 16, with the
+//     ScatterElements-18 probe's scatter;
+//   - hot: a ScatterND-18 int32 add of 64K and 1M updates, 16 on each
+//     target, into 256K elements; its KeyNs from the 1M updates drawn
+//     from a Zipf law over 4096 targets instead.
+//
+// The probes run in deterministic mode whatever the backend's: a call
+// on another goroutine during a new measurement may then fold in order
+// too (the same result, exact). m.Passes is left all zero (not measured)
+// on a device without timestamps. On lavapipe it takes 2-4 s, once.
 func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error) {
 	m.Passes = &cost.PassFigures{}
 	b.mu.Lock()
@@ -78,11 +95,70 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 		calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: data, Out: data,
 			Indices: upload(indices(rows, slots, []int{rows, 1})), Updates: upload(values([]int{rows, 16}))})
 	}
+	// The resolve of a ScatterElements-18 of 64K and of 1M float32
+	// updates (reduction none) into 256K elements.
+	for _, n := range []int{1 << 16 / div, 1 << 20 / div} {
+		data := upload(mustNew(tensor.Float32, 1<<18))
+		calls = append(calls, Call{Op: "ScatterElements-18", Data: data, Out: data,
+			Indices: upload(indices(n, 1<<18, []int{n})), Updates: upload(values([]int{n}))})
+	}
+	// The last-writer table's resolve: a ScatterNDUpdate-15 of 128 and
+	// of 2048 rows of 16 into 8192 rows.
+	for _, rows := range []int{128, 2048} {
+		data := upload(values([]int{8192, 16}))
+		calls = append(calls, Call{Op: "ScatterNDUpdate-15", Data: data, Out: data,
+			Indices: upload(indices(rows, 8192, []int{rows, 1})), Updates: upload(values([]int{rows, 16}))})
+	}
+	// The indexed scatter: a ScatterND-18 of 4K and of 64K distinct rows
+	// of 16 float32 (reduction none) into twice as many rows.
+	for _, rows := range []int{1 << 12 / div, 1 << 16 / div} {
+		data := upload(values([]int{2 * rows, 16}))
+		perm := rng.Perm(2 * rows)[:rows]
+		idx := make([]int64, rows)
+		for i, r := range perm {
+			idx[i] = int64(r)
+		}
+		calls = append(calls, Call{Op: "ScatterND-18", Data: data, Out: data,
+			Indices: upload(tensor.MustFromSlice([]int{rows, 1}, idx)), Updates: upload(values([]int{rows, 16}))})
+	}
+	// The hot-target census: a ScatterND-18 add of 64K and of 1M int32
+	// updates, 16 on each target on average, into 256K elements (too
+	// many for workgroup memory; int32, whose sum takes the atomics in
+	// deterministic mode too).
+	for _, n := range []int{1 << 16 / div, 1 << 20 / div} {
+		data := upload(mustNew(tensor.Int32, 1<<18))
+		calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: data, Out: data,
+			Indices: upload(indices(n, max(n/16, 1), []int{n, 1})), Updates: upload(mustNew(tensor.Int32, n))})
+	}
+	// And the larger of them with its targets drawn from a power law
+	// (Zipf, s=1.1, over 4096 targets: the hottest takes about a tenth of
+	// the updates), what skewed calls meet: what each update on the
+	// hottest target adds (cost.PassFigure.KeyNs). With every update on
+	// one target the census folds them all in workgroup memory at almost
+	// no cost, while a power law's many warm targets crowd it.
+	keyN := 1 << 20 / div
+	keyData := upload(mustNew(tensor.Int32, 1<<18))
+	zipf := rand.NewZipf(rng, 1.1, 1, 4095)
+	keyIdx := make([]int64, keyN)
+	for i := range keyIdx {
+		keyIdx[i] = int64(zipf.Uint64())
+	}
+	keyTensor := tensor.MustFromSlice([]int{keyN, 1}, keyIdx)
+	keyPlan, perr := ops.Prepare(ops.Request{Op: "ScatterND-18", Reduction: "add", Data: mustNew(tensor.Int32, 1<<18),
+		Indices: keyTensor, Updates: mustNew(tensor.Int32, keyN)})
+	if perr != nil {
+		return perr
+	}
+	keyHottest := hottestUpdates(keyPlan)
+	calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: keyData, Out: keyData,
+		Indices: upload(keyTensor), Updates: upload(mustNew(tensor.Int32, keyN))})
+	keyAt := len(calls) - 1
+	var key passPoint
 	if err != nil {
 		return err
 	}
 	points := map[cost.PassKind][]passPoint{}
-	for _, c := range calls {
+	for ci, c := range calls {
 		p, err := b.prepareCall(c)
 		if err != nil {
 			return err
@@ -122,6 +198,7 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			}
 			pt.inv += float64(ps.Invocations)
 			pt.pos += float64(ps.Positions)
+			pt.groups += ps.Groups
 			pt.dispatches += ps.Dispatches
 			if !seen[ps.Name] {
 				seen[ps.Name] = true
@@ -131,48 +208,76 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			}
 		}
 		for k, pt := range kinds {
-			pt.ns = max(pt.ns-float64(pt.dispatches)*m.LaunchUs*1e3, 0)
-			if pt.ns > 0 {
+			// The figure is the time at full occupancy (cost.Device.Occupancy).
+			pt.ns = max(pt.ns-float64(pt.dispatches)*m.LaunchUs*1e3, 0) /
+				m.Occupancy(cost.Pass{Groups: pt.groups, Dispatches: pt.dispatches})
+			switch {
+			case ci == keyAt && k == cost.PassHot:
+				key = *pt
+			case ci != keyAt && pt.ns > 0:
 				points[k] = append(points[k], *pt)
 			}
 		}
 	}
-	m.Passes.Radix = fitPass(points[cost.PassRadix])
-	m.Passes.Fold = fitPass(points[cost.PassFold])
-	m.Passes.Bucket = fitPass(points[cost.PassBucket])
+	m.Passes.Radix = fitPass(points[cost.PassRadix], false)
+	m.Passes.Fold = fitPass(points[cost.PassFold], false)
+	m.Passes.Bucket = fitPass(points[cost.PassBucket], false)
+	m.Passes.Resolve = fitPass(points[cost.PassResolve], false)
+	m.Passes.Table = fitPass(points[cost.PassTable], true)
+	m.Passes.Hot = fitPass(points[cost.PassHot], false)
+	if h := m.Passes.Hot; keyHottest > 0 && key.ns > 0 && h.PositionNs > 0 {
+		if extra := (key.ns - key.pos*h.PositionNs - key.inv*h.InvocationNs) / float64(keyHottest); extra > 0 {
+			m.Passes.Hot.KeyNs = max(extra, cost.MinElementNs)
+		}
+	}
+	m.Passes.Indexed = fitPass(points[cost.PassIndexed], false)
 	return nil
 }
 
 // fitPass fits t = inv*InvocationNs + pos*PositionNs to the points by
-// least squares; where either figure comes out negative (noise, or
-// points whose invocations and positions keep one ratio), the positions
-// alone carry the time. Figures below cost.MinElementNs that are not 0
-// are raised to it. No points: the zero figure (not measured).
-func fitPass(pts []passPoint) cost.PassFigure {
+// least squares, or, with perDispatch, t = dispatches*DispatchNs +
+// pos*PositionNs (a kind whose workgroup pays a fixed cost whatever its
+// work: the table); where either figure comes out negative (noise, or
+// points whose two counts keep one ratio), the positions alone carry the
+// time. Figures below cost.MinElementNs that are not 0 are raised to it.
+// No points: the zero figure (not measured).
+func fitPass(pts []passPoint, perDispatch bool) cost.PassFigure {
 	if len(pts) == 0 {
 		return cost.PassFigure{}
 	}
+	first := func(p passPoint) float64 {
+		if perDispatch {
+			return float64(p.dispatches)
+		}
+		return p.inv
+	}
 	var ii, ip, pp, it, pt, tPos, posSum float64
 	for _, p := range pts {
-		ii += p.inv * p.inv
-		ip += p.inv * p.pos
+		x := first(p)
+		ii += x * x
+		ip += x * p.pos
 		pp += p.pos * p.pos
-		it += p.inv * p.ns
+		it += x * p.ns
 		pt += p.pos * p.ns
 		tPos += p.ns
 		posSum += p.pos
 	}
-	var f cost.PassFigure
+	var a, b float64
 	if det := ii*pp - ip*ip; det > 1e-9*ii*pp {
-		f.InvocationNs = (it*pp - pt*ip) / det
-		f.PositionNs = (pt*ii - it*ip) / det
+		a = (it*pp - pt*ip) / det
+		b = (pt*ii - it*ip) / det
 	}
-	if f.InvocationNs < 0 || f.PositionNs <= 0 {
-		f = cost.PassFigure{PositionNs: tPos / max(posSum, 1)}
+	if a < 0 || b <= 0 {
+		a, b = 0, tPos/max(posSum, 1)
 	}
-	if f.InvocationNs > 0 {
-		f.InvocationNs = max(f.InvocationNs, cost.MinElementNs)
+	if a > 0 {
+		a = max(a, cost.MinElementNs)
 	}
-	f.PositionNs = max(f.PositionNs, cost.MinElementNs)
+	f := cost.PassFigure{PositionNs: max(b, cost.MinElementNs)}
+	if perDispatch {
+		f.DispatchNs = a
+	} else {
+		f.InvocationNs = a
+	}
 	return f
 }

@@ -308,16 +308,29 @@ const (
 // below hotSample), so the decision is a function of the call and PlanFor
 // and Execute make the same one.
 func skewedIndices(p *ops.Plan) bool {
+	seen := make(map[int64]int, hotSample)
+	skewed := false
+	onHost := sampleIndices(p, func(v int64) bool {
+		seen[v]++
+		skewed = seen[v] >= hotSampled
+		return !skewed
+	})
+	return skewed || !onHost
+}
+
+// sampleIndices calls visit with each index value of skewedIndices'
+// sample, in its order, until visit returns false, and reports whether
+// p's indices are on the host to be sampled.
+func sampleIndices(p *ops.Plan, visit func(v int64) bool) bool {
 	step := 1
 	if p.Kind == ops.KindND {
 		step = p.TupleLen
 	}
 	n := p.NumIndices()
 	if p.Indices == nil || step < 1 || n == 0 || len(p.Indices.Data) < n*p.Indices.DType.Size() {
-		return true
+		return false
 	}
 	items := n / step
-	seen := make(map[int64]int, min(items, hotSample))
 	for i := 0; i < min(items, hotSample); i++ {
 		item := i
 		if items > hotSample {
@@ -329,11 +342,34 @@ func skewedIndices(p *ops.Plan) bool {
 		if v < 0 {
 			v += int64(p.Shape[p.IndexDim(pos)]) // -1 and s-1 are one target
 		}
-		if seen[v]++; seen[v] >= hotSampled {
-			return true
+		if !visit(v) {
+			break
 		}
 	}
-	return false
+	return true
+}
+
+// hottestUpdates estimates, from skewedIndices' sample, how many of p's
+// updates meet its most frequent target (cost.Pass.Hottest): the
+// sample's share of its most frequent value times the updates, where an
+// index value names one target (ScatterElements of one dimension,
+// ScatterND of single elements); 0 elsewhere, and where the indices are
+// not on the host.
+func hottestUpdates(p *ops.Plan) uint64 {
+	elems := (p.Kind == ops.KindElements && len(p.Shape) == 1) || (p.Kind == ops.KindND && p.TupleLen == len(p.Shape))
+	if !elems {
+		return 0
+	}
+	seen := make(map[int64]int, hotSample)
+	most, sampled := 0, 0
+	if !sampleIndices(p, func(v int64) bool {
+		seen[v]++
+		most, sampled = max(most, seen[v]), sampled+1
+		return true
+	}) || sampled == 0 {
+		return 0
+	}
+	return uint64(most) * uint64(p.NumUpdates()) / uint64(sampled)
 }
 
 // planOrdered fills in the in-order fold.

@@ -469,3 +469,39 @@ func TestSkewedIndices(t *testing.T) {
 	resident.Indices = &tensor.Tensor{DType: even.Indices.DType, Shape: even.Indices.Shape}
 	assert.True(t, skewedIndices(&resident), "indices not on the host: the device's census decides")
 }
+
+// TestHottestUpdates: the sample's share of its most frequent target
+// times the updates, where an index value names one target; 0 for
+// indices not on the host and for ScatterND of rows (the first component
+// names a row of many targets).
+func TestHottestUpdates(t *testing.T) {
+	prep := func(req ops.Request) *ops.Plan {
+		p, err := ops.Prepare(req)
+		require.NoError(t, err)
+		return p
+	}
+	// 4096 updates, every fourth on target 0, the others spread over 3000.
+	const n = 4096
+	idx := make([]int64, n)
+	for i := range idx {
+		if i%4 != 0 {
+			idx[i] = int64(1 + i%3000)
+		}
+	}
+	req := ops.Request{Op: "ScatterElements-18", Reduction: "add",
+		Data:    tensor.MustFromSlice([]int{3001}, make([]float32, 3001)),
+		Indices: tensor.MustFromSlice([]int{n}, idx), Updates: tensor.MustFromSlice([]int{n}, make([]float32, n))}
+	p := prep(req)
+	assert.InDelta(t, n/4, float64(hottestUpdates(p)), n/16, "a quarter of the updates, as the sample sees it")
+	resident := *p
+	resident.Indices = &tensor.Tensor{DType: p.Indices.DType, Shape: p.Indices.Shape}
+	assert.Zero(t, hottestUpdates(&resident), "indices not on the host")
+
+	// The same targets as ScatterND of single elements, and as rows.
+	nd := ops.Request{Op: "ScatterND-18", Reduction: "add", Data: req.Data,
+		Indices: tensor.MustFromSlice([]int{n, 1}, idx), Updates: req.Updates}
+	assert.InDelta(t, n/4, float64(hottestUpdates(prep(nd))), n/16)
+	nd.Data = tensor.MustFromSlice([]int{3001, 2}, make([]float32, 6002))
+	nd.Updates = tensor.MustFromSlice([]int{n, 2}, make([]float32, 2*n))
+	assert.Zero(t, hottestUpdates(prep(nd)), "rows: an index value names several targets")
+}
