@@ -549,8 +549,12 @@ type GPUWork struct {
 	// host tensors: 0 for calls on resident tensors), each ExecuteUs.
 	Submits, Dispatches, HostCalls int
 	Passes                         []Pass
-	// Compiles is the pipelines the call compiles first.
-	Compiles int
+	// Compiles is the pipelines the call compiles first that have no
+	// compile time kept of their own or of their class, each CompileMs;
+	// CompileKeptMs the kept compile times of the others, in
+	// milliseconds (gpu.Backend.CompileWork).
+	Compiles      int
+	CompileKeptMs float64
 }
 
 // Estimate estimates w on the device d: the transfers at their measured
@@ -573,7 +577,7 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 	e.add("dispatches", float64(w.Dispatches)*d.DispatchUs/1e3)
 	e.add("host calls", float64(w.HostCalls)*d.ExecuteUs/1e3)
 	e.add("submits", float64(w.Submits)*d.SubmitWaitUs/1e3)
-	e.add("compile", float64(w.Compiles)*d.CompileMs)
+	e.add("compile", float64(w.Compiles)*d.CompileMs+w.CompileKeptMs)
 	return e
 }
 
@@ -666,7 +670,8 @@ func ms(s float64) float64 { return s * 1e3 }
 // compiles what w compiles.
 func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	r := GPUWork{UploadBytes: w.UploadBytes * uint64(n), DownloadBytes: w.DownloadBytes * uint64(n),
-		Submits: w.Submits * n, Dispatches: w.Dispatches * n, HostCalls: w.HostCalls * n, Compiles: w.Compiles}
+		Submits: w.Submits * n, Dispatches: w.Dispatches * n, HostCalls: w.HostCalls * n, Compiles: w.Compiles,
+		CompileKeptMs: w.CompileKeptMs}
 	if batched {
 		r.Submits = min(w.Submits, 1)
 	}

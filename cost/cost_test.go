@@ -421,6 +421,19 @@ func TestOccupancy(t *testing.T) {
 	}
 }
 
+// TestCompileKept: the compile part is the pipelines without a kept time
+// at CompileMs each plus the kept times; Repeat compiles once.
+func TestCompileKept(t *testing.T) {
+	d := device()
+	d.CompileMs = 50
+	w := GPUWork{Submits: 1, Compiles: 2, CompileKeptMs: 3000}
+	e := d.Estimate(w)
+	assert.InDelta(t, 3100+0.05, e.Ms, 1e-9)
+	r := w.Repeat(5, false)
+	assert.Equal(t, 2, r.Compiles)
+	assert.Equal(t, 3000.0, r.CompileKeptMs)
+}
+
 // TestLaunch: each dispatch of a pass adds LaunchUs to the pass's time
 // (PassMs, and Estimate's "passes" part), on top of its work; Repeat
 // scales the dispatches.

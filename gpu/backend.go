@@ -132,6 +132,12 @@ type Backend struct {
 	// cpuRun on CPU devices, 1 on GPUs.
 	run   uint32
 	pipes map[pipeKey]*vk.Pipeline
+	// undispatched holds the creation times of the pipelines this
+	// Backend compiled (none the driver had) that no call has dispatched
+	// yet; firstUses the first calls of such pipelines, by plan
+	// (compiletimes.go).
+	undispatched map[pipeKey]time.Duration
+	firstUses    map[string]*firstUse
 	// inflight are the submissions not yet seen complete, oldest first;
 	// idleSeqs the sequences kept for later ones; failed the completed
 	// submissions that failed, until their error is reported.
@@ -379,11 +385,15 @@ func (b *Backend) pipeline(pk pipeKey) (*vk.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	known := b.dev.PipelineKnown(spec)
 	p, err := b.dev.NewPipeline(spec)
 	if err != nil {
 		return nil, wrapVK(fmt.Errorf("pipeline %s: %w", name, err))
 	}
 	b.pipes[pk] = p
+	if !known {
+		b.noteCreated(pk, p.CreateDuration())
+	}
 	return p, nil
 }
 

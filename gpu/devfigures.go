@@ -33,8 +33,8 @@ func (n PlanNeeds) Work() cost.GPUWork {
 }
 
 // Work returns the work of Execute of p on this device, as Work of its
-// Needs gives it with Compiles set to the pipelines it would compile
-// (Uncompiled), without formatting the plan's text: what --backend auto
+// Needs gives it with its compilation set to the pipelines it would
+// compile (CompileWork), without formatting the plan's text: what --backend auto
 // weighs before every call.
 func (b *Backend) Work(p *ops.Plan) (cost.GPUWork, error) {
 	if b == nil {
@@ -53,7 +53,8 @@ func (b *Backend) Work(p *ops.Plan) (cost.GPUWork, error) {
 	}
 	n := pl.figures(false)
 	w := n.Work()
-	w.Compiles = b.Uncompiled(n)
+	cw := b.CompileWork(n)
+	w.Compiles, w.CompileKeptMs = cw.Pipelines, cw.KeptMs
 	return w, nil
 }
 
@@ -328,7 +329,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 
 	// Elements: one streaming pass.
 	perPosition := func(c Call, wall, dev time.Duration) (float64, error) {
-		pos, err := b.passPositions(c, "scatter")
+		pos, _, err := b.passCounts(c, "scatter")
 		if err != nil {
 			return 0, err
 		}
@@ -370,11 +371,11 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	if err != nil {
 		return err
 	}
-	loneGroups, err := b.passGroups(lone, "scatter")
+	_, loneGroups, err := b.passCounts(lone, "scatter")
 	if err != nil {
 		return err
 	}
-	fullGroups, err := b.passGroups(elements, "scatter")
+	_, fullGroups, err := b.passCounts(elements, "scatter")
 	if err != nil {
 		return err
 	}
@@ -418,44 +419,25 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	return nil
 }
 
-// passPositions returns the positions of c's passes labelled label, as
-// its plan in place on resident tensors counts them.
-func (b *Backend) passPositions(c Call, label string) (uint64, error) {
+// passCounts returns the positions and the workgroups with work of c's
+// passes labelled label, as its plan in place on resident tensors counts
+// them.
+func (b *Backend) passCounts(c Call, label string) (positions, groups uint64, err error) {
 	p, err := b.prepareCall(c)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n, err := b.NeedsInPlace(p)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var pos uint64
 	for _, ps := range n.Passes {
 		if ps.Name == label {
-			pos += ps.Positions
+			positions += ps.Positions
+			groups += ps.Groups
 		}
 	}
-	return pos, nil
-}
-
-// passGroups returns the workgroups with work of c's passes labelled
-// label, as its plan in place on resident tensors counts them.
-func (b *Backend) passGroups(c Call, label string) (uint64, error) {
-	p, err := b.prepareCall(c)
-	if err != nil {
-		return 0, err
-	}
-	n, err := b.NeedsInPlace(p)
-	if err != nil {
-		return 0, err
-	}
-	var g uint64
-	for _, ps := range n.Passes {
-		if ps.Name == label {
-			g += ps.Groups
-		}
-	}
-	return g, nil
+	return positions, groups, nil
 }
 
 // mustNew returns a zeroed 1-D tensor of n elements of dt.

@@ -379,3 +379,63 @@ func TestFitPass(t *testing.T) {
 	assert.InDelta(t, 4000.0/300, f.PositionNs, 1e-9)
 	assert.Equal(t, cost.PassFigure{}, fitPass(nil, true))
 }
+
+// TestCompileTimesKept: the first call of pipelines this Backend compiled
+// and a later call of the same plan keep each pipeline's compile time
+// (its creation and its first passes' extra time) with the device; a
+// later process whose driver compiles them again estimates their
+// compilation at those times, and a plan of other pipelines of the same
+// kinds at their kinds'; where the driver keeps them, there is nothing
+// to compile.
+func TestCompileTimesKept(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	b := openTest(t, Options{PipelineCacheDir: dir, Deterministic: true})
+	req := dupRequest("ScatterElements-18", "add", tensor.Float32, 1024)
+	p, err := ops.Prepare(req)
+	require.NoError(t, err)
+	n, err := b.Needs(p)
+	require.NoError(t, err)
+	require.NotEmpty(t, n.keys)
+	first := b.CompileWork(n)
+	assert.Equal(t, CompileWork{Pipelines: len(n.keys)}, first, "nothing compiled, no time kept")
+	out, _ := tensor.New(tensor.Float32, []int{1024})
+	for range 2 {
+		require.NoError(t, b.Execute(ctx, p, out))
+	}
+	var kept float64
+	for _, k := range n.keys {
+		spec, _, err := pipelineSpec(k)
+		require.NoError(t, err)
+		ms, own, ok := b.dev.CompileTime(spec, compileClass(k))
+		if !b.dev.Capabilities().Timestamps {
+			continue // no pass times: the creation alone, where it took 1 µs or more
+		}
+		assert.True(t, ok && own, "%s: its own time", compileClass(k))
+		kept += ms
+	}
+	assert.Zero(t, b.CompileWork(n), "compiled: nothing to wait for")
+	require.NoError(t, b.Close())
+
+	if b.dev.Capabilities().Timestamps {
+		t.Setenv("MESA_SHADER_CACHE_DISABLE", "true")
+		again := openTest(t, Options{PipelineCacheDir: dir, Deterministic: true})
+		if again.dev.DriverCacheOff() != "" {
+			w := again.CompileWork(n)
+			assert.Zero(t, w.Pipelines)
+			assert.InDelta(t, kept, w.KeptMs, 1e-6*kept, "the kept times")
+			// int32 indices: other pipelines of the same kinds.
+			other := req
+			idx := make([]int32, req.Indices.Len())
+			for i := range idx {
+				idx[i] = int32(tensor.View[int64](req.Indices)[i])
+			}
+			other.Indices = tensor.MustFromSlice(req.Indices.Shape, idx)
+			q, err := ops.Prepare(other)
+			require.NoError(t, err)
+			m, err := again.Needs(q)
+			require.NoError(t, err)
+			assert.Positive(t, again.CompileWork(m).KeptMs, "their kinds' times")
+		}
+	}
+}

@@ -506,6 +506,13 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 			return &ops.Error{Op: c.p.Op.Name, Err: err, Msg: err.Error()}
 		}
 		c.pipes[ps.key] = pipe
+		if d, ok := b.undispatched[ps.pipeKey(c.plan.flags)]; ok {
+			if c.fresh == nil {
+				c.fresh = map[pipeKey]time.Duration{}
+			}
+			c.fresh[ps.pipeKey(c.plan.flags)] = d
+			delete(b.undispatched, ps.pipeKey(c.plan.flags))
+		}
 		st.Variants = append(st.Variants, variantName(&ps))
 	}
 	if c.plan.reduction != "" {
@@ -536,7 +543,10 @@ type call struct {
 	paramHost []byte
 	pc        push
 	pipes     map[shaders.Key]*vk.Pipeline
-	label     string // prefix of the call's timestamp labels in a batch
+	// fresh holds the pipelines this call dispatches first, compiled by
+	// this Backend, with their creation times (noteCompiles).
+	fresh map[pipeKey]time.Duration
+	label string // prefix of the call's timestamp labels in a batch
 	// longest is the word after the error word once the call ran: the
 	// longest list of updates of a slot that the in-order fold's first
 	// pass found longer than a segment, else 0.

@@ -406,6 +406,9 @@ func (b *Backend) complete(ctx context.Context, f *flight) error {
 	if f.err == nil {
 		f.st.Total = time.Since(f.start)
 		b.stats = f.st
+		if len(f.calls) == 1 {
+			b.noteCompiles(f.calls[0], f.st.Passes)
+		}
 	}
 	if !f.hold {
 		b.release(f)

@@ -134,31 +134,31 @@ func (pl *callPlan) split(ps *pass) error {
 // invocations on neighbouring ones: the workgroup-memory scatter), at most
 // the invocations its workgroups launch. Other passes have none.
 func (ps *pass) invocations() uint64 {
-	per := uint64(max(ps.run, 1))
-	if ps.strided {
-		per = 1
-	}
-	var n uint64
-	for _, d := range ps.dispatches {
-		launched := uint64(d.groups[0]) * uint64(d.groups[1]) * uint64(d.groups[2]) * uint64(ps.local)
-		n += min(launched, ceilDiv(d.end-d.base, per))
-	}
-	return n
+	inv, _ := ps.withWork()
+	return inv
 }
 
 // groups returns the workgroups of the pass's dispatches that have
 // positions to handle (invocations, by workgroup).
 func (ps *pass) groups() uint64 {
+	_, g := ps.withWork()
+	return g
+}
+
+// withWork returns the invocations and the workgroups of the pass's
+// dispatches that have positions to handle.
+func (ps *pass) withWork() (invocations, groups uint64) {
 	per := uint64(max(ps.run, 1))
 	if ps.strided {
 		per = 1
 	}
-	var n uint64
 	for _, d := range ps.dispatches {
 		launched := uint64(d.groups[0]) * uint64(d.groups[1]) * uint64(d.groups[2])
-		n += min(launched, ceilDiv(ceilDiv(d.end-d.base, per), uint64(max(ps.local, 1))))
+		inv := min(launched*uint64(ps.local), ceilDiv(d.end-d.base, per))
+		invocations += inv
+		groups += min(launched, ceilDiv(inv, uint64(max(ps.local, 1))))
 	}
-	return n
+	return invocations, groups
 }
 
 // dispatch appends dispatch pass ps; a zero run means the backend's.

@@ -195,6 +195,9 @@ feed:
 		if !closed {
 			if _, ok := b.pipes[todo[i]]; !ok {
 				b.pipes[todo[i]] = p
+				if fresh[i] {
+					b.noteCreated(todo[i], p.CreateDuration())
+				}
 			}
 		}
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/gpuscatter/gpuscatter/atomicfile"
 )
 
-// The cache folder (Options.PipelineCacheDir) holds three kinds of file
+// The cache folder (Options.PipelineCacheDir) holds four kinds of file
 // for each device and driver: the pipeline cache (pipeline-cache-*.bin),
-// its index (pipeline-cache-*.pipelines) and the measured figures
-// (measured-*.json). Anyone who can write the folder can put anything
+// its index (pipeline-cache-*.pipelines), the pipelines' compile times
+// (pipeline-cache-*.compile) and the measured figures (measured-*.json). Anyone who can write the folder can put anything
 // there, so each is read only when it is a regular file (a symbolic link
 // is followed only to one) of at most the size such a file can hold:
 //
@@ -27,6 +27,8 @@ import (
 //     header);
 //   - maxIndexBytes for the index: maxIndexPipelines lines of a digest
 //     in hex;
+//   - maxTimesBytes for the compile times (compiletimes.go):
+//     maxIndexPipelines lines of a digest, a time and a class;
 //   - maxFiguresBytes for the figures: one small JSON object.
 //
 // A file that breaks these rules (a FIFO, a device, a socket, a directory,

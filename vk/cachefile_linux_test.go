@@ -150,6 +150,7 @@ func TestHostileCacheFiles(t *testing.T) {
 	files := []struct{ what, name string }{
 		{"pipeline cache", cacheName},
 		{"index", strings.TrimSuffix(cacheName, ".bin") + ".pipelines"},
+		{"compile times", strings.TrimSuffix(cacheName, ".bin") + ".compile"},
 		{"figures", measuredFile(d.Info())},
 	}
 	require.NoError(t, d.Close())

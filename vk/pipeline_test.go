@@ -195,3 +195,66 @@ func TestPipelineKnown(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, off.PipelineKnown(spec))
 }
+
+// TestCompileTimes: a recorded compile time is the pipeline's own; one
+// without stands in its class's median, none outside any class; times
+// outside 1 µs to 5 minutes and bad classes are not kept; Close writes
+// them beside the cache and a later device reads them back, skipping
+// garbled lines, whether or not the driver's cache keeps compiled code;
+// without the cache file nothing is written.
+func TestCompileTimes(t *testing.T) {
+	dir := t.TempDir()
+	spec := func(c uint32) PipelineSpec {
+		return PipelineSpec{SPIRV: histogramSPV, Bindings: 2, PushConstantSize: 8, SpecConstants: []uint32{c}}
+	}
+	d := openTest(t, Options{PipelineCacheDir: dir})
+	_, _, ok := d.CompileTime(spec(1), "sort/radix-scatter")
+	assert.False(t, ok, "nothing kept")
+	d.RecordCompileTime(spec(1), "sort/radix-scatter", 100)
+	d.RecordCompileTime(spec(2), "sort/radix-scatter", 300)
+	d.RecordCompileTime(spec(3), "sort/radix-scatter", 2000)
+	d.RecordCompileTime(spec(4), "resolve", 20)
+	d.RecordCompileTime(spec(5), "resolve", 0)               // not kept
+	d.RecordCompileTime(spec(6), "resolve", 1e9)             // not kept
+	d.RecordCompileTime(spec(7), "two words", 5)             // not kept
+	d.RecordCompileTime(spec(8), strings.Repeat("x", 65), 5) // not kept
+	check := func(d *Device) {
+		ms, own, ok := d.CompileTime(spec(2), "sort/radix-scatter")
+		assert.True(t, ok && own)
+		assert.Equal(t, 300.0, ms)
+		ms, own, ok = d.CompileTime(spec(9), "sort/radix-scatter")
+		assert.True(t, ok)
+		assert.False(t, own)
+		assert.Equal(t, 300.0, ms, "the class's median")
+		ms, _, ok = d.CompileTime(spec(9), "resolve")
+		assert.True(t, ok)
+		assert.Equal(t, 20.0, ms)
+		for _, c := range []uint32{5, 6, 7, 8} {
+			_, own, _ := d.CompileTime(spec(c), "resolve")
+			assert.False(t, own, "spec %d", c)
+		}
+		_, _, ok = d.CompileTime(spec(9), "fold")
+		assert.False(t, ok, "a class with no times")
+	}
+	check(d)
+	require.NoError(t, d.Close())
+
+	file := strings.TrimSuffix(d.PipelineCachePath(), ".bin") + ".compile"
+	data, err := os.ReadFile(file)
+	require.NoError(t, err, "Close keeps the times")
+	assert.Equal(t, 4, strings.Count(string(data), "\n"), "%s", data)
+	require.NoError(t, os.WriteFile(file, append([]byte("garbled\nzz 1 x\n"+strings.Repeat("ab", 32)+" -5 resolve\n"), data...), 0o644))
+	check(openTest(t, Options{PipelineCacheDir: dir}))
+
+	t.Setenv("MESA_SHADER_CACHE_DISABLE", "true")
+	lost := openTest(t, Options{PipelineCacheDir: dir})
+	if lost.DriverCacheOff() != "" {
+		check(lost) // the times are read with the driver's cache off too
+	}
+
+	off := openTest(t, Options{PipelineCacheDir: "off"})
+	off.RecordCompileTime(spec(1), "resolve", 5)
+	ms, own, ok := off.CompileTime(spec(1), "resolve")
+	assert.True(t, ok && own)
+	assert.Equal(t, 5.0, ms, "kept in the process")
+}

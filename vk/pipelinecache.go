@@ -38,6 +38,11 @@ type pipelineCache struct {
 	// refused and is to be replaced.
 	known map[[32]byte]bool
 	dirty bool
+	// times holds what compiling each pipeline took (RecordCompileTime),
+	// from the compile-times file beside the cache (timesPath) and this
+	// process; timesDirty: to be written.
+	times      map[[32]byte]compileTime
+	timesDirty bool
 	// lost is why compiled code does not outlive this process
 	// (DriverCacheOff), "" where it does: the index is then neither read
 	// nor written, since what it lists would be compiled again.
@@ -103,12 +108,14 @@ func (d *Device) openPipelineCache(opt string) error {
 	}
 	d.cache.dir = dir
 	d.cache.known = map[[32]byte]bool{}
+	d.cache.times = map[[32]byte]compileTime{}
 	d.cache.lost = driverCacheOff(d.info)
 	if dir != "" {
 		d.cache.path = filepath.Join(dir, pipelineCacheFile(d.phys))
 		if d.cache.lost == "" {
 			d.cache.loadIndex()
 		}
+		d.cache.loadTimes()
 		data, err := readCacheFile(d.cache.path, maxPipelineCacheBytes)
 		switch {
 		case err == nil && validCacheHeader(data, d.phys):
@@ -198,6 +205,9 @@ func (d *Device) SavePipelineCache() (n int, err error) {
 	}
 	if err := d.cache.saveIndex(); err != nil {
 		return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.indexPath(), err)
+	}
+	if err := d.cache.saveTimes(); err != nil {
+		return len(data), fmt.Errorf("%w: saving %s: %w", ErrPipelineCache, d.cache.timesPath(), err)
 	}
 	return len(data), nil
 }
@@ -325,6 +335,9 @@ func (d *Device) closePipelineCache() error {
 		}
 		d.cache.mu.Lock()
 		if err := d.cache.saveIndex(); err != nil {
+			d.cache.warnf(ErrPipelineCache, "saving: %v", err)
+		}
+		if err := d.cache.saveTimes(); err != nil {
 			d.cache.warnf(ErrPipelineCache, "saving: %v", err)
 		}
 		d.cache.mu.Unlock()

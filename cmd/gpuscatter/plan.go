@@ -113,9 +113,9 @@ type planFlags struct {
 	facts   stringArg
 	asJSON  bool
 	inPlace bool
-	// compiles is the pipelines of the plan not yet compiled on the
-	// device (gpu.Backend.Uncompiled; 0 with --facts).
-	compiles int
+	// compiles is the compilation of the plan's pipelines not yet
+	// compiled on the device (gpu.Backend.CompileWork; none with --facts).
+	compiles gpu.CompileWork
 }
 
 func newPlanFlags() *planFlags {
@@ -275,7 +275,7 @@ func (f *planFlags) plan(ctx context.Context, c *cli, p *ops.Plan) (n gpu.PlanNe
 		return n, info, nil, err
 	}
 	refused = g.CheckFits(p, n)
-	f.compiles = g.Uncompiled(n)
+	f.compiles = g.CompileWork(n)
 	info = gpubench.Of(g).Device().Info()
 	if m, err := gpubench.Of(g).Figures(ctx, false); err == nil {
 		info.Measured = &m
@@ -377,18 +377,18 @@ type planJSON struct {
 }
 
 // planEstimates returns the estimates of the call planned as n, whose
-// first run compiles compiles pipelines, from the device's figures
+// first run compiles what compiles says, from the device's figures
 // (info.Measured; unknown without them): on the device,
 // on the CPU backend as a host call (unknown without the CPU's figures),
 // and where --backend auto runs it: "cpu" or "gpu" by the lower estimate,
 // and "gpu" in place, where the tensors stay on the device.
-func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeeds, compiles int) (dev, cpu cost.Estimate, choice string) {
+func planEstimates(p *ops.Plan, info vk.DeviceInfo, inPlace bool, n gpu.PlanNeeds, compiles gpu.CompileWork) (dev, cpu cost.Estimate, choice string) {
 	m := info.Measured
 	if m == nil {
 		return dev, cpu, ""
 	}
 	w := n.Work()
-	w.Compiles = compiles
+	w.Compiles, w.CompileKeptMs = compiles.Pipelines, compiles.KeptMs
 	dev, cpu = gpubench.Estimates(m, w, p, 1, inPlace)
 	if inPlace {
 		_, cpu = gpubench.Estimates(m, w, p, 1, false)
@@ -412,7 +412,7 @@ type tensorJSON struct {
 	Bytes uint64 `json:"bytes"`
 }
 
-func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles int) planJSON {
+func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles gpu.CompileWork) planJSON {
 	j := planJSON{Op: p.Op.Name, Reduction: p.ReductionName(), Device: info.Name, DeviceType: string(info.Type), Deterministic: deterministic, InPlace: inPlace,
 		Path: n.Path, Passes: []passJSON{}, Dispatches: n.Dispatches, TrafficBytes: n.TrafficBytes, OnePassBytes: n.OnePassBytes,
 		DeviceMemoryBytes: n.DeviceBytes, HostBytes: n.HostBytes, DataCopyBytes: n.DataCopyBytes, FirstClearBytes: n.FirstClearBytes, Tensors: []tensorJSON{}, Plan: n.Plan}
@@ -439,7 +439,7 @@ func newPlanJSON(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n
 }
 
 // planText is what plan prints without --json.
-func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles int) string {
+func planText(p *ops.Plan, info vk.DeviceInfo, deterministic, inPlace bool, n gpu.PlanNeeds, refused error, compiles gpu.CompileWork) string {
 	var b strings.Builder
 	mode := ""
 	if deterministic {
