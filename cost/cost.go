@@ -168,7 +168,7 @@ type PassFigure struct {
 	DispatchNs   float64 `json:"dispatch_ns,omitempty"`
 	// KeyNs is what each update on a call's most frequent target
 	// (Pass.Hottest) adds, in nanoseconds: measured for the hot-target
-	// census with every update on one target.
+	// census and the bucketed fold on targets drawn from a Zipf law.
 	KeyNs float64 `json:"key_ns,omitempty"`
 }
 
@@ -533,10 +533,16 @@ type Pass struct {
 	Dispatches          int
 	Kind                PassKind
 	// Hottest is the updates that meet the call's most frequent target,
-	// where the plan knows it (a hot-target census's scatter of indices
-	// on the host), each PassFigure.KeyNs more: in workgroup memory they
-	// queue on one address. 0: not known.
+	// where the plan knows it (a hot-target census's scatter or a
+	// bucketed fold of indices on the host), each PassFigure.KeyNs more:
+	// in workgroup memory they queue on one address, and one workgroup
+	// folds the hottest slot's list. 0: not known.
 	Hottest uint64
+	// Checks is the index positions the pass reads and checks itself
+	// where no resolve pass does it first (an atomic scatter of a host
+	// call that reads the raw indices), each at the resolve's figure
+	// (Passes.Resolve), where it was measured.
+	Checks uint64
 }
 
 // GPUWork is a call's work on the device (gpu.Backend's plan of it).
@@ -586,7 +592,8 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 // its bytes at CopyGBps and its positions and atomics at ElementNs and
 // AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with
 // a figure of its own (Device.Passes), its positions, invocations,
-// dispatches and hottest target's updates at that figure's; that times
+// dispatches and hottest target's updates at that figure's; either with
+// its Checks at the resolve's figure; that times
 // its Occupancy; and LaunchUs for each of its dispatches. What each dispatch adds to the
 // submission beyond that (DispatchUs) is left out: PassMs is the time
 // the device's timestamps around the pass hold.
@@ -597,10 +604,14 @@ func (d *Device) PassMs(p Pass) float64 {
 		run = d.AtomicNs
 	}
 	runs := min(p.RunAtomics, p.Atomics)
-	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics-runs)*d.AtomicNs + float64(runs)*run) * 1e-9
+	var checks float64 // ns
+	if f := d.Passes.of(PassResolve); f != nil {
+		checks = float64(p.Checks) * f.PositionNs
+	}
+	work := (float64(p.Positions)*d.ElementNs + float64(p.Atomics-runs)*d.AtomicNs + float64(runs)*run + checks) * 1e-9
 	if f := d.Passes.of(p.Kind); f != nil {
 		work = (float64(p.Positions)*f.PositionNs + float64(p.Invocations)*f.InvocationNs + float64(p.Dispatches)*f.DispatchNs +
-			float64(p.Hottest)*f.KeyNs) * 1e-9
+			float64(p.Hottest)*f.KeyNs + checks) * 1e-9
 	}
 	return ms(max(mem, work)*d.Occupancy(p)) + float64(p.Dispatches)*d.LaunchUs/1e3
 }
@@ -678,7 +689,8 @@ func (w GPUWork) Repeat(n int, batched bool) GPUWork {
 	for _, p := range w.Passes {
 		r.Passes = append(r.Passes, Pass{Bytes: p.Bytes * uint64(n), Positions: p.Positions * uint64(n), Atomics: p.Atomics * uint64(n),
 			RunAtomics: p.RunAtomics * uint64(n), Invocations: p.Invocations * uint64(n), Groups: p.Groups * uint64(n),
-			Dispatches: p.Dispatches * n, Kind: p.Kind, Hottest: p.Hottest * uint64(n)})
+			Dispatches: p.Dispatches * n, Kind: p.Kind, Hottest: p.Hottest * uint64(n),
+			Checks: p.Checks * uint64(n)})
 	}
 	return r
 }

@@ -384,6 +384,14 @@ func TestPassKindsOfTheirOwn(t *testing.T) {
 	assert.Equal(t, uint64(2e5), r.Passes[0].Hottest)
 	d.Passes = &PassFigures{Indexed: PassFigure{PositionNs: 7}}
 	assert.InDelta(t, 7, d.PassMs(Pass{Positions: 1e6, Kind: PassIndexed}), 1e-9)
+	// A scatter that checks its own indices pays the resolve's figure
+	// for each, plain or of a kind; without a resolve figure, nothing.
+	d.Passes = &PassFigures{Resolve: PassFigure{PositionNs: 3}, Hot: PassFigure{PositionNs: 30}}
+	assert.InDelta(t, 2+8+3, d.PassMs(Pass{Positions: 1e6, Atomics: 1e6, Checks: 1e6}), 1e-9)
+	assert.InDelta(t, 30+3, d.PassMs(Pass{Positions: 1e6, Checks: 1e6, Kind: PassHot}), 1e-9)
+	assert.Equal(t, uint64(4e6), GPUWork{Passes: []Pass{{Checks: 1e6}}}.Repeat(4, false).Passes[0].Checks)
+	d.Passes = &PassFigures{}
+	assert.InDelta(t, 2+8, d.PassMs(Pass{Positions: 1e6, Atomics: 1e6, Checks: 1e6}), 1e-9)
 	d.Passes = &PassFigures{Table: PassFigure{DispatchNs: -1}}
 	assert.ErrorIs(t, d.Check(), ErrFigures)
 	d.Passes = &PassFigures{Hot: PassFigure{KeyNs: math.NaN()}}

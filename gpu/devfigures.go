@@ -27,7 +27,7 @@ func (n PlanNeeds) Work() cost.GPUWork {
 	}
 	for _, ps := range n.Passes {
 		w.Passes = append(w.Passes, cost.Pass{Bytes: ps.Read + ps.Written, Positions: ps.Positions, Atomics: ps.Atomics,
-			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Groups: ps.Groups, Dispatches: ps.Dispatches, Hottest: ps.Hottest, Kind: ps.Kind})
+			RunAtomics: ps.RunAtomics, Invocations: ps.Invocations, Groups: ps.Groups, Dispatches: ps.Dispatches, Hottest: ps.Hottest, Checks: ps.Checks, Kind: ps.Kind})
 	}
 	return w
 }

@@ -284,6 +284,7 @@ func TestPassKindsAndGroups(t *testing.T) {
 	assert.Equal(t, in.Plan, b.LastStats().Plan(), "NeedsInPlace plans what the resident call ran")
 	for _, ps := range in.Passes {
 		assert.Zero(t, ps.Hottest, "%s: in place, the index values are not known", ps.Name)
+		assert.Zero(t, ps.Checks, "%s: in place, a resolve pass checks the indices", ps.Name)
 	}
 
 	// A skewed add on the host: the census, with its hottest target's
@@ -299,9 +300,11 @@ func TestPassKindsAndGroups(t *testing.T) {
 	n, err = b.Needs(p)
 	require.NoError(t, err)
 	require.Equal(t, cost.PassHot, kinds(n)["scatter"], n.Plan)
+	require.Contains(t, n.Plan, "indices checked by the scatter")
 	for _, ps := range n.Passes {
 		if ps.Name == "scatter" {
 			assert.InDelta(t, float64(p.NumUpdates())/4, float64(ps.Hottest), float64(p.NumUpdates())/16)
+			assert.Equal(t, uint64(p.NumIndices()), ps.Checks, "no resolve pass: the scatter checks every index")
 		}
 	}
 

@@ -97,8 +97,12 @@ type PassNeed struct {
 	Positions, Atomics, RunAtomics uint64
 	// Hottest is the updates on the call's most frequent target, as a
 	// sample of the index values on the host shows it, for a pass of the
-	// hot-target census (cost.Pass.Hottest); 0 where they are not known.
+	// hot-target census or of the bucketed fold (cost.Pass.Hottest); 0
+	// where they are not known.
 	Hottest uint64
+	// Checks is the index positions the pass checks itself, without a
+	// resolve pass (cost.Pass.Checks).
+	Checks uint64
 	// Kind is the kind of pass whose figure times it (cost.PassKind):
 	// the in-order fold's radix passes, its fold, or the bucketed fold;
 	// cost.PassPlain for the others.
@@ -289,8 +293,11 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		}
 		pending.Name = ps.label
 		pending.Kind = pl.passKind(ps.label)
-		if pending.Kind == cost.PassHot {
+		if pending.Kind == cost.PassHot || pending.Kind == cost.PassBucket {
 			pending.Hottest = hottestUpdates(pl.p)
+		}
+		if ps.label == "scatter" && pl.j.direct && !pl.j.check {
+			pending.Checks = pl.j.resolve // no resolve pass: the scatter checks them
 		}
 		n.Passes = append(n.Passes, pending)
 		n.Dispatches += pending.Dispatches

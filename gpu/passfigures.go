@@ -43,7 +43,8 @@ type passPoint struct {
 //     ScatterElements-18 probe's scatter;
 //   - hot: a ScatterND-18 int32 add of 64K and 1M updates, 16 on each
 //     target, into 256K elements; its KeyNs from the 1M updates drawn
-//     from a Zipf law over 4096 targets instead.
+//     from a Zipf law over 4096 targets instead, and the bucketed fold's
+//     from a ScatterElements-18 add of 64K such updates.
 //
 // The probes run in deterministic mode whatever the backend's: a call
 // on another goroutine during a new measurement may then fold in order
@@ -130,30 +131,50 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 		calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: data, Out: data,
 			Indices: upload(indices(n, max(n/16, 1), []int{n, 1})), Updates: upload(mustNew(tensor.Int32, n))})
 	}
-	// And the larger of them with its targets drawn from a power law
-	// (Zipf, s=1.1, over 4096 targets: the hottest takes about a tenth of
-	// the updates), what skewed calls meet: what each update on the
-	// hottest target adds (cost.PassFigure.KeyNs). With every update on
-	// one target the census folds them all in workgroup memory at almost
-	// no cost, while a power law's many warm targets crowd it.
-	keyN := 1 << 20 / div
-	keyData := upload(mustNew(tensor.Int32, 1<<18))
+	// Calls whose targets are drawn from a power law (Zipf, s=1.1, over
+	// 4096 targets placed at random: the hottest takes about a tenth of
+	// the updates), what
+	// skewed calls meet: what each update on the hottest target adds
+	// (cost.PassFigure.KeyNs) to the hot-target census, with the larger
+	// census probe's updates, and to the bucketed fold, whose hottest
+	// slot's list one workgroup folds, with 64K float32 updates (the
+	// fold's own probes' smaller size). With every update on one target
+	// the census folds them all in workgroup memory at almost no cost,
+	// while a power law's many warm targets crowd it.
 	zipf := rand.NewZipf(rng, 1.1, 1, 4095)
-	keyIdx := make([]int64, keyN)
-	for i := range keyIdx {
-		keyIdx[i] = int64(zipf.Uint64())
+	skewed := map[int]skewProbe{}
+	for _, c := range []struct {
+		op   string
+		n    int
+		kind cost.PassKind
+		data *tensor.Tensor
+		upd  func(n int) *tensor.Tensor
+	}{
+		{"ScatterND-18", 1 << 20 / div, cost.PassHot, mustNew(tensor.Int32, 1<<18), func(n int) *tensor.Tensor { return mustNew(tensor.Int32, n) }},
+		{"ScatterElements-18", 1 << 16 / div, cost.PassBucket, mustNew(tensor.Float32, slots), func(n int) *tensor.Tensor { return values([]int{n}) }},
+	} {
+		// The ranks placed at random: the hot targets in buckets of their
+		// own, not all in the first.
+		perm := rng.Perm(4096)
+		idx := make([]int64, c.n)
+		for i := range idx {
+			idx[i] = int64(perm[zipf.Uint64()])
+		}
+		shape := []int{c.n}
+		if c.op == "ScatterND-18" {
+			shape = []int{c.n, 1}
+		}
+		req := ops.Request{Op: c.op, Reduction: "add", Data: c.data, Indices: tensor.MustFromSlice(shape, idx), Updates: c.upd(c.n)}
+		p, perr := ops.Prepare(req)
+		if perr != nil {
+			return perr
+		}
+		data := upload(c.data)
+		skewed[len(calls)] = skewProbe{kind: c.kind, hottest: hottestUpdates(p)}
+		calls = append(calls, Call{Op: c.op, Reduction: "add", Data: data, Out: data,
+			Indices: upload(req.Indices), Updates: upload(req.Updates)})
 	}
-	keyTensor := tensor.MustFromSlice([]int{keyN, 1}, keyIdx)
-	keyPlan, perr := ops.Prepare(ops.Request{Op: "ScatterND-18", Reduction: "add", Data: mustNew(tensor.Int32, 1<<18),
-		Indices: keyTensor, Updates: mustNew(tensor.Int32, keyN)})
-	if perr != nil {
-		return perr
-	}
-	keyHottest := hottestUpdates(keyPlan)
-	calls = append(calls, Call{Op: "ScatterND-18", Reduction: "add", Data: keyData, Out: keyData,
-		Indices: upload(keyTensor), Updates: upload(mustNew(tensor.Int32, keyN))})
-	keyAt := len(calls) - 1
-	var key passPoint
+	keyPts := map[cost.PassKind]passPoint{}
 	if err != nil {
 		return err
 	}
@@ -211,10 +232,11 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			// The figure is the time at full occupancy (cost.Device.Occupancy).
 			pt.ns = max(pt.ns-float64(pt.dispatches)*m.LaunchUs*1e3, 0) /
 				m.Occupancy(cost.Pass{Groups: pt.groups, Dispatches: pt.dispatches})
+			sk, isSkewed := skewed[ci]
 			switch {
-			case ci == keyAt && k == cost.PassHot:
-				key = *pt
-			case ci != keyAt && pt.ns > 0:
+			case isSkewed && k == sk.kind:
+				keyPts[k] = *pt
+			case !isSkewed && pt.ns > 0:
 				points[k] = append(points[k], *pt)
 			}
 		}
@@ -225,13 +247,29 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 	m.Passes.Resolve = fitPass(points[cost.PassResolve], false)
 	m.Passes.Table = fitPass(points[cost.PassTable], true)
 	m.Passes.Hot = fitPass(points[cost.PassHot], false)
-	if h := m.Passes.Hot; keyHottest > 0 && key.ns > 0 && h.PositionNs > 0 {
-		if extra := (key.ns - key.pos*h.PositionNs - key.inv*h.InvocationNs) / float64(keyHottest); extra > 0 {
-			m.Passes.Hot.KeyNs = max(extra, cost.MinElementNs)
+	for _, sk := range skewed {
+		f := &m.Passes.Bucket
+		if sk.kind == cost.PassHot {
+			f = &m.Passes.Hot
+		}
+		key := keyPts[sk.kind]
+		if sk.hottest == 0 || key.ns <= 0 || f.PositionNs <= 0 {
+			continue
+		}
+		if extra := (key.ns - key.pos*f.PositionNs - key.inv*f.InvocationNs) / float64(sk.hottest); extra > 0 {
+			f.KeyNs = max(extra, cost.MinElementNs)
 		}
 	}
 	m.Passes.Indexed = fitPass(points[cost.PassIndexed], false)
 	return nil
+}
+
+// skewProbe is a probe call whose targets follow a power law: the kind
+// of pass whose KeyNs it measures, and the updates on its hottest target
+// (hottestUpdates).
+type skewProbe struct {
+	kind    cost.PassKind
+	hottest uint64
 }
 
 // fitPass fits t = inv*InvocationNs + pos*PositionNs to the points by
