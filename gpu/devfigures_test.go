@@ -41,13 +41,11 @@ func TestFigures(t *testing.T) {
 	assert.True(t, m.Complete(), "%+v", m)
 	assert.Equal(t, 1, calls)
 	t.Logf("figures: %+v", m)
+	// Measured (an older version's figures have none); the small probes'
+	// pass figures may come out unmeasured under load (a pass shorter
+	// than its launch), so what they are is TestFitPass's and the bench's.
 	assert.GreaterOrEqual(t, m.ConcurrentGroups, 1.0, "the workgroups the device runs at once")
-	if b.device().Capabilities().Timestamps {
-		require.NotNil(t, m.Passes)
-		for name, f := range map[string]cost.PassFigure{"resolve": m.Passes.Resolve, "table": m.Passes.Table, "hot": m.Passes.Hot} {
-			assert.Positive(t, f.PositionNs, "the %s passes' figure", name)
-		}
-	}
+	require.NotNil(t, m.Passes)
 
 	again, err := b.Figures(ctx, false, more)
 	require.NoError(t, err)
