@@ -79,7 +79,7 @@ func (c *pipelineCache) saveTimes() error {
 	}
 	lines := make([]string, 0, len(c.times))
 	for dg, t := range c.times {
-		lines = append(lines, fmt.Sprintf("%s %s %s", hex.EncodeToString(dg[:]), strconv.FormatFloat(t.ms, 'g', 6, 64), t.class))
+		lines = append(lines, fmt.Sprintf("%s %s %s", hex.EncodeToString(dg[:]), strconv.FormatFloat(t.ms, 'g', -1, 64), t.class))
 	}
 	sort.Strings(lines)
 	lines = lines[:min(len(lines), maxIndexPipelines)]
