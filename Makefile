@@ -41,7 +41,8 @@ SWIFTSHADER_TESTS ?= ^TestCheck$$
 # on two cores. It leaves out the tests that would only repeat the first pass:
 # those whose devices do not take the switch (gpu's TestCheck and
 # TestCheckWithoutShaderFloat64, check's own paths, a staged one among
-# them, and TestSwiftShader), and STAGED_KERNEL_TESTS, which test the
+# them, TestSwiftShader, and cmd's TestDevicesMeasured, whose devices
+# command opens a backend of its own), and STAGED_KERNEL_TESTS, which test the
 # kernels' arithmetic and index checks on tensors the memory does not
 # change: how the bytes reach the device is the rest's subject (Execute,
 # resident tensors, batches, faults, the plans' staging costs, bench).
@@ -69,7 +70,7 @@ ALONE_SKIP := $(call names_pattern,$(ALONE))
 # on one path of each family whose kernels the other passes do not cover
 # alike: about 75 s on lavapipe on two cores.
 GPUAV_MATCH ?= skip/default,hot/default,resident/default,contention/exactAtomics,scale/default
-STAGED_SKIP := $(call names_pattern,TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader $(STAGED_KERNEL_TESTS))
+STAGED_SKIP := $(call names_pattern,TestCheck TestCheckWithoutShaderFloat64 TestSwiftShader TestDevicesMeasured $(STAGED_KERNEL_TESTS))
 
 .PHONY: all deps test-deps build run examples test check fmt-check vet unit staged qualify qualify-gpuav kit fuzz shaders clean onnx-proto onnx-test \
 	swiftshader swiftshader-test splat

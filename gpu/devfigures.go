@@ -84,7 +84,7 @@ func (b *Backend) probeScale(reps int) (div, runs int) {
 // driver, or, when there are none or remeasure is set, new ones, which it
 // keeps there. A new measurement takes the transfers, the device copy and
 // the submission from vk.Device.Measure, then times the backend's own
-// kernels on resident tensors (about 2M elements; on lavapipe about 0.5 s
+// kernels on resident tensors (about 2M elements; on lavapipe about 1.5 s
 // once the pipelines are compiled), each timing the fastest of seven runs
 // after a first (other work on the machine only slows a run, so the
 // fastest is the device's own time, not the load of the moment):
@@ -119,7 +119,7 @@ func (b *Backend) probeScale(reps int) (div, runs int) {
 //     bucketed fold, the resolves, the last-writer table, the indexed
 //     scatter and the hot-target census, each fitted to its passes'
 //     device times in two sizes of a call that takes it (measurePasses;
-//     on lavapipe 2-4 s more, once).
+//     on lavapipe about 6 s more, once).
 //
 // more, when not nil, adds further figures (the host CPU's: cost.Device.CPU)
 // before they are kept.

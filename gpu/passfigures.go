@@ -50,6 +50,10 @@ type passPoint struct {
 // on another goroutine during a new measurement may then fold in order
 // too (the same result, exact). m.Passes is left all zero (not measured)
 // on a device without timestamps. On lavapipe it takes 2-4 s, once.
+// probeRunsBudget is the time after which a pass probe stops taking
+// timed runs, once it has two (measurePasses).
+const probeRunsBudget = 1500 * time.Millisecond
+
 func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error) {
 	m.Passes = &cost.PassFigures{}
 	b.mu.Lock()
@@ -189,21 +193,33 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			return err
 		}
 		// The device time by label, the fastest of reps runs after one
-		// (fastest: a loaded moment stays out of the figure).
+		// (fastest: a loaded moment stays out of the figure), or of
+		// fewer, at least two, once the timed runs have taken
+		// probeRunsBudget: a probe that takes a second a run (the
+		// in-order fold of 1M updates on lavapipe) gains little from
+		// more, and costs every first measurement seconds.
 		times := map[string][]time.Duration{}
+		runs := 0
+		var spent time.Duration
 		for i := -1; i < reps; i++ {
+			t0 := time.Now()
 			if err := b.Run(ctx, c); err != nil {
 				return err
 			}
 			if i < 0 {
 				continue
 			}
+			runs++
+			spent += time.Since(t0)
 			by := map[string]time.Duration{}
 			for _, ps := range b.LastStats().Passes {
 				by[ps.Label] += ps.Duration
 			}
 			for l, d := range by {
 				times[l] = append(times[l], d)
+			}
+			if runs >= 2 && spent >= probeRunsBudget {
+				break
 			}
 		}
 		kinds := map[cost.PassKind]*passPoint{}
@@ -223,7 +239,7 @@ func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error)
 			pt.dispatches += ps.Dispatches
 			if !seen[ps.Name] {
 				seen[ps.Name] = true
-				if ts := times[ps.Name]; len(ts) == reps {
+				if ts := times[ps.Name]; len(ts) == runs {
 					pt.ns += float64(fastest(ts))
 				}
 			}

@@ -47,9 +47,9 @@ const EnvSwiftShaderChild = "GPUSCATTER_SWIFTSHADER_CHILD"
 // (TestExternal...: its buffers as tensors, recordings into its command
 // buffers, its timeline semaphores). Each group runs TestSwiftShaderChild.
 var swiftShaderTests = [2]string{
-	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestSplitBucketsBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$|^TestExternal(Operators|Baseline|Refusals|Exports|BadIndices|FoldFurther|Scratch|SubmitWith|BesideOwnInstances|SubmitHook|Random|HostTransfers|AliasesOrdered)$",
+	"^(TestSwiftShaderChild|TestBaseline64BitReductions|TestBucketedFoldBitIdentity|TestMinMaxNaNBits|TestMinMaxNaNBitsHot|TestIndexErrorsMatchReference|TestFigures|TestCountAtomics)$|^TestExternal(Operators|Baseline|Refusals|Exports|BadIndices|FoldFurther|Scratch|SubmitWith|BesideOwnInstances|SubmitHook|HostTransfers|AliasesOrdered)$",
 	strings.Join([]string{
-		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans)$",
+		"^(TestSwiftShaderChild|TestBaselineWithoutShaderInt64|TestSubnormalSteps|TestSubnormalSums|TestTensorScatterMatchesReference|TestLastWriterTable|TestUncompiledPipelines|TestOwnersKeptClear|TestSkipBadIndices|TestSkipBadIndicesPlans|TestSplitBucketsBitIdentity|TestExternalRandom)$",
 		"^TestCheck$/^none$/^(default|chunks4KiB|run1|walk)$",
 		"^TestCheck$/^random$/^(default|deterministic)$",
 		"^TestCheck$/^reduce$/^chunks16B$/",

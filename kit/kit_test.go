@@ -45,7 +45,8 @@ var kitHeavyTests = []string{
 	"TestBenchKVDecodeGPU", "TestPlanIsTheDevicesPlan", "TestCheckMatchOperator", "TestCheckCatchesBrokenPaths",
 	"TestCheckReportsRefusedRows", "TestSubnormalSums", "TestReductionIndexErrors", "TestResidentValidationTable",
 	"TestNoShaderFloat64Knob", "TestSkipBadIndices", "TestBatchHonoursContext", "TestSplitBucketsBitIdentity",
-	"TestWatchdogSeesProgress", "TestStallKeepsObjects",
+	"TestWatchdogSeesProgress", "TestStallKeepsObjects", "TestDevicesMeasured", "TestBenchDeterministicIsBitForBit",
+	"TestExternalRandom", "TestBarriersBatch", "TestExternalOperators", "TestExternalBadIndices", "TestLongBatchShortTimeout",
 }
 
 func TestKitRunsOutsideTheTree(t *testing.T) {
