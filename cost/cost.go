@@ -146,9 +146,10 @@ type PassFigures struct {
 	Radix  PassFigure `json:"radix"`
 	Fold   PassFigure `json:"fold"`
 	Bucket PassFigure `json:"bucket"`
-	// Resolve, Table and Hot may be zero: an older measurement (package
-	// gpu measures a kept set without Hot again); those passes then take
-	// the plain figures.
+	// Resolve, Table, Hot and Indexed may be zero: a measurement from
+	// before they were (package gpu measures a kept set without
+	// ConcurrentGroups, which came with them, again); those passes then
+	// take the plain figures.
 	Resolve PassFigure `json:"resolve,omitempty"`
 	Table   PassFigure `json:"table,omitempty"`
 	Hot     PassFigure `json:"hot,omitempty"`
@@ -592,11 +593,12 @@ func (d *Device) Estimate(w GPUWork) Estimate {
 // its bytes at CopyGBps and its positions and atomics at ElementNs and
 // AtomicNs (RunAtomicNs for its RunAtomics), or, for a kind of pass with
 // a figure of its own (Device.Passes), its positions, invocations,
-// dispatches and hottest target's updates at that figure's; either with
-// its Checks at the resolve's figure; that times
-// its Occupancy; and LaunchUs for each of its dispatches. What each dispatch adds to the
-// submission beyond that (DispatchUs) is left out: PassMs is the time
-// the device's timestamps around the pass hold.
+// dispatches and hottest target's updates at that figure's; in either
+// case its Checks at the resolve's figure are added to the work. That
+// time is multiplied by its Occupancy, and LaunchUs is added for each
+// of its dispatches. What each dispatch adds to the submission beyond
+// that (DispatchUs) is left out: PassMs is the time the device's
+// timestamps around the pass hold.
 func (d *Device) PassMs(p Pass) float64 {
 	mem := float64(p.Bytes) / (d.CopyGBps * 1e9)
 	run := d.RunAtomicNs

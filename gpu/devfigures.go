@@ -339,22 +339,22 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 		dev = max(dev-time.Duration(m.LaunchUs*1e3), time.Nanosecond)
 		return float64(dev) / float64(max(pos, 1)), nil
 	}
-	elements := slice(data, upd, n)
-	wall, dev, _, err := timed(reps, "scatter", elements)
-	if err != nil {
-		return err
+	// positionNs times c's scatter pass per position.
+	positionNs := func(c Call) (float64, error) {
+		wall, dev, _, err := timed(reps, "scatter", c)
+		if err != nil {
+			return 0, err
+		}
+		return perPosition(c, wall, dev)
 	}
-	narrowNs, err := perPosition(elements, wall, dev)
+	elements := slice(data, upd, n)
+	narrowNs, err := positionNs(elements)
 	if err != nil {
 		return err
 	}
 	wide := Call{Op: "SliceScatter-15", Data: wideData, Updates: wideUpd, Out: wideData,
 		Start: tensor.Ints(0), Stop: tensor.Ints(int64(2 * rows)), Step: tensor.Ints(2), Axes: tensor.Ints(0)}
-	wwall, wdev, _, err := timed(reps, "scatter", wide)
-	if err != nil {
-		return err
-	}
-	wideNs, err := perPosition(wide, wwall, wdev)
+	wideNs, err := positionNs(wide)
 	if err != nil {
 		return err
 	}
@@ -363,11 +363,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	// Occupancy: a SliceScatter of one workgroup's positions against the
 	// narrow probe's time per position at full occupancy.
 	lone := slice(loneData, loneUpd, loneN)
-	lwall, ldev, _, err := timed(reps, "scatter", lone)
-	if err != nil {
-		return err
-	}
-	loneNs, err := perPosition(lone, lwall, ldev)
+	loneNs, err := positionNs(lone)
 	if err != nil {
 		return err
 	}
@@ -384,15 +380,7 @@ func (b *Backend) measureKernels(ctx context.Context, m *cost.Device) (err error
 	// Atomics: one per update, each with an index of its own, and one
 	// per unit of rows of 16, without the hot-target census (a resident
 	// call's plan would take it: its figure is cost.PassHot's).
-	b.mu.Lock()
-	wasNoHot := b.noHot
-	b.noHot = true
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.noHot = wasNoHot
-		b.mu.Unlock()
-	}()
+	defer b.setFlag(&b.noHot, true)()
 	atomic := Call{Op: "ScatterND-18", Data: target, Indices: indices, Updates: values, Out: target, Reduction: "add"}
 	awall, adev, _, err := timed(reps, "scatter", atomic)
 	if err != nil {

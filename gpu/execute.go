@@ -337,6 +337,20 @@ func (b *Backend) execute(ctx context.Context, start time.Time, pl *callPlan, ou
 	return nil
 }
 
+// setFlag sets *f, a field of b, to v under b.mu and returns what
+// restores its value before (under b.mu too): defer b.setFlag(&b.x, v)().
+func (b *Backend) setFlag(f *bool, v bool) (restore func()) {
+	b.mu.Lock()
+	was := *f
+	*f = v
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		*f = was
+		b.mu.Unlock()
+	}
+}
+
 // countAtomicsOnce executes p into out with the global atomics counted,
 // as a Backend opened with Options.CountAtomics does, and returns the
 // counts (bench --count-atomics).
@@ -344,15 +358,7 @@ func (b *Backend) countAtomicsOnce(ctx context.Context, p *ops.Plan, out *tensor
 	if b == nil {
 		return 0, 0, ErrClosed
 	}
-	b.mu.Lock()
-	was := b.countAtomics
-	b.countAtomics = true
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.countAtomics = was
-		b.mu.Unlock()
-	}()
+	defer b.setFlag(&b.countAtomics, true)()
 	if err := b.Execute(ctx, p, out); err != nil {
 		return 0, 0, err
 	}
@@ -506,12 +512,13 @@ func (b *Backend) pipelines(c *call, st *Stats) error {
 			return &ops.Error{Op: c.p.Op.Name, Err: err, Msg: err.Error()}
 		}
 		c.pipes[ps.key] = pipe
-		if d, ok := b.undispatched[ps.pipeKey(c.plan.flags)]; ok {
+		pk := ps.pipeKey(c.plan.flags)
+		if d, ok := b.undispatched[pk]; ok {
 			if c.fresh == nil {
 				c.fresh = map[pipeKey]time.Duration{}
 			}
-			c.fresh[ps.pipeKey(c.plan.flags)] = d
-			delete(b.undispatched, ps.pipeKey(c.plan.flags))
+			c.fresh[pk] = d
+			delete(b.undispatched, pk)
 		}
 		st.Variants = append(st.Variants, variantName(&ps))
 	}

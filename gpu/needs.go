@@ -272,6 +272,8 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 	}
 	n.Submits = 1
 	var pending PassNeed // unlabelled passes: timed with the next pass
+	var hottest uint64   // hottestUpdates(pl.p), sampled once: haveHottest
+	haveHottest := false
 	for i := range pl.passes {
 		ps := &pl.passes[i]
 		if ps.once {
@@ -279,8 +281,9 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 			continue
 		}
 		pending.Dispatches += len(ps.dispatches)
-		pending.Invocations += ps.invocations()
-		pending.Groups += ps.groups()
+		inv, groups := ps.withWork()
+		pending.Invocations += inv
+		pending.Groups += groups
 		pending.Read += ps.read
 		pending.Written += ps.written
 		pending.Positions += ps.positions(pl.j.updates)
@@ -294,7 +297,10 @@ func (pl *callPlan) figures(inPlace bool) PlanNeeds {
 		pending.Name = ps.label
 		pending.Kind = pl.passKind(ps.label)
 		if pending.Kind == cost.PassHot || pending.Kind == cost.PassBucket {
-			pending.Hottest = hottestUpdates(pl.p)
+			if !haveHottest {
+				hottest, haveHottest = hottestUpdates(pl.p), true
+			}
+			pending.Hottest = hottest
 		}
 		if ps.label == "scatter" && pl.j.direct && !pl.j.check {
 			pending.Checks = pl.j.resolve // no resolve pass: the scatter checks them

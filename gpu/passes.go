@@ -138,13 +138,6 @@ func (ps *pass) invocations() uint64 {
 	return inv
 }
 
-// groups returns the workgroups of the pass's dispatches that have
-// positions to handle (invocations, by workgroup).
-func (ps *pass) groups() uint64 {
-	_, g := ps.withWork()
-	return g
-}
-
 // withWork returns the invocations and the workgroups of the pass's
 // dispatches that have positions to handle.
 func (ps *pass) withWork() (invocations, groups uint64) {

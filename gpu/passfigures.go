@@ -24,6 +24,10 @@ type passPoint struct {
 	dispatches int
 }
 
+// probeRunsBudget is the time after which a pass probe stops taking
+// timed runs, once it has two (measurePasses).
+const probeRunsBudget = 1500 * time.Millisecond
+
 // measurePasses sets m.Passes (Figures): the kinds of pass with figures
 // of their own (cost.PassKind), timed with the backend's kernels on
 // resident tensors, in place, from the device's timestamps, each pass's
@@ -49,22 +53,10 @@ type passPoint struct {
 // The probes run in deterministic mode whatever the backend's: a call
 // on another goroutine during a new measurement may then fold in order
 // too (the same result, exact). m.Passes is left all zero (not measured)
-// on a device without timestamps. On lavapipe it takes 2-4 s, once.
-// probeRunsBudget is the time after which a pass probe stops taking
-// timed runs, once it has two (measurePasses).
-const probeRunsBudget = 1500 * time.Millisecond
-
+// on a device without timestamps. On lavapipe it takes about 6 s, once.
 func (b *Backend) measurePasses(ctx context.Context, m *cost.Device) (err error) {
 	m.Passes = &cost.PassFigures{}
-	b.mu.Lock()
-	was := b.deterministic
-	b.deterministic = true
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.deterministic = was
-		b.mu.Unlock()
-	}()
+	defer b.setFlag(&b.deterministic, true)()
 	upload, closeAll := b.probeUploads(ctx, &err)
 	defer closeAll()
 	rng := rand.New(rand.NewSource(1))

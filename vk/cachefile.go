@@ -18,8 +18,9 @@ import (
 // The cache folder (Options.PipelineCacheDir) holds four kinds of file
 // for each device and driver: the pipeline cache (pipeline-cache-*.bin),
 // its index (pipeline-cache-*.pipelines), the pipelines' compile times
-// (pipeline-cache-*.compile) and the measured figures (measured-*.json). Anyone who can write the folder can put anything
-// there, so each is read only when it is a regular file (a symbolic link
+// (pipeline-cache-*.compile) and the measured figures (measured-*.json).
+// Anyone who can write the folder can put anything there, so each is
+// read only when it is a regular file (a symbolic link
 // is followed only to one) of at most the size such a file can hold:
 //
 //   - maxPipelineCacheBytes for the pipeline cache: no driver's cache of

@@ -4,9 +4,7 @@ package vk
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"sort"
 	"strconv"
@@ -43,29 +41,19 @@ func (c *pipelineCache) timesPath() string {
 // that cannot be read or is refused (readCacheFile) is none, with a
 // warning, and is replaced when the cache is saved.
 func (c *pipelineCache) loadTimes() {
-	data, err := readCacheFile(c.timesPath(), maxTimesBytes)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			c.warnf(ErrPipelineCache, "%v; ignored", err)
-			c.timesDirty = replaceable(err)
-		}
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range c.readLines(c.timesPath(), maxTimesBytes, &c.timesDirty) {
 		f := strings.Fields(line)
 		if len(f) != 3 || len(f[2]) > maxClassLen {
 			continue
 		}
-		var dg [32]byte
-		b, err := hex.DecodeString(f[0])
-		if err != nil || len(b) != len(dg) {
+		dg, ok := parseDigest(f[0])
+		if !ok {
 			continue
 		}
 		ms, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || !(ms >= minCompileMs && ms <= maxCompileMs) {
 			continue
 		}
-		copy(dg[:], b)
 		c.times[dg] = compileTime{ms: ms, class: f[2]}
 	}
 }
@@ -81,9 +69,7 @@ func (c *pipelineCache) saveTimes() error {
 	for dg, t := range c.times {
 		lines = append(lines, fmt.Sprintf("%s %s %s", hex.EncodeToString(dg[:]), strconv.FormatFloat(t.ms, 'g', -1, 64), t.class))
 	}
-	sort.Strings(lines)
-	lines = lines[:min(len(lines), maxIndexPipelines)]
-	if err := writeCacheFile(c.timesPath(), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+	if err := writeLines(c.timesPath(), lines); err != nil {
 		return err
 	}
 	c.timesDirty = false
@@ -103,10 +89,7 @@ func (d *Device) RecordCompileTime(spec PipelineSpec, class string, ms float64) 
 	if !(ms >= minCompileMs && ms <= maxCompileMs) || class == "" || len(class) > maxClassLen || strings.ContainsAny(class, " \t\r\n") {
 		return
 	}
-	if spec.Entry == "" {
-		spec.Entry = "main"
-	}
-	dg := specDigest(&spec)
+	dg := entryDigest(spec)
 	d.cache.mu.Lock()
 	defer d.cache.mu.Unlock()
 	if d.cache.times == nil {
@@ -122,10 +105,7 @@ func (d *Device) RecordCompileTime(spec PipelineSpec, class string, ms float64) 
 // pipeline cache): its own where one was kept (own), else the median of
 // its class's; ok is false where neither was.
 func (d *Device) CompileTime(spec PipelineSpec, class string) (ms float64, own, ok bool) {
-	if spec.Entry == "" {
-		spec.Entry = "main"
-	}
-	dg := specDigest(&spec)
+	dg := entryDigest(spec)
 	d.cache.mu.Lock()
 	defer d.cache.mu.Unlock()
 	if t, ok := d.cache.times[dg]; ok {

@@ -78,6 +78,15 @@ func (p *Pipeline) CreateDuration() time.Duration { return p.created }
 
 const spirvMagic = 0x07230203
 
+// entryDigest is specDigest of spec with its entry point defaulted to
+// main, as NewPipeline defaults it.
+func entryDigest(spec PipelineSpec) [32]byte {
+	if spec.Entry == "" {
+		spec.Entry = "main"
+	}
+	return specDigest(&spec)
+}
+
 func specDigest(spec *PipelineSpec) [32]byte {
 	h := sha256.New()
 	var buf [4]byte

@@ -224,21 +224,46 @@ func (c *pipelineCache) indexPath() string {
 // refused (readCacheFile), is an empty index too, with a warning; it is
 // replaced when the cache is saved.
 func (c *pipelineCache) loadIndex() {
-	data, err := readCacheFile(c.indexPath(), maxIndexBytes)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			c.warnf(ErrPipelineCache, "%v; ignored", err)
-			c.dirty = replaceable(err)
-		}
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		var dg [32]byte
-		if b, err := hex.DecodeString(strings.TrimSpace(line)); err == nil && len(b) == len(dg) {
-			copy(dg[:], b)
+	for _, line := range c.readLines(c.indexPath(), maxIndexBytes, &c.dirty) {
+		if dg, ok := parseDigest(strings.TrimSpace(line)); ok {
 			c.known[dg] = true
 		}
 	}
+}
+
+// readLines reads the lines of a file kept beside the cache (the index,
+// the compile times), at most limit bytes: none where it is missing, and
+// none with a warning where it cannot be read or is refused
+// (readCacheFile), setting *dirty where the file may be replaced when the
+// cache is saved.
+func (c *pipelineCache) readLines(path string, limit int64, dirty *bool) []string {
+	data, err := readCacheFile(path, limit)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.warnf(ErrPipelineCache, "%v; ignored", err)
+			*dirty = replaceable(err)
+		}
+		return nil
+	}
+	return strings.Split(string(data), "\n")
+}
+
+// writeLines writes lines, sorted, the first maxIndexPipelines of them,
+// to a file kept beside the cache.
+func writeLines(path string, lines []string) error {
+	sort.Strings(lines)
+	lines = lines[:min(len(lines), maxIndexPipelines)]
+	return writeCacheFile(path, []byte(strings.Join(lines, "\n")+"\n"))
+}
+
+// parseDigest reads a pipeline digest written in hex.
+func parseDigest(s string) (dg [32]byte, ok bool) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(dg) {
+		return dg, false
+	}
+	copy(dg[:], b)
+	return dg, true
 }
 
 // save writes data, the cache's contents, to the cache file, unless it
@@ -267,9 +292,7 @@ func (c *pipelineCache) saveIndex() error {
 	for dg := range c.known {
 		lines = append(lines, hex.EncodeToString(dg[:]))
 	}
-	sort.Strings(lines)
-	lines = lines[:min(len(lines), maxIndexPipelines)]
-	if err := writeCacheFile(c.indexPath(), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+	if err := writeLines(c.indexPath(), lines); err != nil {
 		return err
 	}
 	c.dirty = false
@@ -297,10 +320,7 @@ func (c *pipelineCache) compiled(dg [32]byte) {
 // known. An estimate counts the pipelines a call needs that are not
 // known as compile time.
 func (d *Device) PipelineKnown(spec PipelineSpec) bool {
-	if spec.Entry == "" {
-		spec.Entry = "main"
-	}
-	dg := specDigest(&spec)
+	dg := entryDigest(spec)
 	d.cache.mu.Lock()
 	defer d.cache.mu.Unlock()
 	return d.cache.known[dg]
